@@ -1,0 +1,179 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { sharedWheel } from './shared-wheel.js';
+import type { TimerHandle } from './timer-handle.js';
+import type { TimingWheel } from './timing-wheel.js';
+import { describeValue, requireFunction, requireMs } from './validate.js';
+
+/**
+ * An ambient deadline: how long the current unit of work (a request, an RPC handler) has left.
+ * Adapters read it with {@link currentDeadline} so that outgoing calls made inside inherit the
+ * remaining budget with no extra code: a gRPC handler's deadline flows into the fetch calls and
+ * gRPC calls it makes.
+ */
+export interface Deadline {
+  /** When the budget runs out, in the wheel clock's milliseconds. */
+  readonly expiresAt: number;
+  /** Milliseconds left, 0 once expired. */
+  remaining(): number;
+  /**
+   * Aborts when the deadline passes (reason: a `DOMException` named `TimeoutError`, as from
+   * `AbortSignal.timeout`) or when a linked parent signal aborts (with the parent's reason).
+   */
+  readonly signal: AbortSignal;
+  /** The wheel whose clock `expiresAt` is read on. */
+  readonly wheel: TimingWheel;
+}
+
+/** Options of {@link createDeadline} and {@link withDeadline}. */
+export interface DeadlineOptions {
+  /** The wheel that times the deadline (and whose clock it reads). Default: {@link sharedWheel}. */
+  wheel?: TimingWheel;
+  /** A signal whose abort also aborts this deadline's signal, such as a client's cancellation. */
+  signal?: AbortSignal;
+}
+
+/** A deadline you own: run work inside it, and dispose it when the work is over. */
+export interface DeadlineScope extends Deadline, Disposable {
+  /** Runs `fn` with this deadline as the ambient {@link currentDeadline}. */
+  run<T>(fn: () => T): T;
+  /** Cancels the deadline's timer and listeners. The signal no longer aborts afterwards. Idempotent. */
+  dispose(): void;
+}
+
+const storage = new AsyncLocalStorage<Deadline>();
+
+/**
+ * The ambient deadline of the current async context, or `undefined` outside any.
+ *
+ * @example
+ * ```ts
+ * const budget = currentDeadline()?.remaining() ?? 5_000;
+ * ```
+ */
+export function currentDeadline(): Deadline | undefined {
+  return storage.getStore();
+}
+
+/** The `TimeoutError` a deadline's signal aborts with, matching `AbortSignal.timeout()`. */
+export function deadlineExceededReason(): DOMException {
+  return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+}
+
+/**
+ * Creates a deadline `timeoutMs` from now, nested in the ambient one: when the ambient deadline
+ * is earlier it wins, and its abort aborts this one too. The deadline holds one timer on the
+ * wheel until {@link DeadlineScope.dispose}; servers create one per request and dispose it
+ * when the response is sent.
+ *
+ * @throws RangeError/TypeError for a bad `timeoutMs` or options
+ */
+export function createDeadline(timeoutMs: number, options: DeadlineOptions = {}): DeadlineScope {
+  requireMs(timeoutMs, 'timeoutMs');
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
+  }
+  const parent = storage.getStore();
+  const wheel = options.wheel ?? parent?.wheel ?? sharedWheel();
+  let expiresAt = wheel.clock.now() + timeoutMs;
+  if (parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < expiresAt) {
+    expiresAt = parent.expiresAt;
+  }
+  return new Scope(wheel, expiresAt, [parent?.signal, options.signal]);
+}
+
+/**
+ * Runs `fn` with an ambient deadline `timeoutMs` from now (the earlier of it and any enclosing
+ * deadline). The deadline is released when `fn` returns, or when its promise settles.
+ *
+ * @example
+ * ```ts
+ * await withDeadline(2_000, async () => {
+ *   const res = await timedFetch('http://127.0.0.1:8080/slow'); // gets at most the 2 s left
+ *   currentDeadline()!.signal.throwIfAborted();
+ * });
+ * ```
+ */
+export function withDeadline<T>(timeoutMs: number, fn: () => T, options?: DeadlineOptions): T {
+  requireFunction(fn, 'fn');
+  const scope = createDeadline(timeoutMs, options);
+  let result: T;
+  try {
+    result = scope.run(fn);
+  } catch (error) {
+    scope.dispose();
+    throw error;
+  }
+  if (isPromiseLike(result)) {
+    result.then(
+      () => scope.dispose(),
+      () => scope.dispose(),
+    );
+  } else {
+    scope.dispose();
+  }
+  return result;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
+}
+
+class Scope implements DeadlineScope {
+  private readonly controller = new AbortController();
+  private timer: TimerHandle | undefined;
+  private readonly unlinks: Array<() => void> = [];
+
+  constructor(
+    readonly wheel: TimingWheel,
+    readonly expiresAt: number,
+    parents: Array<AbortSignal | undefined>,
+  ) {
+    for (const parent of parents) {
+      if (parent === undefined) continue;
+      if (parent.aborted) {
+        this.controller.abort(parent.reason);
+        break;
+      }
+      const onAbort = (): void => this.abort(parent.reason);
+      parent.addEventListener('abort', onAbort, { once: true });
+      this.unlinks.push(() => parent.removeEventListener('abort', onAbort));
+    }
+    if (!this.controller.signal.aborted) {
+      if (wheel.clock.now() >= expiresAt) {
+        this.controller.abort(deadlineExceededReason());
+      } else {
+        this.timer = wheel.scheduleAt(expiresAt, () => this.abort(deadlineExceededReason()));
+        // A deadline alone never holds the process open; the work it bounds does that.
+        this.timer.unref();
+      }
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  remaining(): number {
+    const left = this.expiresAt - this.wheel.clock.now();
+    return left > 0 ? left : 0;
+  }
+
+  run<T>(fn: () => T): T {
+    return storage.run(this, fn);
+  }
+
+  dispose(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    for (const unlink of this.unlinks.splice(0)) unlink();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  private abort(reason: unknown): void {
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+    this.dispose();
+  }
+}

@@ -1,0 +1,13 @@
+export { TimingWheel } from './timing-wheel.js';
+export type { TimingWheelOptions, WheelStats } from './timing-wheel.js';
+export { TimerHandle } from './timer-handle.js';
+export type { TimerCallback, TimerState } from './timer-handle.js';
+export { ManualClock } from './manual-clock.js';
+export { SystemClock, systemClock, isDrivingClock } from './clock.js';
+export type { Clock, DrivingClock, WakeupDriver } from './clock.js';
+export { NativeDriver, MAX_NATIVE_DELAY_MS } from './native-driver.js';
+export type { NativeDriverOptions } from './native-driver.js';
+export { sharedWheel } from './shared-wheel.js';
+export { withDeadline, currentDeadline, createDeadline, deadlineExceededReason } from './deadline.js';
+export type { Deadline, DeadlineOptions, DeadlineScope } from './deadline.js';
+export { requireMs, optionalMs, requireFunction, requirePowerOfTwo, describeValue } from './validate.js';

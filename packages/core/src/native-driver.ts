@@ -1,0 +1,96 @@
+import type { Clock, WakeupDriver } from './clock.js';
+
+/** setTimeout's largest delay; anything longer fires after 1 ms with a TimeoutOverflowWarning. */
+export const MAX_NATIVE_DELAY_MS = 2 ** 31 - 1;
+
+/** Options of {@link NativeDriver}. */
+export interface NativeDriverOptions {
+  /**
+   * When the native timer fires this many ms or more after it was due (the event loop was
+   * blocked), the driver yields one event-loop turn with `setImmediate` before waking the wheel.
+   * The poll phase in between delivers I/O that completed during the block, so a response that
+   * arrived in time is not reported as a timeout (the failure mode of undici #3410).
+   * `Infinity` disables it. Default 10.
+   */
+  yieldToIoWhenLateMs?: number;
+}
+
+type NativeTimer = ReturnType<typeof setTimeout>;
+
+/**
+ * The wheel's one native timer. It is armed for the wheel's next non-empty bucket, never for
+ * every tick, so an idle wheel makes no wake-ups at all.
+ *
+ * Delays beyond setTimeout's 2^31-1 ms limit are reached in several hops; on each hop the wheel
+ * finds nothing due and arms again. `setTimeout` and friends are looked up on `globalThis` at
+ * call time, so fake timers installed after the wheel was built are honoured.
+ */
+export class NativeDriver implements WakeupDriver {
+  private timer: NativeTimer | undefined;
+  private immediate: ReturnType<typeof setImmediate> | undefined;
+  private armedAt = Infinity;
+  private ref = true;
+  private readonly yieldToIoWhenLateMs: number;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly wake: () => void,
+    options: NativeDriverOptions = {},
+  ) {
+    this.yieldToIoWhenLateMs = options.yieldToIoWhenLateMs ?? 10;
+  }
+
+  arm(atMs: number): void {
+    this.disarm();
+    this.armedAt = atMs;
+    const delay = Math.min(MAX_NATIVE_DELAY_MS, Math.max(1, Math.ceil(atMs - this.clock.now())));
+    const timer = globalThis.setTimeout(this.onTimeout, delay);
+    if (!this.ref) timer.unref?.();
+    this.timer = timer;
+  }
+
+  disarm(): void {
+    if (this.timer !== undefined) {
+      globalThis.clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.immediate !== undefined) {
+      globalThis.clearImmediate(this.immediate);
+      this.immediate = undefined;
+    }
+    this.armedAt = Infinity;
+  }
+
+  setRef(ref: boolean): void {
+    if (ref === this.ref) return;
+    this.ref = ref;
+    const handle = this.timer ?? this.immediate;
+    if (handle !== undefined) {
+      if (ref) handle.ref?.();
+      else handle.unref?.();
+    }
+  }
+
+  close(): void {
+    this.disarm();
+  }
+
+  private readonly onTimeout = (): void => {
+    this.timer = undefined;
+    const late = this.clock.now() - this.armedAt;
+    if (late >= this.yieldToIoWhenLateMs) {
+      const immediate = globalThis.setImmediate(this.onImmediate);
+      if (!this.ref) immediate.unref?.();
+      this.immediate = immediate;
+      return;
+    }
+    this.armedAt = Infinity;
+    this.wake();
+  };
+
+  private readonly onImmediate = (): void => {
+    this.immediate = undefined;
+    this.armedAt = Infinity;
+    this.wake();
+  };
+}

@@ -1,0 +1,126 @@
+import type { Link } from './bucket.js';
+import type { TimingWheel } from './timing-wheel.js';
+
+/**
+ * The lifecycle of a timer entry. The low three bits of `_flags` hold one of these.
+ *
+ * PENDING: linked into a bucket (or into the batch being fired) and waiting for its expiry.
+ * `cancel()` unlinks it; `refresh()` to a later time only rewrites its expiry.
+ */
+export const PENDING = 1;
+/**
+ * CANCELLED: unlinked by `cancel()` or `wheel.close()` before it fired. It never fires unless
+ * `refresh()` re-arms it.
+ */
+export const CANCELLED = 2;
+/**
+ * FIRING: its callback is running right now. It is no longer pending, so `cancel()` returns
+ * false, and `refresh()` inside the callback re-arms it (it becomes PENDING again).
+ */
+export const FIRING = 3;
+/** FIRED: its callback has returned (or thrown). `refresh()` re-arms it, like Node's `timeout.refresh()`. */
+export const FIRED = 4;
+
+/** Masks out the state from `_flags`. */
+export const STATE_MASK = 7;
+/** Set in `_flags` when the handle was `unref()`ed: it does not keep the process alive. */
+export const UNREF = 8;
+
+/** What a timer runs when it fires; it receives its own handle, so it can refresh itself. */
+export type TimerCallback = (handle: TimerHandle) => void;
+
+/** The readable name of a handle's state. */
+export type TimerState = 'pending' | 'cancelled' | 'firing' | 'fired';
+const STATE_NAMES: readonly TimerState[] = ['pending', 'pending', 'cancelled', 'firing', 'fired'];
+
+/**
+ * A timer on a {@link TimingWheel}: the entry the wheel links into its buckets and the handle the
+ * user holds, in one object (seven fields, about 40 bytes), so scheduling allocates exactly once.
+ *
+ * All methods are O(1). Create handles with `wheel.schedule()` or `wheel.scheduleAt()`.
+ */
+export class TimerHandle implements Link {
+  /** @internal */ _prev: Link | null = null;
+  /** @internal */ _next: Link | null = null;
+  /** @internal */ _flags: number = PENDING;
+
+  /** @internal */
+  constructor(
+    /** @internal */ readonly _wheel: TimingWheel,
+    /** @internal */ public _callback: TimerCallback,
+    /** @internal Expiry in whole ms relative to the wheel's origin. */ public _expiresAt: number,
+    /** @internal The delay `refresh()` reuses when called without one. */ public _delayMs: number,
+  ) {}
+
+  /** True while the timer waits to fire: not yet fired, not cancelled. */
+  get pending(): boolean {
+    return (this._flags & STATE_MASK) === PENDING;
+  }
+
+  /** Where the handle is in its lifecycle. */
+  get state(): TimerState {
+    return STATE_NAMES[this._flags & STATE_MASK]!;
+  }
+
+  /** The time it fires (or fired), in the wheel clock's milliseconds. It fires when `clock.now() >= expiresAt`. */
+  get expiresAt(): number {
+    return this._wheel._originMs + this._expiresAt;
+  }
+
+  /** The delay `refresh()` reuses when called without one. */
+  get delayMs(): number {
+    return this._delayMs;
+  }
+
+  /** Milliseconds until it fires; 0 when it is due or no longer pending. */
+  remaining(): number {
+    if (!this.pending) return 0;
+    const left = this.expiresAt - this._wheel.clock.now();
+    return left > 0 ? left : 0;
+  }
+
+  /**
+   * Cancels the timer in O(1).
+   * @returns true if it was pending; false if it had already fired or been cancelled
+   */
+  cancel(): boolean {
+    return this._wheel._cancel(this);
+  }
+
+  /**
+   * Restarts the timer from now, with `delayMs` or the last delay used. Like Node's
+   * `timeout.refresh()` it re-arms a handle that has fired or been cancelled, and it may be
+   * called from the handle's own callback.
+   *
+   * Pushing the expiry later is O(1) with no relinking: the entry stays where it is and is
+   * re-filed when its old slot comes up (lazy re-filing), which is what makes heartbeats cheap.
+   *
+   * @throws RangeError/TypeError for a bad `delayMs`; the handle is unchanged then
+   */
+  refresh(delayMs?: number): this {
+    this._wheel._refresh(this, delayMs);
+    return this;
+  }
+
+  /** Makes the timer keep the process alive while pending (the default). */
+  ref(): this {
+    this._wheel._setRef(this, true);
+    return this;
+  }
+
+  /** Lets the process exit even though this timer is pending. */
+  unref(): this {
+    this._wheel._setRef(this, false);
+    return this;
+  }
+
+  /** Whether the timer keeps the process alive while pending. */
+  hasRef(): boolean {
+    return (this._flags & UNREF) === 0;
+  }
+
+  /** Cancels the timer; lets `using h = wheel.schedule(...)` clean up at block exit. */
+  [Symbol.dispose](): void {
+    this.cancel();
+  }
+}

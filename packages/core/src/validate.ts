@@ -1,0 +1,66 @@
+/**
+ * Argument checks shared by the core and the adapters, so every package words its errors the same
+ * way: the option's name, what was expected, and the offending value.
+ */
+
+/** Renders a value for an error message: strings quoted, everything else as `String()` shows it. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return `function ${value.name || '(anonymous)'}`;
+  if (value !== null && typeof value === 'object') {
+    try {
+      return JSON.stringify(value) ?? String(value);
+    } catch {
+      return Object.prototype.toString.call(value);
+    }
+  }
+  return String(value);
+}
+
+/**
+ * Throws unless `value` is a finite number >= `min` (milliseconds, by convention).
+ *
+ * @param value - the value the caller passed
+ * @param name - the argument or option name, used in the message (`delayMs`, `pingIntervalMs`)
+ * @param min - the smallest allowed value, 0 by default
+ * @returns the value, typed as a number
+ * @throws TypeError when `value` is not a number; RangeError when it is NaN, infinite or below `min`
+ * @example
+ * ```ts
+ * requireMs(-5, 'delayMs'); // RangeError: delayMs must be a finite number >= 0, got -5
+ * ```
+ */
+export function requireMs(value: unknown, name: string, min = 0): number {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a finite number >= ${min}, got ${describeValue(value)} (${typeof value})`);
+  }
+  if (!Number.isFinite(value) || value < min) {
+    throw new RangeError(`${name} must be a finite number >= ${min}, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** Like {@link requireMs}, but `undefined` passes through (an option that was not given). */
+export function optionalMs(value: unknown, name: string, min = 0): number | undefined {
+  return value === undefined ? undefined : requireMs(value, name, min);
+}
+
+/** Throws a TypeError unless `value` is a function. */
+export function requireFunction<F extends (...args: never[]) => unknown>(value: unknown, name: string): F {
+  if (typeof value !== 'function') {
+    throw new TypeError(`${name} must be a function, got ${describeValue(value)}`);
+  }
+  return value as F;
+}
+
+/** Throws unless `value` is an integer power of two within [min, max]. */
+export function requirePowerOfTwo(value: unknown, name: string, min: number, max: number): number {
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a power of two from ${min} to ${max}, got ${describeValue(value)}`);
+  }
+  if (!Number.isInteger(value) || value < min || value > max || (value & (value - 1)) !== 0) {
+    throw new RangeError(`${name} must be a power of two from ${min} to ${max}, got ${describeValue(value)}`);
+  }
+  return value;
+}

@@ -1,0 +1,127 @@
+/**
+ * Shared plumbing for every benchmark suite: machine details, medians and percentiles,
+ * alternating runs of competing candidates, and the results file format.
+ *
+ * A suite is `suites/<name>.mjs` exporting `async function run(options)` that returns
+ * `{ scenarios }` and is executed by `run-all.mjs` (or alone: `node suites/<name>.mjs`).
+ * Results go to `results/<name>.json`; `render.mjs` turns all of them into the chart and the
+ * README table. Figures are never typed by hand anywhere: they all come from these files.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const BENCH_DIR = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+export const RESULTS_DIR = path.join(BENCH_DIR, 'results');
+
+/** What the numbers were measured on. */
+export function machineInfo() {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    v8: process.versions.v8,
+    loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  };
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** The p-th percentile (0..100) by nearest rank. */
+export function percentile(values, p) {
+  if (values.length === 0) return NaN;
+  const sorted = Float64Array.from(values).sort();
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank];
+}
+
+/** Forces a full GC when the process runs with --expose-gc (run-all.mjs passes it). */
+export function gc() {
+  if (typeof globalThis.gc === 'function') {
+    globalThis.gc();
+    globalThis.gc();
+  }
+}
+
+/**
+ * Runs each candidate `rounds` times, alternating them (A B C A B C ...) so that drift in the
+ * machine's load hits all of them alike, and returns every sample plus the median.
+ *
+ * @param candidates - `{ name: async () => number }`, each returning one measurement
+ * @returns `{ name: { median, samples } }`
+ */
+export async function alternate(candidates, rounds) {
+  const samples = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    // Rotate the starting candidate each round so none always runs first.
+    const names = Object.keys(candidates);
+    const order = names.slice(round % names.length).concat(names.slice(0, round % names.length));
+    for (const name of order) {
+      gc();
+      samples[name].push(await candidates[name]());
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]),
+  );
+}
+
+/**
+ * Builds one scenario record. `ratio` is always "how many times better the subject is than the
+ * baseline": baseline/subject for lower-is-better units, subject/baseline otherwise.
+ *
+ * @param spec.target - `{ ratio }` (subject must be at least that many times better),
+ *   `{ max }` (subject's median must be at most this, in `unit`), or `{ maxOver: n }`
+ *   (subject's median must be at most the baseline's plus n, in `unit`)
+ */
+export function scenario({ id, title, unit, higherIsBetter, subject, baseline, results, target, note }) {
+  const s = results[subject]?.median;
+  const b = baseline === undefined ? undefined : results[baseline]?.median;
+  let ratio = null;
+  if (b !== undefined && s !== undefined && s !== 0 && b !== 0) ratio = higherIsBetter ? s / b : b / s;
+  let met = null;
+  if (target?.ratio !== undefined && ratio !== null) met = ratio >= target.ratio;
+  if (target?.max !== undefined) met = s <= target.max;
+  if (target?.maxOver !== undefined && b !== undefined) met = s <= b + target.maxOver;
+  return { id, title, unit, higherIsBetter, subject, baseline: baseline ?? null, results, ratio, target: target ?? null, met, note: note ?? null };
+}
+
+/** Writes `results/<suite>.json`. */
+export function writeResults(suite, { scenarios, command, repeats, extra }) {
+  fs.mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${suite}.json`);
+  const record = {
+    suite,
+    date: new Date().toISOString(),
+    command,
+    repeats,
+    machine: machineInfo(),
+    scenarios,
+    ...(extra ? { extra } : {}),
+  };
+  fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
+  return file;
+}
+
+/** Formats a number for console output. */
+export function fmt(value, digits = 3) {
+  if (value === null || value === undefined || Number.isNaN(value)) return '-';
+  if (Math.abs(value) >= 1000) return Math.round(value).toLocaleString('en-US');
+  return Number(value.toPrecision(digits)).toString();
+}
+
+/** Prints a scenario as one console line. */
+export function printScenario(sc) {
+  const parts = Object.entries(sc.results).map(([name, r]) => `${name}=${fmt(r.median)}`);
+  const ratio = sc.ratio === null ? '' : ` ratio=${fmt(sc.ratio)}x`;
+  const met = sc.met === null ? '' : sc.met ? ' [target met]' : ' [target MISSED]';
+  console.log(`  ${sc.id} (${sc.unit}): ${parts.join(' ')}${ratio}${met}`);
+}

@@ -11,3 +11,6 @@ export { sharedWheel } from './shared-wheel.js';
 export { withDeadline, currentDeadline, createDeadline, deadlineExceededReason } from './deadline.js';
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadline.js';
 export { requireMs, optionalMs, requireFunction, requirePowerOfTwo, describeValue } from './validate.js';
+export { TimerSet } from './timer-set.js';
+export type { TimerPolicy, TimerSetOptions, TimerSetConstructorOptions, TimerSetRestoreOptions, ExpireInfo, ExpireCallback } from './timer-set.js';
+export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set-snapshot.js';

@@ -1,1 +1,3 @@
-export {};
+export { RedisTimers } from './redis-timers.js';
+export { encodePayload } from './payload.js';
+export type { DueSpec, FiredTimer, RedisClient, RedisTimersOptions, TimerHandler, TimerInfo } from './types.js';

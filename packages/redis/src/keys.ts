@@ -1,0 +1,47 @@
+/**
+ * Key layout. Every key of one shard carries the hash tag `{<namespace>:<shard>}`, so a shard's
+ * keys share one Redis Cluster slot (each Lua script touches one shard only) while different
+ * shards of a namespace spread over the cluster's nodes.
+ *
+ * Per shard:
+ * - `due`     ZSET id -> due time (epoch ms, server clock): scheduled, not yet claimed
+ * - `lease`   ZSET id -> lease expiry (epoch ms): claimed, not yet acked
+ * - `meta`    HASH id -> `"<seq>:<dueAt>:<attempts>"`; `seq` is unique per schedule, the ack's fence
+ * - `payload` HASH id -> payload JSON (absent when scheduled without one)
+ * - `seq`     STRING counter for `seq`
+ *
+ * One pub/sub channel per namespace, `<prefix>:{<namespace>}:wake`, carries `"<shard>:<dueAt>"`
+ * whenever a schedule makes a timer the earliest of its shard.
+ */
+
+/** The keys of one shard, in the order the Lua scripts take them. */
+export interface ShardKeys {
+  due: string;
+  lease: string;
+  meta: string;
+  payload: string;
+  seq: string;
+}
+
+export function shardKeys(prefix: string, namespace: string, shard: number): ShardKeys {
+  const base = `${prefix}:{${namespace}:${shard}}`;
+  return { due: `${base}:due`, lease: `${base}:lease`, meta: `${base}:meta`, payload: `${base}:payload`, seq: `${base}:seq` };
+}
+
+export function wakeChannel(prefix: string, namespace: string): string {
+  return `${prefix}:{${namespace}}:wake`;
+}
+
+/**
+ * The shard of an id: FNV-1a (32 bit) over its UTF-16 code units, modulo `shards`. Every process
+ * computes the same shard for the same id, which is what makes `schedule` idempotent by id.
+ */
+export function shardOf(id: string, shards: number): number {
+  if (shards === 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % shards;
+}

@@ -1,1 +1,12 @@
-export {};
+export { heartbeat, HeartbeatController } from './heartbeat.js';
+export { DEFAULTS, DEFAULT_PONG_TIMEOUT_MS } from './options.js';
+export type { ResolvedOptions } from './options.js';
+export type {
+  HeartbeatOptions,
+  HeartbeatEvents,
+  HeartbeatStats,
+  LivenessState,
+  DeadPeerEvent,
+  IdleEvent,
+  IdleKind,
+} from './types.js';

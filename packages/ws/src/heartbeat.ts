@@ -1,0 +1,355 @@
+/**
+ * # Heartbeat and idle detection for ws, one wheel handle per connection
+ *
+ * The ws README's heartbeat pings every socket from one `setInterval` and patches an `isAlive`
+ * flag onto each. This module keeps, per connection, a small record in a `Map` (never on the
+ * socket) and ONE handle on a timing wheel, armed for the earliest of:
+ *
+ * | what                 | due at                                       | then                           |
+ * |----------------------|----------------------------------------------|--------------------------------|
+ * | ping                 | lastReadAt + pingIntervalMs                  | send a ping, await an answer   |
+ * | pong deadline        | lastPingAt + pongTimeoutMs (while awaiting)  | terminate, emit `'dead'`       |
+ * | reader / writer / all idle | last activity of that kind (or last event of that kind) + `<kind>IdleMs` | emit `'idle'` |
+ *
+ * Activity does not touch the wheel: a frame received (message, ping, pong) writes `lastReadAt`,
+ * a completed `send()` writes `lastWriteAt`. When the handle fires, the record is compared with
+ * the clock and the handle is re-armed for whatever is due next. So a busy connection costs one
+ * field write per frame and one timer callback per interval, is never pinged (it is not quiet)
+ * and never killed (anything received after a ping answers it). This is the lazy scheme of
+ * Netty's `IdleStateHandler`, on the shared wheel instead of one scheduled task per handler.
+ *
+ * Any frame received after a ping counts as the answer, not just the pong: a peer that is
+ * talking is alive. Our own pings are not write activity (otherwise writer idleness could never
+ * happen while pings run); a peer's pong answered by ws's `autoPong` is not either.
+ *
+ * Closing a socket cancels its handle (O(1)) and forgets the record, so no timer outlives its
+ * socket. Handles are `unref()`ed: the sockets keep the process alive, the heartbeat never does.
+ */
+import { EventEmitter } from 'node:events';
+import { describeValue } from '@tickwheel/core';
+import type { Server as WebSocketServer, WebSocket } from 'ws';
+import { Connection } from './connection.js';
+import { resolveOptions, type ResolvedOptions } from './options.js';
+import { SendTracker } from './send-tracker.js';
+import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, IdleKind, LivenessState } from './types.js';
+
+/** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
+const CONNECTING = 0;
+const OPEN = 1;
+
+/** One idle kind that came due in a check, kept until its event is emitted. */
+interface DueIdle {
+  kind: IdleKind;
+  idleMs: number;
+  first: boolean;
+}
+
+/**
+ * Watches the connections of a `WebSocketServer`, or one `WebSocket`: pings quiet ones,
+ * terminates those that do not answer, reports idleness. Create it with {@link heartbeat}.
+ *
+ * Events (typed, Node's `EventEmitter<T>`):
+ * - `'dead'` ({@link DeadPeerEvent}): a ping went unanswered for `pongTimeoutMs`; the socket was terminated.
+ * - `'idle'` ({@link IdleEvent}): a connection was idle for `readerIdleMs`/`writerIdleMs`/`allIdleMs`.
+ *
+ * @example
+ * ```ts
+ * const beat = heartbeat(wss, { pingIntervalMs: 15_000, pongTimeoutMs: 5_000 });
+ * beat.on('dead', ({ socket, waitedMs }) => log.warn('peer gone', waitedMs));
+ * beat.state(socket)?.rttMs;
+ * beat.stop(); // detach; connections stay open
+ * ```
+ */
+export class HeartbeatController<S extends WebSocket = WebSocket> extends EventEmitter<HeartbeatEvents<S>> {
+  /** The options in effect, defaults applied. */
+  readonly options: ResolvedOptions;
+  private readonly connections = new Map<S, Connection<S>>();
+  /** Client sockets handed over while still CONNECTING: attached on `'open'`. */
+  private readonly opening = new Set<S>();
+  private readonly server: WebSocketServer | undefined;
+  private stopped = false;
+  private readonly counters = { pingsSent: 0, dead: 0, idle: 0 };
+  // Listeners shared by every socket of this controller (ws calls them with the socket as `this`),
+  // so attaching allocates no closures per connection for them.
+  private readonly onRead: (this: WebSocket) => void;
+  private readonly onPong: (this: WebSocket) => void;
+  private readonly onClose: (this: WebSocket) => void;
+  private readonly onOpen: (this: WebSocket) => void;
+  private readonly onConnection: (socket: S) => void;
+
+  /**
+   * @param target - a `WebSocketServer` (with its own HTTP server, an external one, or `noServer`) or one `WebSocket`
+   * @param options - see {@link HeartbeatOptions}
+   * @throws TypeError/RangeError for a bad option or target, naming it and the value
+   */
+  constructor(target: WebSocketServer | S, options?: HeartbeatOptions) {
+    super();
+    this.options = resolveOptions(options);
+    const controller = this;
+    const connections = this.connections;
+    const clock = this.options.wheel.clock;
+    this.onRead = function (this: WebSocket): void {
+      const c = connections.get(this as S);
+      if (c !== undefined) c.lastReadAt = clock.now();
+    };
+    this.onPong = function (this: WebSocket): void {
+      const c = connections.get(this as S);
+      if (c === undefined) return;
+      const now = clock.now();
+      if (c.awaitingPong && c.lastReadAt < c.lastPingAt) c.rttMs = now - c.lastPingAt;
+      c.lastReadAt = now;
+    };
+    this.onClose = function (this: WebSocket): void {
+      if (controller.opening.delete(this as S)) {
+        this.removeListener('open', controller.onOpen);
+        this.removeListener('close', controller.onClose);
+        return;
+      }
+      const c = connections.get(this as S);
+      if (c !== undefined) controller.detach(c);
+    };
+    this.onOpen = function (this: WebSocket): void {
+      controller.opening.delete(this as S);
+      this.removeListener('open', controller.onOpen);
+      this.removeListener('close', controller.onClose);
+      if (!controller.stopped) controller.attach(this as S);
+    };
+    this.onConnection = (socket: S): void => {
+      this.add(socket);
+    };
+
+    if (isServer(target)) {
+      this.server = target;
+      target.on('connection', this.onConnection as (socket: WebSocket) => void);
+      if (target.clients !== undefined) for (const socket of target.clients) this.add(socket as S);
+    } else if (isSocket(target)) {
+      this.server = undefined;
+      this.add(target);
+    } else {
+      throw new TypeError(`heartbeat() needs a ws WebSocketServer or WebSocket, got ${describeValue(target)}`);
+    }
+  }
+
+  /** Connections being watched. */
+  get size(): number {
+    return this.connections.size;
+  }
+
+  /** True after {@link HeartbeatController.stop}. */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /**
+   * Starts watching one more socket. Server connections are picked up by themselves through the
+   * server's `'connection'` event; call this when you accept sockets without emitting it (a
+   * `noServer` setup whose `handleUpgrade` callback does not `emit('connection')`). A socket
+   * still CONNECTING is watched from its `'open'`; a closing or closed one is ignored.
+   * Adding a watched socket again does nothing.
+   *
+   * @throws Error after `stop()`; TypeError when `socket` is not a ws WebSocket
+   */
+  add(socket: S): void {
+    if (this.stopped) throw new Error('heartbeat is stopped: create a new one with heartbeat()');
+    if (!isSocket(socket)) throw new TypeError(`add() needs a ws WebSocket, got ${describeValue(socket)}`);
+    if (this.connections.has(socket) || this.opening.has(socket)) return;
+    if (socket.readyState === CONNECTING) {
+      this.opening.add(socket);
+      socket.on('open', this.onOpen);
+      socket.on('close', this.onClose);
+      return;
+    }
+    if (socket.readyState === OPEN) this.attach(socket);
+  }
+
+  /**
+   * Stops watching one socket and leaves it open: its handle is cancelled, its listeners removed
+   * and `send` restored.
+   *
+   * @returns true if it was watched
+   */
+  remove(socket: S): boolean {
+    if (this.opening.delete(socket)) {
+      socket.removeListener('open', this.onOpen);
+      socket.removeListener('close', this.onClose);
+      return true;
+    }
+    const c = this.connections.get(socket);
+    if (c === undefined) return false;
+    this.detach(c);
+    return true;
+  }
+
+  /**
+   * The liveness of one socket, as a snapshot, or undefined when it is not watched (never was,
+   * closed, removed, or declared dead).
+   */
+  state(socket: S): LivenessState | undefined {
+    return this.connections.get(socket)?.snapshot();
+  }
+
+  /** Counters of this controller's life. */
+  stats(): HeartbeatStats {
+    return { connections: this.connections.size, ...this.counters };
+  }
+
+  /**
+   * Detaches everything: stops listening for new connections, cancels every handle, removes
+   * every listener and restores `send`. Connections stay open. Idempotent.
+   */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.server?.removeListener('connection', this.onConnection as (socket: WebSocket) => void);
+    for (const socket of this.opening) {
+      socket.removeListener('open', this.onOpen);
+      socket.removeListener('close', this.onClose);
+    }
+    this.opening.clear();
+    for (const c of this.connections.values()) this.detach(c);
+  }
+
+  /** Same as {@link HeartbeatController.stop}, for `using beat = heartbeat(wss)`. */
+  [Symbol.dispose](): void {
+    this.stop();
+  }
+
+  private attach(socket: S): void {
+    const { wheel, trackWrites } = this.options;
+    const clock = wheel.clock;
+    const now = clock.now();
+    const c = new Connection(socket, now);
+    if (trackWrites) {
+      c.sendTracker = new SendTracker(socket, (err) => {
+        if (err == null) c.lastWriteAt = clock.now();
+      });
+    }
+    socket.on('message', this.onRead);
+    socket.on('ping', this.onRead);
+    socket.on('pong', this.onPong);
+    socket.on('close', this.onClose);
+    this.connections.set(socket, c);
+    c.handle = wheel.schedule(this.nextDueAt(c) - now, () => this.check(c)).unref();
+  }
+
+  private detach(c: Connection<S>): void {
+    const socket = c.socket;
+    this.connections.delete(socket);
+    c.handle.cancel();
+    c.sendTracker?.restore();
+    socket.removeListener('message', this.onRead);
+    socket.removeListener('ping', this.onRead);
+    socket.removeListener('pong', this.onPong);
+    socket.removeListener('close', this.onClose);
+  }
+
+  /** The earliest time anything is due on this connection; Infinity when nothing ever is. */
+  private nextDueAt(c: Connection<S>): number {
+    const o = this.options;
+    let due = Infinity;
+    if (o.pingIntervalMs > 0) due = c.awaitingPong ? c.lastPingAt + o.pongTimeoutMs : c.lastReadAt + o.pingIntervalMs;
+    if (o.readerIdleMs > 0) due = Math.min(due, Math.max(c.lastReadAt, c.readerEventAt) + o.readerIdleMs);
+    if (o.writerIdleMs > 0) due = Math.min(due, Math.max(c.lastWriteAt, c.writerEventAt) + o.writerIdleMs);
+    if (o.allIdleMs > 0) due = Math.min(due, Math.max(c.lastReadAt, c.lastWriteAt, c.allEventAt) + o.allIdleMs);
+    return due;
+  }
+
+  /** The wheel callback: compare the record with the clock, act, re-arm for the next due time. */
+  private check(c: Connection<S>): void {
+    const socket = c.socket;
+    // Closing: its 'close' event detaches it (ws destroys the socket within its close timeout).
+    if (socket.readyState !== OPEN) return;
+    const o = this.options;
+    const now = o.wheel.clock.now();
+
+    if (c.awaitingPong) {
+      if (c.lastReadAt >= c.lastPingAt) c.awaitingPong = false; // answered
+      else if (now >= c.lastPingAt + o.pongTimeoutMs) return this.kill(c, now);
+    }
+
+    let due: DueIdle[] | undefined;
+    if (o.readerIdleMs > 0 && now >= Math.max(c.lastReadAt, c.readerEventAt) + o.readerIdleMs) {
+      (due ??= []).push({ kind: 'reader', idleMs: now - c.lastReadAt, first: c.readerEventAt <= c.lastReadAt });
+      c.readerEventAt = now;
+    }
+    if (o.writerIdleMs > 0 && now >= Math.max(c.lastWriteAt, c.writerEventAt) + o.writerIdleMs) {
+      (due ??= []).push({ kind: 'writer', idleMs: now - c.lastWriteAt, first: c.writerEventAt <= c.lastWriteAt });
+      c.writerEventAt = now;
+    }
+    if (o.allIdleMs > 0) {
+      const lastActivity = Math.max(c.lastReadAt, c.lastWriteAt);
+      if (now >= Math.max(lastActivity, c.allEventAt) + o.allIdleMs) {
+        (due ??= []).push({ kind: 'all', idleMs: now - lastActivity, first: c.allEventAt <= lastActivity });
+        c.allEventAt = now;
+      }
+    }
+    const closing = due !== undefined && o.closeOnIdle;
+
+    if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
+      c.awaitingPong = true;
+      c.lastPingAt = now;
+      c.pingsSent++;
+      this.counters.pingsSent++;
+      socket.ping();
+    }
+
+    // Re-arm before any listener runs, so a throwing listener cannot leave the connection unwatched.
+    if (closing) c.handle.cancel();
+    else c.handle.refresh(Math.max(0, this.nextDueAt(c) - now));
+    if (due === undefined) return;
+
+    for (const idle of due) {
+      if (this.connections.get(socket) !== c) return; // a listener removed it or stopped us
+      this.counters.idle++;
+      this.emit('idle', { reason: 'idle', kind: idle.kind, socket, idleMs: idle.idleMs, first: idle.first, closing, state: c.snapshot() });
+    }
+    if (closing && socket.readyState === OPEN) socket.close(o.idleCloseCode, o.idleCloseReason);
+  }
+
+  /** No answer in time: best-effort close frame, destroy the socket, report. */
+  private kill(c: Connection<S>, now: number): void {
+    const socket = c.socket;
+    const state = c.snapshot();
+    this.detach(c);
+    this.counters.dead++;
+    // The peer may only be stalled (a paused reader): the close frame tells it why, if it ever reads again.
+    socket.close(this.options.closeCode, this.options.closeReason);
+    socket.terminate();
+    this.emit('dead', { reason: 'dead', socket, state, waitedMs: now - c.lastPingAt });
+  }
+}
+
+/**
+ * Starts a heartbeat on a ws `WebSocketServer` (every connection it accepts, now and later) or
+ * on one `WebSocket` (a client watching its server). Quiet connections are pinged after
+ * `pingIntervalMs`; one that answers nothing within `pongTimeoutMs` is terminated and reported
+ * with `'dead'`. Optional Netty-style reader/writer/all idle events. One wheel handle per
+ * connection, on the shared wheel unless `wheel` is given.
+ *
+ * @param target - the server, or one socket
+ * @param options - see {@link HeartbeatOptions}; defaults in the README
+ * @returns the controller: typed events, `state(socket)`, `add()`, `remove()`, `stats()`, `stop()`
+ * @throws TypeError/RangeError for a bad option or target
+ * @example
+ * ```ts
+ * import { WebSocketServer } from 'ws';
+ * import { heartbeat } from '@tickwheel/ws';
+ *
+ * const wss = new WebSocketServer({ port: 8080 });
+ * const beat = heartbeat(wss, { pingIntervalMs: 30_000, pongTimeoutMs: 10_000 });
+ * beat.on('dead', ({ socket, state }) => console.log('dead peer, last read at', state.lastReadAt));
+ * ```
+ */
+export function heartbeat<T extends typeof WebSocket>(server: WebSocketServer<T>, options?: HeartbeatOptions): HeartbeatController<InstanceType<T>>;
+export function heartbeat<S extends WebSocket>(socket: S, options?: HeartbeatOptions): HeartbeatController<S>;
+export function heartbeat(target: WebSocketServer | WebSocket, options?: HeartbeatOptions): HeartbeatController<WebSocket> {
+  return new HeartbeatController<WebSocket>(target, options);
+}
+
+function isServer(value: unknown): value is WebSocketServer {
+  return value !== null && typeof value === 'object' && typeof (value as WebSocketServer).handleUpgrade === 'function' && typeof (value as WebSocketServer).on === 'function';
+}
+
+function isSocket(value: unknown): value is WebSocket {
+  return value !== null && typeof value === 'object' && typeof (value as WebSocket).ping === 'function' && typeof (value as WebSocket).terminate === 'function' && typeof (value as WebSocket).readyState === 'number';
+}

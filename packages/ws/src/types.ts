@@ -1,0 +1,120 @@
+import type { TimingWheel } from '@tickwheel/core';
+import type { WebSocket } from 'ws';
+
+/**
+ * Options of {@link heartbeat}. Every one is optional; the defaults are listed in one place,
+ * `DEFAULTS` in `options.ts`, and in the README's options table.
+ */
+export interface HeartbeatOptions {
+  /**
+   * Ping a connection after it has received nothing (no message, ping or pong) for this long.
+   * A connection that keeps receiving is never pinged. 0 disables pings (idle detection only).
+   * Default 30 000.
+   */
+  pingIntervalMs?: number;
+  /**
+   * Terminate a connection that receives nothing within this long after a ping. Must be > 0
+   * and <= `pingIntervalMs`. Default `min(10 000, pingIntervalMs)`.
+   */
+  pongTimeoutMs?: number;
+  /** Emit `'idle'` with kind `'reader'` after nothing was received for this long. 0 disables. Default 0. */
+  readerIdleMs?: number;
+  /** Emit `'idle'` with kind `'writer'` after no `send()` completed for this long. 0 disables. Default 0. */
+  writerIdleMs?: number;
+  /** Emit `'idle'` with kind `'all'` after neither a read nor a completed send for this long. 0 disables. Default 0. */
+  allIdleMs?: number;
+  /**
+   * Close the connection (a normal closing handshake with `idleCloseCode`/`idleCloseReason`)
+   * after emitting `'idle'`. Default false: idle events only report, as Netty's IdleStateHandler does.
+   */
+  closeOnIdle?: boolean;
+  /** Close code sent with a closing handshake started by `closeOnIdle`. Default 1000. */
+  idleCloseCode?: number;
+  /** Close reason sent with a closing handshake started by `closeOnIdle` (<= 123 bytes of UTF-8). Default `'idle timeout'`. */
+  idleCloseReason?: string;
+  /**
+   * Close code put in the close frame sent, best effort, to a dead peer right before the socket
+   * is destroyed. Default 1001 (going away).
+   */
+  closeCode?: number;
+  /** Close reason sent with `closeCode` (<= 123 bytes of UTF-8). Default `'heartbeat timeout'`. */
+  closeReason?: string;
+  /**
+   * Observe completed `send()` calls as write activity by shadowing `send` on each socket (an own
+   * property, removed again on close, `remove()` and `stop()`). Default: true exactly when
+   * `writerIdleMs` or `allIdleMs` is enabled; it cannot be false then.
+   */
+  trackWrites?: boolean;
+  /** The wheel holding one handle per connection. Default `sharedWheel()`. */
+  wheel?: TimingWheel;
+}
+
+/** Which kind of idleness an `'idle'` event reports, as in Netty's `IdleState`. */
+export type IdleKind = 'reader' | 'writer' | 'all';
+
+/**
+ * A snapshot of one connection's liveness, from `controller.state(socket)`. Times are readings of
+ * the wheel's clock (`wheel.clock.now()`: monotonic milliseconds, `performance.now()` for the
+ * shared wheel), not wall-clock dates.
+ */
+export interface LivenessState {
+  /** When the heartbeat started watching the connection. */
+  readonly attachedAt: number;
+  /** Last read activity: a message, ping or pong received (initially `attachedAt`). */
+  readonly lastReadAt: number;
+  /** Last completed `send()` (initially `attachedAt`; stays there when writes are not tracked). */
+  readonly lastWriteAt: number;
+  /** Whether completed sends are observed (see `trackWrites`). */
+  readonly tracksWrites: boolean;
+  /** A ping was sent and nothing has been received since. */
+  readonly awaitingPong: boolean;
+  /** When the last heartbeat ping was sent, or undefined before the first one. */
+  readonly lastPingAt: number | undefined;
+  /** Round trip of the last answered ping in ms, or undefined when none was answered yet. */
+  readonly rttMs: number | undefined;
+  /** Heartbeat pings sent on this connection. */
+  readonly pingsSent: number;
+}
+
+/** Payload of the `'dead'` event: the peer did not answer a ping in time and was terminated. */
+export interface DeadPeerEvent<S = WebSocket> {
+  readonly reason: 'dead';
+  /** The socket, already terminated (`readyState` CLOSING; its `'close'` event follows with code 1006). */
+  readonly socket: S;
+  /** Its liveness when it was declared dead. */
+  readonly state: LivenessState;
+  /** Milliseconds from the unanswered ping to the termination (>= `pongTimeoutMs`). */
+  readonly waitedMs: number;
+}
+
+/** Payload of the `'idle'` event. */
+export interface IdleEvent<S = WebSocket> {
+  readonly reason: 'idle';
+  readonly kind: IdleKind;
+  readonly socket: S;
+  /** Milliseconds since the last activity of that kind. */
+  readonly idleMs: number;
+  /** True for the first event of an idle stretch; repeats (every `<kind>IdleMs` while still idle) have false. */
+  readonly first: boolean;
+  /** True when `closeOnIdle` is set: the closing handshake starts right after the listeners return. */
+  readonly closing: boolean;
+  readonly state: LivenessState;
+}
+
+/** The events of a {@link HeartbeatController}, in the shape of Node's typed `EventEmitter<T>`. */
+export interface HeartbeatEvents<S = WebSocket> {
+  dead: [event: DeadPeerEvent<S>];
+  idle: [event: IdleEvent<S>];
+}
+
+/** Counters of a controller's life, from `controller.stats()`. */
+export interface HeartbeatStats {
+  /** Connections being watched now. */
+  connections: number;
+  /** Heartbeat pings sent. */
+  pingsSent: number;
+  /** Connections terminated as dead. */
+  dead: number;
+  /** `'idle'` events emitted. */
+  idle: number;
+}

@@ -1,0 +1,59 @@
+import { EventEmitter } from 'node:events';
+import type { WebSocket } from 'ws';
+
+/**
+ * A stand-in for a ws WebSocket in unit tests: the same event names and the methods the heartbeat
+ * calls, recording what it was asked to do, with no I/O. Its `send` lives on the prototype like
+ * ws's, and completes synchronously.
+ */
+export class FakeSocket extends EventEmitter {
+  readyState = 1;
+  pings = 0;
+  terminated = false;
+  closed: Array<{ code: number | undefined; reason: string | undefined }> = [];
+  sent: unknown[] = [];
+
+  ping(): void {
+    if (this.readyState === 0) throw new Error('WebSocket is not open: readyState 0 (CONNECTING)');
+    this.pings++;
+  }
+
+  terminate(): void {
+    this.terminated = true;
+    this.readyState = 2;
+  }
+
+  close(code?: number, reason?: string): void {
+    this.closed.push({ code, reason });
+    this.readyState = 2;
+  }
+
+  send(data: unknown, options?: unknown, cb?: (err?: Error) => void): void {
+    if (typeof options === 'function') cb = options as (err?: Error) => void;
+    this.sent.push(data);
+    cb?.(this.readyState === 1 ? undefined : new Error('WebSocket is not open'));
+  }
+
+  /** What ws does when the socket finally closes. */
+  finishClose(): void {
+    this.readyState = 3;
+    this.emit('close', 1006, Buffer.alloc(0));
+  }
+
+  /** Typed as what the heartbeat accepts. */
+  get ws(): WebSocket {
+    return this as unknown as WebSocket;
+  }
+}
+
+/** A stand-in for a WebSocketServer: `'connection'` events, `clients`, and a `handleUpgrade` to be recognised. */
+export class FakeServer extends EventEmitter {
+  clients = new Set<WebSocket>();
+  handleUpgrade(): void {
+    throw new Error('not used in unit tests');
+  }
+  connect(socket: FakeSocket): void {
+    this.clients.add(socket.ws);
+    this.emit('connection', socket.ws);
+  }
+}

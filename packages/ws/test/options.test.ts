@@ -1,0 +1,99 @@
+import { ManualClock, TimingWheel, sharedWheel } from '@tickwheel/core';
+import { describe, expect, it } from 'vitest';
+import { DEFAULTS, resolveOptions } from '../src/options.js';
+
+describe('resolveOptions', () => {
+  it('applies the documented defaults', () => {
+    const o = resolveOptions(undefined);
+    expect(o).toMatchObject({ ...DEFAULTS, pongTimeoutMs: 10_000, trackWrites: false });
+    expect(o.wheel).toBe(sharedWheel());
+  });
+
+  it('defaults pongTimeoutMs to the interval when the interval is shorter than 10 s', () => {
+    expect(resolveOptions({ pingIntervalMs: 200 }).pongTimeoutMs).toBe(200);
+  });
+
+  it('tracks writes exactly when writer or all idleness needs them, unless asked to', () => {
+    expect(resolveOptions({ writerIdleMs: 5 }).trackWrites).toBe(true);
+    expect(resolveOptions({ allIdleMs: 5 }).trackWrites).toBe(true);
+    expect(resolveOptions({ readerIdleMs: 5 }).trackWrites).toBe(false);
+    expect(resolveOptions({ trackWrites: true }).trackWrites).toBe(true);
+  });
+
+  it.each([
+    ['pingIntervalMs', -1, RangeError, 'pingIntervalMs must be a finite number >= 0, got -1'],
+    ['pingIntervalMs', Number.NaN, RangeError, 'pingIntervalMs must be a finite number >= 0, got NaN'],
+    ['pingIntervalMs', '30s', TypeError, 'pingIntervalMs must be a finite number >= 0, got "30s" (string)'],
+    ['readerIdleMs', -5, RangeError, 'readerIdleMs must be a finite number >= 0, got -5'],
+    ['writerIdleMs', Infinity, RangeError, 'writerIdleMs must be a finite number >= 0, got Infinity'],
+    ['allIdleMs', Number.NaN, RangeError, 'allIdleMs must be a finite number >= 0, got NaN'],
+    ['pongTimeoutMs', -1, RangeError, 'pongTimeoutMs must be a finite number >= 0, got -1'],
+  ])('rejects %s = %s', (name, value, type, message) => {
+    expect(() => resolveOptions({ [name]: value })).toThrow(type);
+    expect(() => resolveOptions({ [name]: value })).toThrow(message);
+  });
+
+  it('rejects a pongTimeoutMs of 0', () => {
+    expect(() => resolveOptions({ pongTimeoutMs: 0 })).toThrow('pongTimeoutMs must be > 0 and <= pingIntervalMs (30000), got 0');
+  });
+
+  it('rejects a pongTimeoutMs longer than the ping interval', () => {
+    expect(() => resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_001 })).toThrow(RangeError);
+    expect(() => resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_001 })).toThrow('pongTimeoutMs must be > 0 and <= pingIntervalMs (1000), got 1001');
+    expect(resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_000 }).pongTimeoutMs).toBe(1_000);
+  });
+
+  it('rejects a pongTimeoutMs when pings are disabled', () => {
+    expect(() => resolveOptions({ pingIntervalMs: 0, pongTimeoutMs: 100, readerIdleMs: 5 })).toThrow(/pongTimeoutMs needs pings/);
+  });
+
+  it('rejects a heartbeat with nothing to do', () => {
+    expect(() => resolveOptions({ pingIntervalMs: 0 })).toThrow(/all 0: the heartbeat would do nothing/);
+  });
+
+  it('rejects trackWrites: false with writer idleness', () => {
+    expect(() => resolveOptions({ writerIdleMs: 10, trackWrites: false })).toThrow(/trackWrites cannot be false/);
+  });
+
+  it.each([
+    ['closeCode', 1006],
+    ['closeCode', 1005],
+    ['closeCode', 999],
+    ['closeCode', 2000],
+    ['closeCode', 5000],
+    ['closeCode', 1000.5],
+    ['idleCloseCode', 1004],
+  ])('rejects %s = %s, a code an endpoint may not send', (name, value) => {
+    expect(() => resolveOptions({ [name]: value })).toThrow(RangeError);
+    expect(() => resolveOptions({ [name]: value })).toThrow(`${name} must be a close code an endpoint may send: 1000-1014 except 1004-1006, or 3000-4999, got ${value}`);
+  });
+
+  it('accepts application close codes', () => {
+    expect(resolveOptions({ closeCode: 4000, idleCloseCode: 3000 })).toMatchObject({ closeCode: 4000, idleCloseCode: 3000 });
+  });
+
+  it('rejects a close reason longer than a control frame allows', () => {
+    expect(() => resolveOptions({ closeReason: 'x'.repeat(124) })).toThrow('closeReason must be at most 123 bytes of UTF-8, got 124 bytes');
+    expect(() => resolveOptions({ idleCloseReason: 'é'.repeat(62) })).toThrow('idleCloseReason must be at most 123 bytes of UTF-8, got 124 bytes');
+    expect(() => resolveOptions({ closeReason: 42 as never })).toThrow(TypeError);
+  });
+
+  it('rejects non-boolean flags', () => {
+    expect(() => resolveOptions({ closeOnIdle: 'yes' as never })).toThrow('closeOnIdle must be a boolean, got "yes"');
+  });
+
+  it('rejects a wheel that is not a TimingWheel, or is closed', () => {
+    expect(() => resolveOptions({ wheel: {} as never })).toThrow(TypeError);
+    const wheel = new TimingWheel({ clock: new ManualClock() });
+    wheel.close();
+    expect(() => resolveOptions({ wheel })).toThrow(/wheel is closed/);
+  });
+
+  it('rejects an unknown option, so that typos do not pass silently', () => {
+    expect(() => resolveOptions({ pingInterval: 5 } as never)).toThrow(/unknown option "pingInterval"/);
+  });
+
+  it('rejects options that are not an object', () => {
+    expect(() => resolveOptions(5 as never)).toThrow('options must be an object, got 5');
+  });
+});

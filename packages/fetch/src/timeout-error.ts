@@ -1,0 +1,40 @@
+import type { TimeoutPhase } from './types.js';
+
+/**
+ * The error a timed-out request rejects with, and the error its response body stream errors with
+ * when the timeout strikes while the body is read.
+ *
+ * It is a `DOMException` named `'TimeoutError'` (code 23, `TIMEOUT_ERR`), exactly like the reason
+ * `AbortSignal.timeout()` aborts with, so code written for that keeps working:
+ * `err.name === 'TimeoutError'`, `err instanceof DOMException` and `err instanceof Error` all hold.
+ * On top it says which limit fired and for which request.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await timedFetch(url);
+ * } catch (err) {
+ *   if (err instanceof TimeoutError) console.warn(`${err.method} ${err.url}: ${err.phase} after ${err.timeoutMs} ms`);
+ * }
+ * ```
+ */
+export class TimeoutError extends DOMException {
+  /** Which limit fired: `'headers'` (headersMs), `'body'` (bodyIdleMs) or `'total'` (totalMs, the retry budget or the ambient deadline). */
+  readonly phase: TimeoutPhase;
+  /** The limit that was exceeded, in ms. */
+  readonly timeoutMs: number;
+  /** The request URL. */
+  readonly url: string;
+  /** The request method, upper case. */
+  readonly method: string;
+
+  constructor(message: string, phase: TimeoutPhase, timeoutMs: number, url: string, method: string) {
+    super(message, 'TimeoutError');
+    this.phase = phase;
+    this.timeoutMs = timeoutMs;
+    this.url = url;
+    this.method = method;
+    // Start the stack at the caller rather than inside DOMException's constructor.
+    Error.captureStackTrace?.(this, TimeoutError);
+  }
+}

@@ -1,0 +1,177 @@
+import { performance } from 'node:perf_hooks';
+import { TimingWheel } from '@tickwheel/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { heartbeat, type HeartbeatController } from '../../src/heartbeat.js';
+import type { DeadPeerEvent } from '../../src/types.js';
+import { closeAll, connect, next, onCleanup, sleep, startNoServer, startServer, waitFor } from '../helpers/servers.js';
+
+/** Slack for a shared, noisy 2-core machine on top of "pongTimeoutMs + one tick". */
+const SLACK_MS = 150;
+
+function track<S extends WebSocket>(beat: HeartbeatController<S>): HeartbeatController<S> {
+  onCleanup(() => beat.stop());
+  return beat;
+}
+
+afterEach(closeAll);
+
+describe('heartbeat (real ws on 127.0.0.1)', () => {
+  it('terminates a peer that stops answering pings within pongTimeoutMs plus one tick', async () => {
+    const { wss, url } = await startServer();
+    const beat = track(heartbeat(wss, { pingIntervalMs: 60, pongTimeoutMs: 40 }));
+    const client = await connect(url, { autoPong: false });
+    let pingAt = NaN;
+    client.once('ping', () => (pingAt = performance.now()));
+    const closed = next<number>(client, 'close');
+    const dead = await next<DeadPeerEvent>(beat, 'dead');
+    expect(dead.reason).toBe('dead');
+    expect(dead.waitedMs).toBeGreaterThanOrEqual(40);
+    expect(dead.waitedMs).toBeLessThanOrEqual(40 + 1 + SLACK_MS);
+    expect(dead.state.awaitingPong).toBe(true);
+    await closed;
+    expect(performance.now() - pingAt).toBeLessThanOrEqual(40 + 1 + SLACK_MS);
+    expect(beat.stats()).toMatchObject({ connections: 0, dead: 1 });
+  });
+
+  it('sends the close code and reason to a peer that only stopped answering', async () => {
+    const { wss, url } = await startServer();
+    track(heartbeat(wss, { pingIntervalMs: 50, pongTimeoutMs: 30, closeCode: 4000, closeReason: 'no pong' }));
+    const client = await connect(url, { autoPong: false });
+    const [code, reason] = await new Promise<[number, Buffer]>((resolve) => client.once('close', (c: number, r: Buffer) => resolve([c, r])));
+    expect(code).toBe(4000);
+    expect(reason.toString()).toBe('no pong');
+  });
+
+  it('terminates a peer whose socket stopped reading', async () => {
+    const { wss, url } = await startServer();
+    const beat = track(heartbeat(wss, { pingIntervalMs: 50, pongTimeoutMs: 40 }));
+    const client = await connect(url);
+    client.pause();
+    const dead = await next<DeadPeerEvent>(beat, 'dead');
+    expect(dead.waitedMs).toBeGreaterThanOrEqual(40);
+    expect(dead.waitedMs).toBeLessThanOrEqual(40 + 1 + SLACK_MS);
+  });
+
+  it('never pings nor kills a busy peer', async () => {
+    const { wss, url } = await startServer();
+    const beat = track(heartbeat(wss, { pingIntervalMs: 80, pongTimeoutMs: 40 }));
+    const client = await connect(url, { autoPong: false });
+    let pings = 0;
+    client.on('ping', () => pings++);
+    const timer = setInterval(() => client.send('busy'), 10);
+    onCleanup(() => clearInterval(timer));
+    await sleep(800);
+    expect(pings).toBe(0);
+    expect(client.readyState).toBe(WebSocket.OPEN);
+    expect(beat.stats()).toMatchObject({ connections: 1, pingsSent: 0, dead: 0 });
+  });
+
+  it('keeps an idle peer that answers pings alive through several rounds', async () => {
+    const { wss, url } = await startServer();
+    const beat = track(heartbeat(wss, { pingIntervalMs: 40, pongTimeoutMs: 30 }));
+    const client = await connect(url);
+    let pings = 0;
+    client.on('ping', () => pings++);
+    await waitFor(() => pings >= 5, 3_000, 'five heartbeat rounds');
+    expect(client.readyState).toBe(WebSocket.OPEN);
+    const [server] = wss.clients;
+    const state = beat.state(server!)!;
+    expect(state.pingsSent).toBeGreaterThanOrEqual(5);
+    expect(state.rttMs).toBeGreaterThanOrEqual(0);
+    expect(beat.stats().dead).toBe(0);
+  });
+
+  it('works with a noServer WebSocketServer behind a node:http server', async () => {
+    const { wss, url } = await startNoServer();
+    const beat = track(heartbeat(wss, { pingIntervalMs: 50, pongTimeoutMs: 30 }));
+    const alive = await connect(url);
+    const silent = await connect(url, { autoPong: false });
+    const dead = await next<DeadPeerEvent>(beat, 'dead');
+    expect(dead.waitedMs).toBeLessThanOrEqual(30 + 1 + SLACK_MS);
+    await waitFor(() => silent.readyState === WebSocket.CLOSED, 2_000, 'the silent client to be closed');
+    expect(alive.readyState).toBe(WebSocket.OPEN);
+    expect(beat.size).toBe(1);
+  });
+
+  it('lets a client detect a server that stopped answering', async () => {
+    const { url } = await startServer({ autoPong: false });
+    const client = new WebSocket(url);
+    onCleanup(() => client.terminate());
+    const beat = track(heartbeat(client, { pingIntervalMs: 50, pongTimeoutMs: 30 }));
+    const dead = await next<DeadPeerEvent>(beat, 'dead');
+    expect(dead.socket).toBe(client);
+    expect(dead.waitedMs).toBeLessThanOrEqual(30 + 1 + SLACK_MS);
+    await waitFor(() => client.readyState === WebSocket.CLOSED, 2_000, 'the client to close');
+  });
+
+  it('reports writer idleness measured from sends that completed', async () => {
+    const { wss, url } = await startServer();
+    const beat = track(heartbeat(wss, { pingIntervalMs: 0, writerIdleMs: 120 }));
+    const client = await connect(url);
+    let received = 0;
+    client.on('message', () => received++);
+    const [server] = wss.clients;
+    const idle = next(beat, 'idle');
+    const started = performance.now();
+    const timer = setInterval(() => server!.send('tick'), 20);
+    await sleep(300);
+    clearInterval(timer);
+    const stoppedAt = performance.now();
+    const event = (await idle) as { kind: string; idleMs: number };
+    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(100);
+    expect(event.kind).toBe('writer');
+    expect(event.idleMs).toBeGreaterThanOrEqual(120);
+    expect(received).toBeGreaterThan(5);
+  });
+
+  it('closes an idle connection with closeOnIdle', async () => {
+    const { wss, url } = await startServer();
+    track(heartbeat(wss, { pingIntervalMs: 0, readerIdleMs: 60, closeOnIdle: true, idleCloseCode: 4001, idleCloseReason: 'idle' }));
+    const client = await connect(url);
+    const [code, reason] = await new Promise<[number, Buffer]>((resolve) => client.once('close', (c: number, r: Buffer) => resolve([c, r])));
+    expect([code, reason.toString()]).toEqual([4001, 'idle']);
+  });
+
+  describe('#stop', () => {
+    it('detaches everything and leaves the connections open', async () => {
+      const { wss, url } = await startServer();
+      const beat = track(heartbeat(wss, { pingIntervalMs: 40, pongTimeoutMs: 20, writerIdleMs: 1_000 }));
+      const client = await connect(url, { autoPong: false });
+      const [server] = wss.clients;
+      beat.stop();
+      expect(Object.prototype.hasOwnProperty.call(server, 'send')).toBe(false);
+      await sleep(200);
+      expect(client.readyState).toBe(WebSocket.OPEN);
+      const echoed = next<Buffer>(client, 'message');
+      server!.send('still open');
+      expect((await echoed).toString()).toBe('still open');
+    });
+  });
+
+  it('opens and closes 1,000 concurrent connections cleanly, leaving the wheel empty', async () => {
+    const wheel = new TimingWheel();
+    onCleanup(() => wheel.close());
+    const { wss, url } = await startServer({ backlog: 1024 });
+    const beat = track(heartbeat(wss, { pingIntervalMs: 150, pongTimeoutMs: 100, readerIdleMs: 10_000, wheel }));
+    const clients: WebSocket[] = [];
+    for (let batch = 0; batch < 10; batch++) {
+      clients.push(...(await Promise.all(Array.from({ length: 100 }, () => connect(url)))));
+    }
+    await waitFor(() => beat.size === 1_000, 10_000, '1,000 watched connections');
+    expect(wheel.size).toBe(1_000);
+    await sleep(400);
+    expect(beat.stats()).toMatchObject({ connections: 1_000, dead: 0 });
+    expect(beat.stats().pingsSent).toBeGreaterThanOrEqual(1_000);
+    await Promise.all(clients.map((c) => {
+      const closed = next(c, 'close');
+      c.close(1000, 'done');
+      return closed;
+    }));
+    await waitFor(() => wss.clients.size === 0, 10_000, 'the server to see every close');
+    expect(beat.size).toBe(0);
+    expect(wheel.size).toBe(0);
+    expect(beat.stats()).toMatchObject({ connections: 0, dead: 0 });
+  }, 30_000);
+});

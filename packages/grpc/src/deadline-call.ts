@@ -1,0 +1,119 @@
+import { InterceptingCall, status as Status } from '@grpc/grpc-js';
+import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
+import type { TimerHandle, TimingWheel } from '@tickwheel/core';
+import { expiredDetails, idleDetails } from './details.js';
+import { GRPC_TIMEOUT_HEADER, grpcTimeoutValue } from './grpc-timeout.js';
+import type { DeadlineLimit } from './types.js';
+
+/** What `nextCall()` returns; grpc-js does not export the interface under its name. */
+export type InterceptingCallInterface = ReturnType<NextCall>;
+type MessageContext = Parameters<InterceptingCallInterface['sendMessageWithContext']>[0];
+
+/** Why a handler's outgoing call stops when the server call it was made for is cancelled. */
+const AMBIENT_CANCELLED = 'Cancelled: the deadline this call inherited was aborted (its parent call was cancelled)';
+
+/**
+ * One client call under a deadline: the link of the interceptor chain that owns the call's
+ * single wheel handle.
+ *
+ * It is both the call (towards the application) and the listener (towards grpc-js), and
+ * forwards every event straight to its neighbour: unlike a `RequesterBuilder`/`ListenerBuilder`
+ * interceptor it allocates no closure per call or message, which keeps the cost per in-flight
+ * call at one object and one timer.
+ *
+ * The handle expires at the earlier of the deadline and, for a response stream with an idle
+ * limit, the last received message plus that limit. A message pushes it later with an O(1)
+ * `refresh()`; the status cancels it.
+ */
+export class DeadlineCall extends InterceptingCall implements InterceptingListener {
+  private listener: Partial<InterceptingListener> | undefined;
+  private timer: TimerHandle | undefined;
+
+  /**
+   * @param next - the rest of the chain, made with `deadline: Infinity` so that grpc-js runs no timer of its own
+   * @param expiresAt - the deadline on `wheel`'s clock, `Infinity` for none (idle limit only)
+   * @param budgetMs - the time the call had when it was made, for the status details
+   * @param idleMs - the response stream's idle limit, `Infinity` for none
+   * @param ambientSignal - the ambient deadline's signal; its abort by a cancel cancels this call
+   */
+  constructor(
+    private readonly next: InterceptingCallInterface,
+    private readonly wheel: TimingWheel,
+    private readonly path: string,
+    private readonly limit: DeadlineLimit,
+    private readonly expiresAt: number,
+    private readonly budgetMs: number,
+    private readonly idleMs: number,
+    private readonly ambientSignal: AbortSignal | undefined,
+  ) {
+    super(next);
+  }
+
+  override start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
+    this.listener = listener;
+    const now = this.wheel.clock.now();
+    let sent = metadata;
+    if (this.expiresAt !== Infinity) {
+      // Our own copy: the caller may reuse its Metadata object for other calls.
+      sent = metadata.clone();
+      sent.set(GRPC_TIMEOUT_HEADER, grpcTimeoutValue(this.expiresAt - now));
+    }
+    const firstExpiry = this.idleMs < this.expiresAt - now ? now + this.idleMs : this.expiresAt;
+    // The call keeps the process alive while it runs; its deadline never has to.
+    this.timer = this.wheel.scheduleAt(firstExpiry, () => this.expire()).unref();
+    this.ambientSignal?.addEventListener('abort', this);
+    this.next.start(sent, this);
+  }
+
+  override sendMessageWithContext(context: MessageContext, message: unknown): void {
+    this.next.sendMessageWithContext(context, message);
+  }
+
+  override sendMessage(message: unknown): void {
+    this.next.sendMessage(message);
+  }
+
+  override halfClose(): void {
+    this.next.halfClose();
+  }
+
+  override cancelWithStatus(code: Status, details: string): void {
+    this.next.cancelWithStatus(code, details);
+  }
+
+  /** @internal Listener side: response headers. */
+  onReceiveMetadata(metadata: Metadata): void {
+    this.listener?.onReceiveMetadata?.(metadata);
+  }
+
+  /** @internal Listener side: a response message restarts the idle limit. */
+  onReceiveMessage(message: unknown): void {
+    const timer = this.timer;
+    if (this.idleMs !== Infinity && timer !== undefined && timer.pending) {
+      const left = this.expiresAt - this.wheel.clock.now();
+      timer.refresh(left > this.idleMs ? this.idleMs : left > 0 ? left : 0);
+    }
+    this.listener?.onReceiveMessage?.(message);
+  }
+
+  /** @internal Listener side: the call is over, so is its timer. */
+  onReceiveStatus(status: StatusObject): void {
+    this.timer?.cancel();
+    this.ambientSignal?.removeEventListener('abort', this);
+    this.listener?.onReceiveStatus?.(status);
+  }
+
+  /** @internal The ambient deadline's signal aborted. */
+  handleEvent(): void {
+    const reason: unknown = this.ambientSignal?.reason;
+    // Its timeout is ours too (this call's deadline is never later), and our timer reports it.
+    if (reason instanceof DOMException && reason.name === 'TimeoutError') return;
+    this.next.cancelWithStatus(Status.CANCELLED, AMBIENT_CANCELLED);
+  }
+
+  private expire(): void {
+    const details =
+      this.wheel.clock.now() >= this.expiresAt ? expiredDetails(this.limit, this.budgetMs, this.path) : idleDetails(this.idleMs, this.path);
+    this.next.cancelWithStatus(Status.DEADLINE_EXCEEDED, details);
+  }
+}

@@ -1,0 +1,87 @@
+import { describeValue, type TimingWheel } from '@tickwheel/core';
+
+/**
+ * Checks shared by both interceptors' options. Everything is checked when the interceptor is
+ * built, so a typo in a method key or a NaN timeout fails at startup, not on the first call.
+ */
+
+/** `'/pkg.Service'`: the leading slash, then the fully qualified service name. */
+const SERVICE_KEY = /^\/[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+/** `'/pkg.Service/Method'`: the path grpc-js puts in `method_definition.path`. */
+const METHOD_KEY = /^\/[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\/[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Overrides split by the kind of key, ready for lookups by call path. */
+export interface Overrides<T> {
+  readonly services: ReadonlyMap<string, T>;
+  readonly methods: ReadonlyMap<string, T>;
+}
+
+/**
+ * Throws unless `value` is a number >= `min`, or `Infinity` (no limit).
+ * @returns the value, or `undefined` when it was not given
+ */
+export function optionalLimitMs(value: unknown, name: string, min = 0): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number') {
+    throw new TypeError(`${name} must be a number >= ${min} (Infinity for no limit), got ${describeValue(value)} (${typeof value})`);
+  }
+  if (Number.isNaN(value) || value < min) {
+    throw new RangeError(`${name} must be a number >= ${min} (Infinity for no limit), got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Throws a TypeError unless `value` is an options object (or `undefined`, read as `{}`) whose
+ * keys are all in `known`, so that a misspelt option fails instead of being ignored.
+ */
+export function optionsObject(value: unknown, name: string, known?: readonly string[]): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`${name} must be an object, got ${describeValue(value)}`);
+  }
+  if (known !== undefined) {
+    for (const key of Object.keys(value)) {
+      if (!known.includes(key)) {
+        throw new TypeError(`${name} has an unknown option ${describeValue(key)}; known options: ${known.join(', ')}`);
+      }
+    }
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Throws a TypeError unless `value` looks like a `TimingWheel` (or is `undefined`). */
+export function optionalWheel(value: unknown, name: string): TimingWheel | undefined {
+  if (value === undefined) return undefined;
+  const wheel = value as Partial<TimingWheel> | null;
+  if (wheel === null || typeof wheel !== 'object' || typeof wheel.scheduleAt !== 'function' || typeof wheel.clock?.now !== 'function') {
+    throw new TypeError(`${name} must be a TimingWheel from @tickwheel/core, got ${describeValue(value)}`);
+  }
+  return value as TimingWheel;
+}
+
+/**
+ * Validates an `overrides` option: each key must be `'/pkg.Service'` or `'/pkg.Service/Method'`
+ * and each value is checked by `parse`.
+ */
+export function parseOverrides<T>(value: unknown, name: string, parse: (entry: unknown, entryName: string) => T): Overrides<T> {
+  const services = new Map<string, T>();
+  const methods = new Map<string, T>();
+  for (const [key, entry] of Object.entries(optionsObject(value, name))) {
+    const entryName = `${name}[${JSON.stringify(key)}]`;
+    if (METHOD_KEY.test(key)) methods.set(key, parse(entry, entryName));
+    else if (SERVICE_KEY.test(key)) services.set(key, parse(entry, entryName));
+    else {
+      throw new RangeError(
+        `${name} keys must be '/package.Service' or '/package.Service/Method' (as in method_definition.path), got ${describeValue(key)}`,
+      );
+    }
+  }
+  return { services, methods };
+}
+
+/** The service key of a call path: `'/pkg.Service/Method'` → `'/pkg.Service'`. */
+export function serviceKeyOf(path: string): string {
+  const slash = path.lastIndexOf('/');
+  return slash > 0 ? path.slice(0, slash) : path;
+}

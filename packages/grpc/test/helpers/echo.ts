@@ -115,7 +115,9 @@ export function echoImplementation(log: HandlerLog): grpc.UntypedServiceImplemen
       call.on('data', (req: EchoRequest) => {
         // Read per message: the ambient deadline must reach the stream's event handlers too.
         const remainingMs = remainingNow();
-        later(req.delayMs ?? 0, call, () => call.write({ text: req.text, remainingMs }));
+        const write = (): void => void call.write({ text: req.text, remainingMs });
+        if (req.delayMs === 0) write();
+        else later(req.delayMs ?? 0, call, write);
       });
       call.on('end', () => call.end());
     },

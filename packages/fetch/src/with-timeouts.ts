@@ -66,7 +66,7 @@ async function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unk
         if (delay === undefined) throw reason;
         // retryDelay() only returns a delay for this attempt's own TimeoutError.
         options.retry!.onRetry?.(reason as TimeoutError, attempt + 1);
-        await timer.backoff(delay);
+        if (delay > 0) await timer.backoff(delay);
         continue;
       }
       return timer.responseArrived(response);

@@ -170,14 +170,15 @@ export class Worker {
     const full = now >= this.lastPoll + this.ctx.pollIntervalMs;
     if (full) this.lastPoll = now;
     const serverNow = this.serverNow(now);
-    for (const shard of this.shards) {
-      if (!shard.claiming && (full || shard.next <= serverNow)) this.claim(shard, full);
-    }
+    const due = this.shards.filter((shard) => !shard.claiming && (full || shard.next <= serverNow));
+    // Free handler slots are shared among the shards claimed now, so their claims go out together.
+    const free = this.ctx.concurrency - this.running - this.reserved;
+    for (const shard of due) this.claim(shard, full, Math.min(this.ctx.batchSize, Math.max(1, Math.floor(free / due.length))));
     this.arm();
   }
 
-  private claim(shard: Shard, resync: boolean): void {
-    const limit = Math.min(this.ctx.batchSize, this.ctx.concurrency - this.running - this.reserved);
+  private claim(shard: Shard, resync: boolean, share: number): void {
+    const limit = Math.min(share, this.ctx.concurrency - this.running - this.reserved);
     if (limit <= 0) return;
     shard.claiming = true;
     shard.hint = Infinity;

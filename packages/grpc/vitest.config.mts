@@ -4,5 +4,9 @@ export default defineProject({
   test: {
     name: 'grpc',
     include: ['test/**/*.test.ts'],
+    // Installs Debian's python3-grpcio when missing (the interop test's Python client needs it).
+    globalSetup: ['test/global-setup.ts'],
+    // The integration tests make 10,000 calls and start a Python client: leave them room on a busy machine.
+    testTimeout: 60_000,
   },
 });

@@ -1,0 +1,67 @@
+import * as grpc from '@grpc/grpc-js';
+import { TimingWheel } from '@tickwheel/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
+import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
+import { echoClient, echoImplementation, EchoService, newLog, ready, startServer, unary, type EchoClient, type Running } from '../helpers/echo.js';
+
+// Real time, real sockets: 10,000 calls through both interceptors, each side on a private
+// wheel so that its size counts this test's timers only.
+
+const CALLS = 10_000;
+const CONCURRENCY = 64;
+
+let server: Running;
+let client: EchoClient;
+const clientWheel = new TimingWheel();
+const serverWheel = new TimingWheel();
+
+beforeAll(async () => {
+  server = await startServer([[EchoService.service, echoImplementation(newLog())]], {
+    interceptors: [serverDeadlineInterceptor({ defaultTimeoutMs: 30_000, wheel: serverWheel })],
+  });
+  client = echoClient(server.address, [deadlineInterceptor({ timeoutMs: 30_000, wheel: clientWheel })]);
+  await ready(client);
+});
+afterAll(async () => {
+  client.close();
+  await server.close();
+  clientWheel.close();
+  serverWheel.close();
+});
+
+async function untilEmpty(wheel: TimingWheel): Promise<number> {
+  for (let i = 0; i < 200 && wheel.size > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  return wheel.size;
+}
+
+describe('many-calls', () => {
+  it(`leaves no timer on either wheel after ${CALLS.toLocaleString('en-US')} calls, some of them timing out`, async () => {
+    let next = 0;
+    let ok = 0;
+    const timedOut: string[] = [];
+    const failures: string[] = [];
+    const worker = async (): Promise<void> => {
+      while (next < CALLS) {
+        const i = next++;
+        // Every 100th call outlives a 20 ms deadline of its own; every other one is fast.
+        const slow = i % 100 === 99;
+        const { err } = await unary(client, { text: String(i), delayMs: slow ? 300 : 0 }, slow ? { deadline: Date.now() + 20 } : {});
+        if (err === null) ok++;
+        else if (slow && err.code === grpc.status.DEADLINE_EXCEEDED) timedOut.push(err.details);
+        else failures.push(`${i}: ${err.code} ${err.details}`);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+
+    expect(failures).toEqual([]);
+    expect(ok).toBe(CALLS - CALLS / 100);
+    expect(timedOut).toHaveLength(CALLS / 100);
+    expect(timedOut.every((details) => / \(explicit limit\) /.test(details))).toBe(true);
+    expect(clientWheel.size).toBe(0);
+    expect(clientWheel.stats().scheduled).toBe(CALLS);
+    // The server learns of the cancelled calls a moment later, over the wire.
+    expect(await untilEmpty(serverWheel)).toBe(0);
+    expect(serverWheel.stats().scheduled).toBe(CALLS);
+  });
+});

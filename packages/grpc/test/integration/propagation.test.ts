@@ -1,0 +1,138 @@
+import * as grpc from '@grpc/grpc-js';
+import { currentDeadline, ManualClock, TimingWheel } from '@tickwheel/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
+import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
+import { echoClient, echoImplementation, EchoService, newLog, nextStart, ready, startServer, unary, type EchoReply, type EchoRequest, type Running } from '../helpers/echo.js';
+
+// Two hops on the system clock: client → server A → server B. A's handler calls B with no
+// deadline code of its own; the budget the first client set must reach B, and the call must
+// end when it runs out, named as propagated in A.
+
+const running: Running[] = [];
+const clients: grpc.Client[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.close();
+  for (const server of running.splice(0)) await server.close();
+});
+
+interface Hop {
+  /** What A's outgoing call to B ended with. */
+  downstream: Promise<{ err: grpc.ServiceError | null; res?: EchoReply }>;
+  /** A's ambient remaining budget when its handler started. */
+  remainingAtA: number;
+}
+
+/**
+ * Server A: its handler forwards the request to B through `callB` and answers with B's reply.
+ * `serverInterceptors` are A's.
+ */
+async function startRelay(callB: (req: EchoRequest, parent: grpc.ServerUnaryCall<EchoRequest, EchoReply>) => Promise<{ err: grpc.ServiceError | null; res?: EchoReply }>, serverInterceptors: grpc.ServerInterceptor[]) {
+  const hops: Hop[] = [];
+  const relay = await startServer(
+    [
+      [
+        EchoService.service,
+        {
+          Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+            const downstream = callB(call.request, call);
+            hops.push({ downstream, remainingAtA: currentDeadline()?.remaining() ?? -1 });
+            void downstream.then(({ err, res }) => callback(err, res));
+          },
+        },
+      ],
+    ],
+    { interceptors: serverInterceptors },
+  );
+  running.push(relay);
+  return { relay, hops };
+}
+
+describe('propagation', () => {
+  it('carries the first client’s budget through server A into server B, and ends the chain when it runs out', async () => {
+    const logB = newLog();
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], { interceptors: [serverDeadlineInterceptor()] });
+    running.push(serverB);
+    const toB = echoClient(serverB.address, [deadlineInterceptor({ timeoutMs: 10_000 })]);
+    clients.push(toB);
+    await ready(toB);
+    // A's outgoing call: no deadline option, no parent: only the ambient deadline.
+    const { relay, hops } = await startRelay((req) => unary(toB, req), [serverDeadlineInterceptor()]);
+    const client = echoClient(relay.address, [deadlineInterceptor({ timeoutMs: 200 })]);
+    clients.push(client);
+    await ready(client);
+
+    const { err, ms } = await unary(client, { text: 'deep', delayMs: -1 });
+    expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(err?.details).toBe('Deadline exceeded after 200 ms (default limit) on /tickwheel.test.Echo/Unary');
+    expect(ms).toBeGreaterThanOrEqual(199);
+    expect(ms).toBeLessThan(200 + 1_000);
+
+    expect(hops).toHaveLength(1);
+    expect(hops[0]!.remainingAtA).toBeGreaterThan(0);
+    expect(hops[0]!.remainingAtA).toBeLessThanOrEqual(200);
+    const downstream = await hops[0]!.downstream;
+    expect(downstream.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(downstream.err?.details).toMatch(/^Deadline exceeded after \d+ ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+
+    expect(logB.started).toEqual(['Unary']);
+    const signalB = logB.signals[0]!;
+    await new Promise<void>((resolve) => (signalB.aborted ? resolve() : signalB.addEventListener('abort', () => resolve())));
+    expect(signalB.aborted).toBe(true);
+  });
+
+  it('lets a chain that fits in the budget complete, with the remaining budget shrinking hop by hop', async () => {
+    const logB = newLog();
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], { interceptors: [serverDeadlineInterceptor()] });
+    running.push(serverB);
+    const toB = echoClient(serverB.address, [deadlineInterceptor()]);
+    clients.push(toB);
+    const { relay, hops } = await startRelay((req) => unary(toB, req), [serverDeadlineInterceptor()]);
+    const client = echoClient(relay.address, [deadlineInterceptor({ timeoutMs: 5_000 })]);
+    clients.push(client);
+
+    const { err, res } = await unary(client, { text: 'ok', delayMs: 0 });
+    expect(err).toBeNull();
+    expect(res?.text).toBe('ok');
+    // B's budget is what A had left, sent on as grpc-timeout (rounded up to whole ms).
+    expect(res!.remainingMs).toBeLessThanOrEqual(Math.ceil(hops[0]!.remainingAtA));
+    expect(res!.remainingMs).toBeGreaterThan(1_000);
+  });
+
+  it('takes the deadline from the parent call option when the handler has no ambient deadline, on the wheel', async () => {
+    // A ManualClock wheel for A's outgoing call: the propagated deadline fires when the test
+    // says, well before grpc-js's own timers for the incoming call (which would cancel it).
+    const clock = new ManualClock(0);
+    const wheel = new TimingWheel({ clock });
+    const logB = newLog();
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]]);
+    running.push(serverB);
+    const toB = echoClient(serverB.address, [deadlineInterceptor({ wheel })]);
+    clients.push(toB);
+    await ready(toB);
+    // A is a bare grpc-js server: the only deadline its handler has is call.getDeadline().
+    let pendingOnWheel = -1;
+    const { relay, hops } = await startRelay((req, parent) => {
+      const outcome = unary(toB, req, { parent });
+      pendingOnWheel = wheel.size;
+      return outcome;
+    }, []);
+    const client = echoClient(relay.address);
+    clients.push(client);
+    await ready(client);
+
+    const started = nextStart(logB);
+    const outcome = unary(client, { text: 'x', delayMs: -1 }, { deadline: Date.now() + 5_000 });
+    await started;
+    expect(pendingOnWheel).toBe(1);
+    clock.advance(4_000);
+    expect(wheel.size).toBe(1);
+    clock.advance(1_000);
+    const downstream = await hops[0]!.downstream;
+    expect(downstream.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(downstream.err?.details).toMatch(/^Deadline exceeded after (4\d\d\d|5000) ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+    expect(wheel.size).toBe(0);
+    // A answers its client with the error it got.
+    expect((await outcome).err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+  });
+});

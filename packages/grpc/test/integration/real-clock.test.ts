@@ -1,0 +1,56 @@
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
+import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
+import { echoClient, echoImplementation, EchoService, newLog, ready, startServer, unary, type EchoClient, type Running } from '../helpers/echo.js';
+
+// The same limits on the process-wide shared wheel and the system clock, with small timeouts
+// and generous upper bounds (the machine is shared): never early, never badly late.
+
+let server: Running;
+let plain: EchoClient;
+
+beforeAll(async () => {
+  server = await startServer([[EchoService.service, echoImplementation(newLog())]], {
+    interceptors: [serverDeadlineInterceptor({ overrides: { '/tickwheel.test.Echo/ServerStream': { defaultTimeoutMs: 60 } } })],
+  });
+  plain = echoClient(server.address);
+  await ready(plain);
+});
+afterAll(async () => {
+  plain.close();
+  await server.close();
+});
+
+describe('real-clock', () => {
+  it('ends a client call at its timeout, not before', async () => {
+    const client = echoClient(server.address, [deadlineInterceptor({ timeoutMs: 50 })]);
+    await ready(client);
+    const { err, ms } = await unary(client, { text: 'x', delayMs: -1 });
+    client.close();
+    expect(err?.details).toBe('Deadline exceeded after 50 ms (default limit) on /tickwheel.test.Echo/Unary');
+    expect(ms).toBeGreaterThanOrEqual(50);
+    expect(ms).toBeLessThan(50 + 500);
+  });
+
+  it('ends a server call at the server default, not before', async () => {
+    const started = performance.now();
+    const stream = plain.ServerStream({ text: 's', delayMs: -1, count: 1 });
+    const err = await new Promise<grpc.ServiceError>((resolve) => {
+      stream.on('error', resolve);
+      stream.on('data', () => undefined);
+    });
+    const ms = performance.now() - started;
+    expect(err.details).toBe('Deadline exceeded after 60 ms (default limit) on /tickwheel.test.Echo/ServerStream');
+    expect(ms).toBeGreaterThanOrEqual(59);
+    expect(ms).toBeLessThan(60 + 500);
+  });
+
+  it('never times out fast calls', async () => {
+    const client = echoClient(server.address, [deadlineInterceptor({ timeoutMs: 1_000 })]);
+    await ready(client);
+    const outcomes = await Promise.all(Array.from({ length: 500 }, (_, i) => unary(client, { text: String(i), delayMs: 0 })));
+    client.close();
+    expect(outcomes.filter((o) => o.err !== null)).toEqual([]);
+  });
+});

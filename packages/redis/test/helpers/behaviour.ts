@@ -237,6 +237,17 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         expect(ack).toHaveBeenCalledTimes(2);
       });
 
+      it('keeps a timer its own handler scheduled again (the ack is fenced)', async () => {
+        const t = timers({ namespace: uniqueNamespace() });
+        await t.schedule('repeat', 0, 1);
+        const fired = await worker(t, async (timer) => {
+          if ((timer.payload as number) < 3) await t.schedule('repeat', 10, (timer.payload as number) + 1);
+        });
+        await until(() => fired.length === 3, 'three rounds');
+        expect(fired.map((f) => [f.payload, f.attempts])).toEqual([[1, 1], [2, 1], [3, 1]]);
+        await until(async () => (await t.get('repeat')) === undefined, 'the last ack');
+      });
+
       it('throws when started twice', async () => {
         const t = timers({ namespace: uniqueNamespace() });
         await t.start(() => undefined);

@@ -1,0 +1,335 @@
+/**
+ * The redis suite: @tickwheel/redis's RedisTimers against BullMQ 5 delayed jobs, on the same
+ * real redis-server (started here on a free loopback port, no persistence), in this one process
+ * run, candidates alternating round by round. Each run forks 4 worker processes of the candidate,
+ * schedules timers from this process, and records when each handler starts.
+ *
+ * - throughput: N timers all due at the same instant T; fired/s = N / (last handler start - T).
+ * - lateness: M timers spread one per ms over M ms (a steady rate well below either's capacity);
+ *   lateness = handler start - due time, p50 and p99 over all timers of a run.
+ * - commands: Redis commands per fired timer in the throughput runs, from `INFO commandstats`
+ *   deltas (every command counts, including those a Lua script calls), scheduling included.
+ *
+ * Handlers are empty; both ack/complete and delete (BullMQ jobs use removeOnComplete). Both get
+ * 4 workers with concurrency 100. RedisTimers claims in batches of 100.
+ *
+ *   node --expose-gc suites/redis.mjs          # or: npm run bench -- redis
+ *
+ * BENCH_REPEATS overrides the number of alternating rounds (default 3); BENCH_REDIS_SHARDS the
+ * shards of RedisTimers (default 1: one redis-server has no slots to spread over).
+ */
+import { fork, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Redis } from 'ioredis';
+import { Queue, Worker } from 'bullmq';
+import { RedisTimers } from '@tickwheel/redis';
+import { alternate, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const WORKERS = 4;
+const CONCURRENCY = 100;
+const SHARDS = Number(process.env.BENCH_REDIS_SHARDS ?? 1);
+const THROUGHPUT_TIMERS = 10_000;
+const LATENESS_TIMERS = 2_000;
+const SELF = fileURLToPath(import.meta.url);
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------------------------
+// Worker processes: `node suites/redis.mjs --worker <candidate> <json>`. Each fired timer is
+// reported as [dueAt, startedAt] (epoch ms; the due time the scheduler intended, from the payload).
+
+async function workerMain(candidate, config) {
+  const fired = [];
+  const flush = () => {
+    if (fired.length > 0) process.send({ fired: fired.splice(0) });
+  };
+  setInterval(flush, 25);
+  let stop;
+  if (candidate === 'tickwheel') {
+    const redis = new Redis(config.url);
+    const timers = new RedisTimers({ redis, namespace: config.name, shards: SHARDS, leaseMs: 30_000, concurrency: CONCURRENCY, batchSize: 100 });
+    await timers.start(({ payload }) => {
+      fired.push([payload, Date.now()]);
+    });
+    stop = async () => {
+      await timers.stop();
+      redis.disconnect();
+    };
+  } else {
+    const worker = new Worker(
+      config.name,
+      async (job) => {
+        fired.push([job.data, Date.now()]);
+      },
+      { connection: { host: '127.0.0.1', port: config.port, maxRetriesPerRequest: null }, concurrency: CONCURRENCY },
+    );
+    await worker.waitUntilReady();
+    stop = () => worker.close();
+  }
+  process.send({ ready: true });
+  process.on('message', async (message) => {
+    if (message !== 'stop') return;
+    await stop();
+    flush();
+    process.send({ stopped: true }, () => process.exit(0));
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The redis-server and its command counter.
+
+async function freePort() {
+  const listen = (port) =>
+    new Promise((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+  for (let i = 0; i < 200; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 30_000);
+    if (await listen(port)) return port;
+  }
+  throw new Error('no free port');
+}
+
+async function startRedis() {
+  if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0) {
+    throw new Error('redis-server is not installed (apt-get install -y redis-server)');
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-bench-redis-'));
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', path.join(dir, 'log')], { stdio: 'ignore' });
+  const admin = new Redis({ port, host: '127.0.0.1', retryStrategy: (n) => (n > 100 ? null : 20) });
+  admin.on('error', () => undefined); // refused until the server listens; ping() below waits
+  await admin.ping();
+  const stop = async () => {
+    admin.disconnect();
+    child.kill('SIGKILL');
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  return { port, url: `redis://127.0.0.1:${port}`, admin, stop, version: (await admin.info('server')).match(/redis_version:(\S+)/)[1] };
+}
+
+/** Total `calls` over every command in INFO commandstats. */
+async function commandCount(admin) {
+  const info = await admin.info('commandstats');
+  let total = 0;
+  for (const match of info.matchAll(/calls=(\d+)/g)) total += Number(match[1]);
+  return total;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One run of one candidate: 4 workers, N timers scheduled from here.
+
+let runCounter = 0;
+
+async function startWorkers(candidate, server, name) {
+  const workers = [];
+  const fired = [];
+  for (let i = 0; i < WORKERS; i++) {
+    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ url: server.url, port: server.port, name })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const ready = new Promise((resolve, reject) => {
+      child.on('message', (m) => {
+        if (m.ready) resolve();
+        if (m.fired) fired.push(...m.fired);
+      });
+      child.once('exit', (code) => reject(new Error(`${candidate} worker exited with ${code}`)));
+    });
+    ready.catch(() => undefined);
+    workers.push({ child, ready });
+  }
+  await Promise.all(workers.map((w) => w.ready));
+  const stop = () =>
+    Promise.all(
+      workers.map(
+        (w) =>
+          new Promise((resolve) => {
+            const timer = setTimeout(() => w.child.kill('SIGKILL'), 10_000);
+            w.child.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            w.child.send('stop');
+          }),
+      ),
+    );
+  return { fired, stop };
+}
+
+/** A scheduler for the candidate: `add(items)` with items [dueAt (epoch ms), payload]. */
+async function scheduler(candidate, server, name) {
+  if (candidate === 'tickwheel') {
+    const redis = new Redis(server.url);
+    const timers = new RedisTimers({ redis, namespace: name, shards: SHARDS });
+    return {
+      async add(dues) {
+        for (let i = 0; i < dues.length; i += 1_000) await Promise.all(dues.slice(i, i + 1_000).map((due, k) => timers.schedule(`t${i + k}`, { at: due }, due)));
+      },
+      close: () => redis.disconnect(),
+    };
+  }
+  const queue = new Queue(name, { connection: { host: '127.0.0.1', port: server.port, maxRetriesPerRequest: null } });
+  await queue.waitUntilReady();
+  return {
+    async add(dues) {
+      for (let i = 0; i < dues.length; i += 1_000) {
+        const now = Date.now();
+        await queue.addBulk(dues.slice(i, i + 1_000).map((due, k) => ({ name: 't', data: due, opts: { delay: Math.max(0, due - now), jobId: `t${i + k}`, removeOnComplete: true, removeOnFail: true } })));
+      }
+    },
+    close: () => queue.close(),
+  };
+}
+
+async function waitFor(fired, count, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (fired.length < count) {
+    if (Date.now() > deadline) throw new Error(`only ${fired.length} of ${count} timers fired within ${timeoutMs} ms`);
+    await sleep(10);
+  }
+}
+
+/** Throughput run: returns { firedPerSecond, commandsPerTimer }. */
+async function throughputRun(candidate, server) {
+  const name = `tp-${candidate}-${runCounter++}`;
+  const workers = await startWorkers(candidate, server, name);
+  const sched = await scheduler(candidate, server, name);
+  try {
+    await sleep(200);
+    const before = await commandCount(server.admin);
+    const dueAt = Date.now() + 3_000;
+    await sched.add(new Array(THROUGHPUT_TIMERS).fill(dueAt));
+    if (Date.now() >= dueAt) throw new Error('scheduling took longer than the 3 s lead time');
+    await waitFor(workers.fired, THROUGHPUT_TIMERS, 120_000);
+    const last = Math.max(...workers.fired.map(([, at]) => at));
+    await sleep(300); // acks and completions land
+    const commands = (await commandCount(server.admin)) - before - 1;
+    if (workers.fired.length !== THROUGHPUT_TIMERS) throw new Error(`${candidate}: ${workers.fired.length} deliveries for ${THROUGHPUT_TIMERS} timers`);
+    return { firedPerSecond: THROUGHPUT_TIMERS / (Math.max(1, last - dueAt) / 1000), commandsPerTimer: commands / THROUGHPUT_TIMERS };
+  } finally {
+    await sched.close();
+    await workers.stop();
+    await server.admin.flushall();
+  }
+}
+
+/** Lateness run: one timer per ms; returns { p50, p99 } in ms. */
+async function latenessRun(candidate, server) {
+  const name = `lt-${candidate}-${runCounter++}`;
+  const workers = await startWorkers(candidate, server, name);
+  const sched = await scheduler(candidate, server, name);
+  try {
+    await sleep(200);
+    const start = Date.now() + 1_500;
+    await sched.add(Array.from({ length: LATENESS_TIMERS }, (_, i) => start + i));
+    await waitFor(workers.fired, LATENESS_TIMERS, 60_000);
+    const lateness = workers.fired.map(([due, at]) => at - due);
+    return { p50: percentile(lateness, 50), p99: percentile(lateness, 99) };
+  } finally {
+    await sched.close();
+    await workers.stop();
+    await server.admin.flushall();
+  }
+}
+
+function summarize(samples) {
+  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
+}
+
+export async function run() {
+  const server = await startRedis();
+  const t0 = performance.now();
+  try {
+    const commands = { tickwheel: [], bullmq: [] };
+    const throughput = await alternate(
+      Object.fromEntries(
+        ['tickwheel', 'bullmq'].map((c) => [
+          c,
+          async () => {
+            const r = await throughputRun(c, server);
+            commands[c].push(r.commandsPerTimer);
+            return r.firedPerSecond;
+          },
+        ]),
+      ),
+      REPEATS,
+    );
+    const p50 = { tickwheel: [], bullmq: [] };
+    const p99 = await alternate(
+      Object.fromEntries(
+        ['tickwheel', 'bullmq'].map((c) => [
+          c,
+          async () => {
+            const r = await latenessRun(c, server);
+            p50[c].push(r.p50);
+            return r.p99;
+          },
+        ]),
+      ),
+      REPEATS,
+    );
+    const common = { subject: 'tickwheel', baseline: 'bullmq' };
+    const scenarios = [
+      scenario({
+        ...common,
+        id: 'redis-fired-throughput',
+        title: `Timers fired per second, ${THROUGHPUT_TIMERS.toLocaleString('en-US')} due at once, ${WORKERS} worker processes`,
+        unit: 'timers/s',
+        higherIsBetter: true,
+        results: throughput,
+        target: { ratio: 2 },
+      }),
+      scenario({
+        ...common,
+        id: 'redis-lateness-p50',
+        title: `Fire lateness p50, ${LATENESS_TIMERS.toLocaleString('en-US')} timers at 1 per ms, ${WORKERS} workers`,
+        unit: 'ms',
+        higherIsBetter: false,
+        results: summarize(p50),
+      }),
+      scenario({
+        ...common,
+        id: 'redis-lateness-p99',
+        title: `Fire lateness p99, ${LATENESS_TIMERS.toLocaleString('en-US')} timers at 1 per ms, ${WORKERS} workers`,
+        unit: 'ms',
+        higherIsBetter: false,
+        results: p99,
+        target: { max: 10 },
+      }),
+      scenario({
+        ...common,
+        id: 'redis-commands-per-timer',
+        title: 'Redis commands per fired timer (INFO commandstats, scheduling included, Lua-internal calls counted)',
+        unit: 'commands',
+        higherIsBetter: false,
+        results: summarize(commands),
+      }),
+    ];
+    for (const sc of scenarios) printScenario(sc);
+    console.log(`  (redis suite took ${((performance.now() - t0) / 1000).toFixed(0)} s, redis-server ${server.version})`);
+    return { scenarios, redisVersion: server.version };
+  } finally {
+    await server.stop();
+  }
+}
+
+if (process.argv[2] === '--worker') {
+  await workerMain(process.argv[3], JSON.parse(process.argv[4]));
+} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { scenarios, redisVersion } = await run();
+  const file = writeResults('redis', {
+    scenarios,
+    command: 'npm run bench -- redis',
+    repeats: REPEATS,
+    extra: { redisVersion, workers: WORKERS, concurrency: CONCURRENCY, shards: SHARDS, bullmq: createRequire(import.meta.url)('bullmq/package.json').version },
+  });
+  console.log(`  wrote ${file}`);
+}

@@ -40,12 +40,14 @@ export interface HandlerLog {
   started: string[];
   /** For each handler, its ambient deadline's signal (undefined when it had none). */
   signals: Array<AbortSignal | undefined>;
+  /** For each handler, its ambient remaining budget when it started (-1 when it had none). */
+  remaining: number[];
   /** Resolves each time a handler starts. */
   onStart: Array<() => void>;
 }
 
 export function newLog(): HandlerLog {
-  return { started: [], signals: [], onStart: [] };
+  return { started: [], signals: [], remaining: [], onStart: [] };
 }
 
 /** Resolves when the next handler starts. */
@@ -60,6 +62,7 @@ function remainingNow(): number {
 function record(log: HandlerLog, method: string): void {
   log.started.push(method);
   log.signals.push(currentDeadline()?.signal);
+  log.remaining.push(remainingNow());
   for (const resolve of log.onStart.splice(0)) resolve();
 }
 

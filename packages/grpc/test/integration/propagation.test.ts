@@ -69,16 +69,46 @@ describe('propagation', () => {
     expect(ms).toBeLessThan(200 + 1_000);
 
     expect(hops).toHaveLength(1);
-    expect(hops[0]!.remainingAtA).toBeGreaterThan(0);
-    expect(hops[0]!.remainingAtA).toBeLessThanOrEqual(200);
-    const downstream = await hops[0]!.downstream;
-    expect(downstream.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-    expect(downstream.err?.details).toMatch(/^Deadline exceeded after \d+ ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
-
+    const remainingAtA = hops[0]!.remainingAtA;
+    expect(remainingAtA).toBeGreaterThan(0);
+    expect(remainingAtA).toBeLessThanOrEqual(200);
     expect(logB.started).toEqual(['Unary']);
+    expect(logB.remaining[0]).toBeGreaterThan(0);
+    expect(logB.remaining[0]).toBeLessThanOrEqual(Math.ceil(remainingAtA));
+    // A's deadline and the client's are the same instant: A's outgoing call ends on it, or on
+    // the client's cancel when that reaches A first. Either way it ends with the budget.
+    const downstream = await hops[0]!.downstream;
+    if (downstream.err?.code === grpc.status.DEADLINE_EXCEEDED) {
+      expect(downstream.err.details).toMatch(/^Deadline exceeded after \d+ ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+    } else {
+      expect(downstream.err?.code).toBe(grpc.status.CANCELLED);
+    }
     const signalB = logB.signals[0]!;
     await new Promise<void>((resolve) => (signalB.aborted ? resolve() : signalB.addEventListener('abort', () => resolve())));
     expect(signalB.aborted).toBe(true);
+  });
+
+  it('ends the downstream call on server A’s own limit, named as propagated, and tells the client', async () => {
+    const logB = newLog();
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], { interceptors: [serverDeadlineInterceptor()] });
+    running.push(serverB);
+    const toB = echoClient(serverB.address, [deadlineInterceptor({ timeoutMs: 10_000 })]);
+    clients.push(toB);
+    await ready(toB);
+    const { relay, hops } = await startRelay((req) => unary(toB, req), [serverDeadlineInterceptor({ maxTimeoutMs: 100 })]);
+    const client = echoClient(relay.address, [deadlineInterceptor({ timeoutMs: 5_000 })]);
+    clients.push(client);
+    await ready(client);
+
+    const { err, ms } = await unary(client, { text: 'deep', delayMs: -1 });
+    // A's server limit answers the client; A's outgoing call to B ended on the same budget.
+    expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(ms).toBeGreaterThanOrEqual(99);
+    expect(ms).toBeLessThan(100 + 1_000);
+    const downstream = await hops[0]!.downstream;
+    expect(downstream.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(downstream.err?.details).toMatch(/^Deadline exceeded after (9\d|100) ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+    expect(logB.remaining[0]).toBeLessThanOrEqual(100);
   });
 
   it('lets a chain that fits in the budget complete, with the remaining budget shrinking hop by hop', async () => {

@@ -6,8 +6,8 @@
  * Per shard:
  * - `due`     ZSET id -> due time (epoch ms, server clock): scheduled, not yet claimed
  * - `lease`   ZSET id -> lease expiry (epoch ms): claimed, not yet acked
- * - `meta`    HASH id -> `"<seq>:<dueAt>:<attempts>"`; `seq` is unique per schedule, the ack's fence
- * - `payload` HASH id -> payload JSON (absent when scheduled without one)
+ * - `timers`  HASH id -> `"<seq>:<dueAt>:<attempts>:<payload JSON>"` (payload empty when none);
+ *             `seq` is unique per schedule and fences the ack
  * - `seq`     STRING counter for `seq`
  *
  * One pub/sub channel per namespace, `<prefix>:{<namespace>}:wake`, carries `"<shard>:<dueAt>"`
@@ -18,14 +18,13 @@
 export interface ShardKeys {
   due: string;
   lease: string;
-  meta: string;
-  payload: string;
+  timers: string;
   seq: string;
 }
 
 export function shardKeys(prefix: string, namespace: string, shard: number): ShardKeys {
   const base = `${prefix}:{${namespace}:${shard}}`;
-  return { due: `${base}:due`, lease: `${base}:lease`, meta: `${base}:meta`, payload: `${base}:payload`, seq: `${base}:seq` };
+  return { due: `${base}:due`, lease: `${base}:lease`, timers: `${base}:timers`, seq: `${base}:seq` };
 }
 
 export function wakeChannel(prefix: string, namespace: string): string {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { describeValue, requireFunction, requireMs, sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { shardKeys, shardOf, wakeChannel, type ShardKeys } from './keys.js';
 import { decodePayload, encodePayload } from './payload.js';
-import { defineScripts, type ScriptCommands } from './scripts.js';
+import { defineScripts, parseRecord, type ScriptCommands } from './scripts.js';
 import type { DueSpec, FiredTimer, RedisClient, RedisTimersOptions, TimerHandler, TimerInfo } from './types.js';
 import { Worker } from './worker.js';
 
@@ -113,9 +113,9 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     return this.localTime ? String(Date.now()) : '';
   }
 
-  private keysOf(id: string): [string, string, string, string, string] {
+  private keysOf(id: string): [string, string, string, string] {
     const k = this.keys[shardOf(id, this.shards)]!;
-    return [k.due, k.lease, k.meta, k.payload, k.seq];
+    return [k.due, k.lease, k.timers, k.seq];
   }
 
   /**
@@ -185,13 +185,13 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     requireId(id);
     const reply = await this.client.tickwheelGet(...this.keysOf(id), id);
     if (!Array.isArray(reply)) return undefined;
-    const [meta, payload, lease] = reply;
-    const [, dueAt, attempts] = meta.split(':');
+    const [record, lease] = reply;
+    const { dueAt, attempts, payload } = parseRecord(record);
     return {
       id,
       payload: decodePayload<P>(payload),
-      dueAt: Number(dueAt),
-      attempts: Number(attempts),
+      dueAt,
+      attempts,
       state: lease === '' ? 'scheduled' : 'claimed',
       leaseExpiresAt: lease === '' ? undefined : Number(lease),
     };

@@ -7,7 +7,7 @@
  * cmsgpack) run: plain `redis.call`, `string.match`, `string.format`, `tonumber`. Every number
  * that goes into a key or a reply is printed with `F` (see NOW).
  *
- * KEYS are always the shard's `due, lease, meta, payload, seq` (see keys.ts). ARGV listed per
+ * KEYS are always the shard's `due, lease, timers, seq` (see keys.ts). ARGV listed per
  * script below exclude the trailing time argument.
  */
 
@@ -36,16 +36,11 @@ export const SCHEDULE = `${NOW}
 local id = ARGV[1]
 local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
-local seq = F(redis.call('INCR', KEYS[5]))
+local seq = F(redis.call('INCR', KEYS[4]))
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 redis.call('ZREM', KEYS[2], id)
 redis.call('ZADD', KEYS[1], F(due), id)
-redis.call('HSET', KEYS[3], id, seq .. ':' .. F(due) .. ':0')
-if ARGV[4] == '' then
-  redis.call('HDEL', KEYS[4], id)
-else
-  redis.call('HSET', KEYS[4], id, ARGV[4])
-end
+redis.call('HSET', KEYS[3], id, seq .. ':' .. F(due) .. ':0:' .. ARGV[4])
 if head[2] == nil or due < tonumber(head[2]) then
   redis.call('PUBLISH', ARGV[5], ARGV[6] .. ':' .. F(due))
 end
@@ -57,14 +52,16 @@ return {F(due), seq}`;
  */
 export const RESCHEDULE = `${NOW}
 local id = ARGV[1]
-if redis.call('HEXISTS', KEYS[3], id) == 0 then return '' end
+local record = redis.call('HGET', KEYS[3], id)
+if not record then return '' end
+local payload = string.match(record, '^%d+:%d+:%d+:(.*)$')
 local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
-local seq = F(redis.call('INCR', KEYS[5]))
+local seq = F(redis.call('INCR', KEYS[4]))
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 redis.call('ZREM', KEYS[2], id)
 redis.call('ZADD', KEYS[1], F(due), id)
-redis.call('HSET', KEYS[3], id, seq .. ':' .. F(due) .. ':0')
+redis.call('HSET', KEYS[3], id, seq .. ':' .. F(due) .. ':0:' .. payload)
 if head[2] == nil or due < tonumber(head[2]) then
   redis.call('PUBLISH', ARGV[4], ARGV[5] .. ':' .. F(due))
 end
@@ -74,14 +71,13 @@ return F(due)`;
 export const CANCEL = `local id = ARGV[1]
 redis.call('ZREM', KEYS[1], id)
 redis.call('ZREM', KEYS[2], id)
-redis.call('HDEL', KEYS[4], id)
 return redis.call('HDEL', KEYS[3], id)`;
 
-/** Reads a timer. ARGV: id. Returns {meta, payload, leaseExpiry} ('' for absent parts), or '' when none. */
+/** Reads a timer. ARGV: id. Returns {record, leaseExpiry or ''}, or '' when there is none. */
 export const GET = `local id = ARGV[1]
-local meta = redis.call('HGET', KEYS[3], id)
-if not meta then return '' end
-return {meta, redis.call('HGET', KEYS[4], id) or '', redis.call('ZSCORE', KEYS[2], id) or ''}`;
+local record = redis.call('HGET', KEYS[3], id)
+if not record then return '' end
+return {record, redis.call('ZSCORE', KEYS[2], id) or ''}`;
 
 /**
  * Claims up to ARGV[1] timers: first those whose lease expired, then those due, each moved to the
@@ -94,18 +90,18 @@ local limit = tonumber(ARGV[1])
 local leaseUntil = F(now + math.floor(tonumber(ARGV[2])))
 local out = {F(now), '', ''}
 local function take(id, from)
-  local meta = redis.call('HGET', KEYS[3], id)
+  local record = redis.call('HGET', KEYS[3], id)
   redis.call('ZREM', from, id)
-  if not meta then return end
-  local seq, due, attempts = string.match(meta, '^(%d+):(%d+):(%d+)$')
+  if not record then return end
+  local seq, due, attempts, payload = string.match(record, '^(%d+):(%d+):(%d+):(.*)$')
   attempts = F(tonumber(attempts) + 1)
-  redis.call('HSET', KEYS[3], id, seq .. ':' .. due .. ':' .. attempts)
+  redis.call('HSET', KEYS[3], id, seq .. ':' .. due .. ':' .. attempts .. ':' .. payload)
   redis.call('ZADD', KEYS[2], leaseUntil, id)
   out[#out + 1] = id
   out[#out + 1] = seq
   out[#out + 1] = due
   out[#out + 1] = attempts
-  out[#out + 1] = redis.call('HGET', KEYS[4], id) or ''
+  out[#out + 1] = payload
 end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', F(now), 'LIMIT', 0, limit)
 for i = 1, #expired do take(expired[i], KEYS[2]) end
@@ -127,23 +123,28 @@ return {unpack(out)}`;
 export const ACK = `local n = 0
 for i = 1, #ARGV, 2 do
   local id = ARGV[i]
-  local meta = redis.call('HGET', KEYS[3], id)
-  if meta and string.match(meta, '^(%d+):') == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
+  local record = redis.call('HGET', KEYS[3], id)
+  if record and string.match(record, '^(%d+):') == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
     redis.call('HDEL', KEYS[3], id)
-    redis.call('HDEL', KEYS[4], id)
     n = n + 1
   end
 end
 return n`;
 
+/** A timer's HASH value, `"<seq>:<dueAt>:<attempts>:<payload JSON>"`, taken apart. */
+export function parseRecord(record: string): { seq: string; dueAt: number; attempts: number; payload: string } {
+  const [seq, dueAt, attempts] = record.split(':', 3) as [string, string, string];
+  return { seq, dueAt: Number(dueAt), attempts: Number(attempts), payload: record.slice(seq.length + dueAt.length + attempts.length + 3) };
+}
+
 /** The commands {@link defineScripts} adds to a client, typed. */
 export interface ScriptCommands {
-  tickwheelSchedule(due: string, lease: string, meta: string, payload: string, seq: string, ...argv: string[]): Promise<[string, string]>;
-  tickwheelReschedule(due: string, lease: string, meta: string, payload: string, seq: string, ...argv: string[]): Promise<string>;
-  tickwheelCancel(due: string, lease: string, meta: string, payload: string, seq: string, id: string): Promise<number>;
-  tickwheelGet(due: string, lease: string, meta: string, payload: string, seq: string, id: string): Promise<string | [string, string, string]>;
-  tickwheelClaim(due: string, lease: string, meta: string, payload: string, seq: string, limit: string, leaseMs: string, now: string): Promise<string[]>;
-  tickwheelAck(due: string, lease: string, meta: string, payload: string, seq: string, ...argv: string[]): Promise<number>;
+  tickwheelSchedule(due: string, lease: string, timers: string, seq: string, ...argv: string[]): Promise<[string, string]>;
+  tickwheelReschedule(due: string, lease: string, timers: string, seq: string, ...argv: string[]): Promise<string>;
+  tickwheelCancel(due: string, lease: string, timers: string, seq: string, id: string): Promise<number>;
+  tickwheelGet(due: string, lease: string, timers: string, seq: string, id: string): Promise<string | [string, string]>;
+  tickwheelClaim(due: string, lease: string, timers: string, seq: string, limit: string, leaseMs: string, now: string): Promise<string[]>;
+  tickwheelAck(due: string, lease: string, timers: string, seq: string, ...argv: string[]): Promise<number>;
 }
 
 const SCRIPTS: Record<keyof ScriptCommands, string> = {
@@ -166,7 +167,7 @@ interface DefinesCommands {
 export function defineScripts<C extends object>(client: C): C & ScriptCommands {
   const target = client as unknown as DefinesCommands & Record<string, unknown>;
   for (const [name, lua] of Object.entries(SCRIPTS)) {
-    if (typeof target[name] !== 'function') target.defineCommand(name, { numberOfKeys: 5, lua });
+    if (typeof target[name] !== 'function') target.defineCommand(name, { numberOfKeys: 4, lua });
   }
   return client as C & ScriptCommands;
 }

@@ -186,7 +186,7 @@ export class Worker {
     const { keys } = shard;
     const clock = this.ctx.wheel.clock;
     const sent = clock.now();
-    const request = this.ctx.client.tickwheelClaim(keys.due, keys.lease, keys.meta, keys.payload, keys.seq, String(limit), String(this.ctx.leaseMs), this.ctx.now());
+    const request = this.ctx.client.tickwheelClaim(keys.due, keys.lease, keys.timers, keys.seq, String(limit), String(this.ctx.leaseMs), this.ctx.now());
     this.track(request).then(
       (reply) => {
         const received = clock.now();
@@ -251,7 +251,7 @@ export class Worker {
       const { keys, acks } = shard;
       shard.acks = [];
       // A failed ack loses nothing: the timer stays claimed and is delivered again after its lease.
-      this.track(this.ctx.client.tickwheelAck(keys.due, keys.lease, keys.meta, keys.payload, keys.seq, ...acks)).catch((error: unknown) => this.report(error));
+      this.track(this.ctx.client.tickwheelAck(keys.due, keys.lease, keys.timers, keys.seq, ...acks)).catch((error: unknown) => this.report(error));
     }
   }
 }

@@ -51,6 +51,16 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         expect(await t.get('a')).toEqual({ id: 'a', payload: { x: 1 }, dueAt, attempts: 0, state: 'scheduled', leaseExpiresAt: undefined });
       });
 
+      it('stores any JSON payload unchanged, colons and non-ASCII text included', async () => {
+        const t = timers({ namespace: uniqueNamespace() });
+        const payload = { text: 'a:b:c ✓ 日本 🎉', nested: [{ x: null, y: -1.5e-7, z: '' }], quote: '"\\\n' };
+        await t.schedule('a:b', 0, payload);
+        expect((await t.get('a:b'))?.payload).toEqual(payload);
+        const fired = await worker(t);
+        await until(() => fired.length === 1, 'the timer');
+        expect(fired[0]!.payload).toEqual(payload);
+      });
+
       it('accepts an absolute time with { at }, as epoch ms or a Date', async () => {
         const t = timers({ namespace: uniqueNamespace() });
         const at = Date.now() + 60_000;

@@ -115,7 +115,7 @@ describe('RedisTimers across processes', () => {
     expect(new Set(worker.fired.map(([id]) => id))).toEqual(new Set(ids));
     const redelivered = worker.fired.length - 2_000;
     console.log(`AOF restart: ${worker.fired.length} deliveries for 2 000 timers (${redelivered} redelivered after the crash)`);
-    await until(async () => (await check.exists(`tickwheel:{${namespace}:0}:meta`, `tickwheel:{${namespace}:1}:meta`)) === 0, 'every timer acked');
+    await until(async () => (await check.exists(`tickwheel:{${namespace}:0}:timers`, `tickwheel:{${namespace}:1}:timers`)) === 0, 'every timer acked');
     await worker.stop();
   });
 });

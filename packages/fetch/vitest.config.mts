@@ -4,5 +4,7 @@ export default defineProject({
   test: {
     name: 'fetch',
     include: ['test/**/*.test.ts'],
+    // The leak test forces full collections to measure retained heap.
+    execArgv: ['--expose-gc'],
   },
 });

@@ -1,0 +1,97 @@
+import { getEventListeners } from 'node:events';
+import { TimingWheel } from '@tickwheel/core';
+import * as undici from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withTimeouts } from '../../src/with-timeouts.js';
+import { TestServer } from '../helpers/http-server.js';
+
+const REQUESTS = 10_000;
+const WARMUP = 1_000;
+const CONCURRENCY = 16;
+/**
+ * A backstop with room for undici's own pools and JIT noise (bare fetch measures 40-100 B here);
+ * AbortSignal.timeout(60_000) alone keeps about 1,100 B per request for its 60 s. The WeakRef
+ * samples are the exact check.
+ */
+const MAX_RETAINED_BYTES_PER_REQUEST = 400;
+
+function fullGc(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) throw new Error('run with --expose-gc (the fetch project sets it in vitest.config.mts)');
+  gc();
+  gc();
+}
+
+/**
+ * Collects until the heap settles. WeakRef targets stay alive until the job that created them
+ * ends, and fetch's Request keeps the signal it was given in a FinalizationRegistry entry that is
+ * only dropped once its cleanup callback has run after a collection, so alternate turns and GCs.
+ */
+async function quiesce(): Promise<void> {
+  for (let round = 0; round < 4; round++) {
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    fullGc();
+  }
+}
+
+describe.each([
+  ['global fetch', globalThis.fetch],
+  ['undici.fetch', undici.fetch],
+] as const)('withTimeouts(%s) after many completed requests', (_name, fetchFn) => {
+  const server = new TestServer();
+  let base = '';
+
+  beforeAll(async () => {
+    base = await server.start();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it(`holds no timer, no listener and no per-request object after ${REQUESTS} requests with 60 s limits`, { timeout: 60_000 }, async () => {
+    const wheel = new TimingWheel();
+    const caller = new AbortController();
+    const sampled: Array<WeakRef<object>> = [];
+    let calls = 0;
+    const recordingFetch = ((input: string, init?: RequestInit) => {
+      // Sample what requests allocate: the signal fetch got and the response it returned.
+      const sample = calls++ % 100 === 0;
+      if (sample) sampled.push(new WeakRef(init!.signal!));
+      return fetchFn(input, init).then((res) => {
+        if (sample) sampled.push(new WeakRef(res));
+        return res;
+      });
+    }) as typeof fetchFn;
+    const timed = withTimeouts(recordingFetch, { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000, wheel });
+    const run = async (count: number): Promise<void> => {
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next++ < count) {
+          const sample = next % 100 === 0;
+          const res = await timed(`${base}/fast`, { signal: caller.signal });
+          if (sample) sampled.push(new WeakRef(res));
+          expect(await res.text()).toBe('ok');
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    };
+
+    await run(WARMUP);
+    await quiesce();
+    const heapBefore = process.memoryUsage().heapUsed;
+    sampled.length = 0;
+
+    await run(REQUESTS);
+    expect(wheel.size).toBe(0);
+    expect(wheel.stats()).toMatchObject({ pending: 0, scheduled: WARMUP + REQUESTS, fired: 0, cancelled: WARMUP + REQUESTS });
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+
+    await quiesce();
+    const retained = process.memoryUsage().heapUsed - heapBefore;
+    const alive = sampled.filter((ref) => ref.deref() !== undefined).length;
+    expect(alive).toBe(0);
+    expect(retained / REQUESTS).toBeLessThan(MAX_RETAINED_BYTES_PER_REQUEST);
+    console.log(`${_name}: ${(retained / REQUESTS).toFixed(1)} bytes retained per request, ${sampled.length} sampled objects all collected`);
+    wheel.close();
+  });
+});

@@ -1,3 +1,2 @@
 export { RedisTimers } from './redis-timers.js';
-export { encodePayload } from './payload.js';
 export type { DueSpec, FiredTimer, RedisClient, RedisTimersOptions, TimerHandler, TimerInfo } from './types.js';

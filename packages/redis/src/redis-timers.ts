@@ -30,15 +30,24 @@ function requireId(id: unknown): string {
   return id;
 }
 
+/** The latest time a Date can hold (epoch ms); due times and delays beyond it are refused. */
+const MAX_TIME_MS = 8_640_000_000_000_000;
+
 /** Validates a due spec; returns the script's mode and whole ms (rounded up: never early). */
 function dueArgs(when: unknown, name: string): ['in' | 'at', string] {
+  let mode: 'in' | 'at' = 'in';
+  let ms: number;
   if (when !== null && typeof when === 'object' && !(when instanceof Date)) {
     const at = (when as { at?: unknown }).at;
-    const ms = at instanceof Date ? at.getTime() : at;
-    if (at instanceof Date && Number.isNaN(ms)) throw new RangeError(`${name}.at must be a valid Date, got an Invalid Date`);
-    return ['at', String(Math.ceil(requireMs(ms, `${name}.at`)))];
+    if (at instanceof Date && Number.isNaN(at.getTime())) throw new RangeError(`${name}.at must be a valid Date, got an Invalid Date`);
+    mode = 'at';
+    name = `${name}.at`;
+    ms = requireMs(at instanceof Date ? at.getTime() : at, name);
+  } else {
+    ms = requireMs(when, name);
   }
-  return ['in', String(Math.ceil(requireMs(when, name)))];
+  if (ms > MAX_TIME_MS) throw new RangeError(`${name} must be at most ${MAX_TIME_MS} (the last valid Date), got ${ms}`);
+  return [mode, String(Math.ceil(ms))];
 }
 
 /**

@@ -96,6 +96,8 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         await expect(t.schedule('a', 10, { u: undefined })).rejects.toThrow(/payload\.u .*undefined/);
         await expect(t.schedule('a', 10, cyclic)).rejects.toThrow(/payload\.self .*circular/);
         await expect(t.schedule('a', 10, { when: new Date() })).rejects.toThrow(/payload\.when .*Date/);
+        await expect(t.schedule('a', 1e300)).rejects.toThrow(/delayMs must be at most 8640000000000000/);
+        await expect(t.schedule('a', { at: -1 })).rejects.toThrow(new RangeError('delayMs.at must be a finite number >= 0, got -1'));
         await expect(t.reschedule('a', -1)).rejects.toThrow(RangeError);
         expect(await t.get('a')).toBeUndefined();
         expect(await t.cancel('a')).toBe(false);

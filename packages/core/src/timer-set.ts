@@ -28,9 +28,11 @@
  * and `resume()` of the whole set are O(1). `snapshot`, `restore` and `clear` are O(n).
  *
  * ## Order
- * Expiries run in order of due time (whole ms of game time), and timers due on the same
- * millisecond in the order they were set, re-armed or resumed. On a `ManualClock` the same calls
- * therefore always produce the same callbacks in the same order.
+ * Expiries run in order of due time (whole ms of game time). Timers due on the same millisecond
+ * run in an order fixed by the sequence of calls alone: usually the order they were set, though a
+ * timer that a policy pushed later can come after timers set for its new millisecond in the
+ * meantime (the wheel re-files it lazily). On a `ManualClock` the same calls therefore always
+ * produce the same callbacks in the same order, and so does a fixed-step loop.
  */
 import type { Clock } from './clock.js';
 import { PausableClock } from './pausable-clock.js';
@@ -104,13 +106,17 @@ export interface TimerSetRestoreOptions<V> {
   offline: 'frozen' | 'elapsed';
 }
 
-/** One stack of a key: its handle on the set's private wheel while it runs, its remaining time while paused. */
+/**
+ * One stack of a key: its handle on the set's private wheel while it runs, its remaining time
+ * while paused. Its handle's callback is a closure over the stack, made once: a recycled stack
+ * re-arms the same handle with `refresh()`.
+ */
 class Stack<K, V> {
   handle: TimerHandle | undefined = undefined;
   remainingMs = 0;
   prev: Stack<K, V> | null = null;
   next: Stack<K, V> | null = null;
-  constructor(readonly entry: Entry<K, V>) {}
+  constructor(public entry: Entry<K, V>) {}
 }
 
 /** One key: its value and its stacks, oldest first. */
@@ -120,10 +126,17 @@ class Entry<K, V> {
   count = 0;
   paused = false;
   constructor(
-    readonly key: K,
+    public key: K,
     public value: V,
   ) {}
 }
+
+/**
+ * Finished stacks and entries kept for reuse, at most this many of each. A buff that expires and
+ * is applied again from `onExpire` (the steady state of a game world) then allocates nothing,
+ * which keeps a busy tick's garbage, and so its GC time, low.
+ */
+const POOL_LIMIT = 1024;
 
 /**
  * Timers by key, each carrying a value, with refresh policies, stacks, pause (per key and for
@@ -152,6 +165,8 @@ export class TimerSet<V, K = SnapshotKey> {
   private readonly gameClock: PausableClock;
   private readonly inner: TimingWheel;
   private readonly onExpire: ExpireCallback<K, V>;
+  private readonly freeStacks: Stack<K, V>[] = [];
+  private readonly freeEntries: Entry<K, V>[] = [];
   private closed = false;
 
   /**
@@ -213,7 +228,7 @@ export class TimerSet<V, K = SnapshotKey> {
 
     const entry = this.entries.get(key);
     if (entry === undefined) {
-      const created = new Entry<K, V>(key, value);
+      const created = this.newEntry(key, value);
       this.entries.set(key, created);
       this.addStack(created, durationMs);
       return this;
@@ -250,7 +265,7 @@ export class TimerSet<V, K = SnapshotKey> {
     const entry = this.entries.get(key);
     if (entry === undefined) return false;
     this.entries.delete(key);
-    this.cancelAll(entry);
+    this.releaseEntry(entry);
     return true;
   }
 
@@ -345,7 +360,7 @@ export class TimerSet<V, K = SnapshotKey> {
 
   /** Removes every key without calling `onExpire`. O(n). */
   clear(): void {
-    for (const entry of this.entries.values()) this.cancelAll(entry);
+    for (const entry of this.entries.values()) this.releaseEntry(entry);
     this.entries.clear();
   }
 
@@ -421,7 +436,7 @@ export class TimerSet<V, K = SnapshotKey> {
     const elapsedMs = options.offline === 'elapsed' && !snapshot.paused ? Math.max(0, Date.now() - snapshot.savedAt) : 0;
     if (snapshot.paused) set.gameClock.pause();
     snapshot.timers.forEach((timer, i) => {
-      const entry = new Entry<SnapshotKey, V>(timer.key, values[i]!);
+      const entry = set.newEntry(timer.key, values[i]!);
       entry.paused = timer.paused;
       set.entries.set(timer.key, entry);
       for (const ms of timer.remainingMs) set.addStack(entry, timer.paused ? ms : Math.max(0, ms - elapsedMs));
@@ -429,9 +444,19 @@ export class TimerSet<V, K = SnapshotKey> {
     return set;
   }
 
+  private newEntry(key: K, value: V): Entry<K, V> {
+    const entry = this.freeEntries.pop();
+    if (entry === undefined) return new Entry<K, V>(key, value);
+    entry.key = key;
+    entry.value = value;
+    return entry;
+  }
+
   /** Links a new newest stack with `ms` to go; it runs unless its key is paused. */
   private addStack(entry: Entry<K, V>, ms: number): void {
-    const stack = new Stack<K, V>(entry);
+    let stack = this.freeStacks.pop();
+    if (stack === undefined) stack = new Stack<K, V>(entry);
+    else stack.entry = entry;
     if (entry.tail === null) entry.head = stack;
     else {
       entry.tail.next = stack;
@@ -473,21 +498,50 @@ export class TimerSet<V, K = SnapshotKey> {
   private dropStack(stack: Stack<K, V>): void {
     this.unlinkStack(stack);
     stack.handle?.cancel();
+    this.releaseStack(stack);
   }
 
-  private cancelAll(entry: Entry<K, V>): void {
-    for (let s = entry.head; s !== null; s = s.next) s.handle?.cancel();
+  /** Puts an unlinked stack, whose handle is no longer pending, up for reuse. */
+  private releaseStack(stack: Stack<K, V>): void {
+    if (this.freeStacks.length < POOL_LIMIT) this.freeStacks.push(stack);
+  }
+
+  /** Cancels and releases every stack of an entry that has left the map, then the entry itself. */
+  private releaseEntry(entry: Entry<K, V>): void {
+    for (let s = entry.head; s !== null; ) {
+      const next = s.next;
+      s.handle?.cancel();
+      s.prev = null;
+      s.next = null;
+      this.releaseStack(s);
+      s = next;
+    }
     entry.head = null;
     entry.tail = null;
     entry.count = 0;
+    entry.paused = false;
+    // A pooled entry must not keep the caller's key and value alive.
+    entry.key = undefined as K;
+    entry.value = undefined as V;
+    if (this.freeEntries.length < POOL_LIMIT) this.freeEntries.push(entry);
   }
 
-  /** A stack's handle fired: unlink it, drop the key if it was the last, then tell the owner. */
+  /**
+   * A stack's handle fired: unlink it, drop the key if it was the last, then tell the owner. The
+   * stack (and the entry, when it was the last stack) are released before `onExpire` runs, so a
+   * buff applied again from the callback reuses them, re-arming the very handle that is firing.
+   */
   private expire(stack: Stack<K, V>): void {
     const entry = stack.entry;
+    const { key, value } = entry;
     this.unlinkStack(stack);
-    if (entry.count === 0) this.entries.delete(entry.key);
-    this.onExpire.call(undefined, entry.key, entry.value, { stacksLeft: entry.count });
+    this.releaseStack(stack);
+    const stacksLeft = entry.count;
+    if (stacksLeft === 0) {
+      this.entries.delete(key);
+      this.releaseEntry(entry);
+    }
+    this.onExpire.call(undefined, key, value, { stacksLeft });
   }
 
   private closedError(): Error {

@@ -1,0 +1,347 @@
+/**
+ * The game suite: @tickwheel/core's TimerSet against @colyseus/timer's ClockTimer, the timer
+ * Node game servers use today, driving the same simulated world in this one process run,
+ * candidates alternating round by round.
+ *
+ * The world: 100,000 entities with 5 buffs each (500,000 timers), buff kinds lasting 2, 5, 10,
+ * 30 and 60 s, stepped by a 20 Hz fixed-step loop (50 ms of game time per tick, as fast as the
+ * CPU allows). Each tick the timers advance, then game logic re-applies 500 random buffs (a
+ * refresh to the full duration). A buff that expires is applied again at once, so the world
+ * stays at 500,000 buffs. Both candidates are driven the way game servers drive them:
+ *
+ * - `tickwheel`: `TimerSet` on a `TimingWheel` over a `ManualClock`; a tick is
+ *   `clock.advance(50)`; refresh is `set(key, duration, buff, { policy: 'max' })`; expiry is
+ *   `onExpire` calling `set()` again.
+ * - `colyseus`: `ClockTimer` with its clock reading the simulated time; a tick is `tick()` (as a
+ *   Colyseus room's simulation interval calls `this.clock.tick()`); a buff is
+ *   `clock.setTimeout(reapply, duration)`; refresh is `delayed.reset()` (the same as 'max' here:
+ *   a buff's duration never changes).
+ *
+ *   node --expose-gc suites/game.mjs          # or: npm run bench -- game
+ *
+ * BENCH_REPEATS overrides the number of alternating rounds (default 3).
+ */
+import { pathToFileURL } from 'node:url';
+import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
+import { ClockTimer } from '@colyseus/timer';
+import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+
+const ENTITIES = 100_000;
+const BUFFS_PER_ENTITY = 5;
+const BUFFS = ENTITIES * BUFFS_PER_ENTITY;
+const STEP_MS = 50;
+const DURATIONS_MS = [2_000, 5_000, 10_000, 30_000, 60_000];
+const REFRESHES_PER_TICK = 500;
+const WARM_TICKS = 3;
+/** ClockTimer needs about a second per busy tick at this size, so it gets a shorter window. */
+const MEASURED_TICKS = { tickwheel: 200, colyseus: 6 };
+
+/** A small deterministic PRNG (mulberry32), so both candidates see the same world and refreshes. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const random = prng(20_260_101);
+/** First expiry of each buff: a whole number of ticks into its duration, so expiries are spread evenly. */
+const initialMs = new Int32Array(BUFFS);
+for (let i = 0; i < BUFFS; i++) {
+  const steps = DURATIONS_MS[i % BUFFS_PER_ENTITY] / STEP_MS;
+  initialMs[i] = STEP_MS * (1 + Math.floor(random() * steps));
+}
+const maxTicks = WARM_TICKS + Math.max(MEASURED_TICKS.tickwheel, MEASURED_TICKS.colyseus);
+const refreshTargets = new Int32Array(maxTicks * REFRESHES_PER_TICK);
+for (let i = 0; i < refreshTargets.length; i++) refreshTargets[i] = Math.floor(random() * BUFFS);
+
+const makeBuff = (i) => ({ entity: (i / BUFFS_PER_ENTITY) | 0, kind: i % BUFFS_PER_ENTITY, power: 1 + (i % 3), delayed: null });
+
+function heapUsed() {
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+function cpuMicros() {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+/** Side figures of each round, keyed by candidate: heap per buff and expiries seen. */
+const heapSamples = { tickwheel: [], colyseus: [] };
+const expirySamples = { tickwheel: [], colyseus: [] };
+
+// ---------------------------------------------------------------------------------------------
+// 1. Busy world: expiries, re-applications and refreshes every tick.
+
+const busy = {
+  async tickwheel() {
+    const clock = new ManualClock(0);
+    const wheel = new TimingWheel({ clock });
+    let expired = 0;
+    const before = heapUsed();
+    const buffs = new Array(BUFFS);
+    const set = new TimerSet({
+      wheel,
+      onExpire: (key, buff) => {
+        expired++;
+        set.set(key, DURATIONS_MS[buff.kind], buff);
+      },
+    });
+    for (let i = 0; i < BUFFS; i++) {
+      const buff = makeBuff(i);
+      buffs[i] = buff;
+      set.set(i, initialMs[i], buff);
+    }
+    heapSamples.tickwheel.push((heapUsed() - before) / BUFFS);
+    const refresh = { policy: 'max' };
+    const step = (tick) => {
+      clock.advance(STEP_MS);
+      for (let r = tick * REFRESHES_PER_TICK, end = r + REFRESHES_PER_TICK; r < end; r++) {
+        const i = refreshTargets[r];
+        set.set(i, DURATIONS_MS[buffs[i].kind], buffs[i], refresh);
+      }
+    };
+    for (let t = 0; t < WARM_TICKS; t++) step(t);
+    const ticks = MEASURED_TICKS.tickwheel;
+    expired = 0;
+    const c0 = cpuMicros();
+    for (let t = WARM_TICKS; t < WARM_TICKS + ticks; t++) step(t);
+    const perTick = (cpuMicros() - c0) / ticks;
+    expirySamples.tickwheel.push(expired / ticks);
+    set.close();
+    wheel.close();
+    return perTick;
+  },
+  async colyseus() {
+    let now = 0;
+    const timer = new ClockTimer();
+    timer.now = () => now;
+    timer.start();
+    let expired = 0;
+    const before = heapUsed();
+    const buffs = new Array(BUFFS);
+    for (let i = 0; i < BUFFS; i++) {
+      const buff = makeBuff(i);
+      buffs[i] = buff;
+      const reapply = () => {
+        expired++;
+        buff.delayed = timer.setTimeout(reapply, DURATIONS_MS[buff.kind]);
+      };
+      buff.delayed = timer.setTimeout(reapply, initialMs[i]);
+    }
+    heapSamples.colyseus.push((heapUsed() - before) / BUFFS);
+    const step = (tick) => {
+      now += STEP_MS;
+      timer.tick();
+      for (let r = tick * REFRESHES_PER_TICK, end = r + REFRESHES_PER_TICK; r < end; r++) {
+        buffs[refreshTargets[r]].delayed.reset();
+      }
+    };
+    for (let t = 0; t < WARM_TICKS; t++) step(t);
+    const ticks = MEASURED_TICKS.colyseus;
+    expired = 0;
+    const c0 = cpuMicros();
+    for (let t = WARM_TICKS; t < WARM_TICKS + ticks; t++) step(t);
+    const perTick = (cpuMicros() - c0) / ticks;
+    expirySamples.colyseus.push(expired / ticks);
+    timer.clear();
+    return perTick;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// 2. Quiet world: the same 500,000 buffs, all lasting longer than the run, no game events. What
+// a tick costs just for holding the timers.
+
+const QUIET_TICKS = 100;
+
+const quiet = {
+  async tickwheel() {
+    const clock = new ManualClock(0);
+    const wheel = new TimingWheel({ clock });
+    const set = new TimerSet({ wheel, onExpire: () => {} });
+    for (let i = 0; i < BUFFS; i++) set.set(i, 3_600_000 + initialMs[i], makeBuff(i));
+    clock.advance(STEP_MS);
+    const c0 = cpuMicros();
+    for (let t = 0; t < QUIET_TICKS; t++) clock.advance(STEP_MS);
+    const perTick = (cpuMicros() - c0) / QUIET_TICKS;
+    set.close();
+    wheel.close();
+    return perTick;
+  },
+  async colyseus() {
+    let now = 0;
+    const timer = new ClockTimer();
+    timer.now = () => now;
+    timer.start();
+    for (let i = 0; i < BUFFS; i++) {
+      const buff = makeBuff(i);
+      buff.delayed = timer.setTimeout(() => buff, 3_600_000 + initialMs[i]);
+    }
+    now += STEP_MS;
+    timer.tick();
+    const c0 = cpuMicros();
+    for (let t = 0; t < QUIET_TICKS; t++) {
+      now += STEP_MS;
+      timer.tick();
+    }
+    const perTick = (cpuMicros() - c0) / QUIET_TICKS;
+    timer.clear();
+    return perTick;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// 3. O(1) at a million keys: a dispel plus a new buff (delete + set), and pausing and resuming
+// the whole set, at 10,000 and at 1,000,000 keys. TimerSet only (ClockTimer has no keys).
+
+const SCALE_OPS = 500_000;
+
+function scaleRun(keys) {
+  const clock = new ManualClock(0);
+  const wheel = new TimingWheel({ clock });
+  const set = new TimerSet({ wheel, onExpire: () => {} });
+  const buff = { power: 1 };
+  for (let i = 0; i < keys; i++) set.set(i, 1_000 + (i % 60_000), buff);
+  const pick = prng(keys);
+  const targets = new Int32Array(SCALE_OPS);
+  for (let i = 0; i < SCALE_OPS; i++) targets[i] = Math.floor(pick() * keys);
+  let t0 = performance.now();
+  for (let i = 0; i < SCALE_OPS; i++) {
+    const key = targets[i];
+    set.delete(key);
+    set.set(key, 1_000 + (i % 60_000), buff);
+  }
+  const churnNs = ((performance.now() - t0) * 1e6) / SCALE_OPS;
+  t0 = performance.now();
+  for (let i = 0; i < 10_000; i++) {
+    set.pause();
+    clock.advance(1);
+    set.resume();
+  }
+  const pauseNs = ((performance.now() - t0) * 1e6) / 10_000;
+  set.close();
+  wheel.close();
+  return { churnNs, pauseNs };
+}
+
+const scaleSamples = { churn: { '10k keys': [], '1M keys': [] }, pause: { '10k keys': [], '1M keys': [] } };
+const scale = {
+  async '10k keys'() {
+    const { churnNs, pauseNs } = scaleRun(10_000);
+    scaleSamples.churn['10k keys'].push(churnNs);
+    scaleSamples.pause['10k keys'].push(pauseNs);
+    return churnNs;
+  },
+  async '1M keys'() {
+    const { churnNs, pauseNs } = scaleRun(1_000_000);
+    scaleSamples.churn['1M keys'].push(churnNs);
+    scaleSamples.pause['1M keys'].push(pauseNs);
+    return churnNs;
+  },
+};
+
+function summarize(samples) {
+  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function run() {
+  const t0 = performance.now();
+  const scenarios = [];
+  const world = `${ENTITIES.toLocaleString('en-US')} entities x ${BUFFS_PER_ENTITY} buffs (${BUFFS.toLocaleString('en-US')} timers) lasting ${DURATIONS_MS.map((d) => d / 1000).join('/')} s, ${1000 / STEP_MS} Hz fixed step`;
+
+  const busyResults = await alternate(busy, REPEATS);
+  const expiries = summarize(expirySamples);
+  const busySc = scenario({
+    id: 'cpu-per-tick-busy',
+    title: 'CPU per tick, 500k buffs expiring and refreshed (20 Hz)',
+    unit: 'CPU µs/tick',
+    higherIsBetter: false,
+    subject: 'tickwheel',
+    baseline: 'colyseus',
+    results: busyResults,
+    target: { ratio: 10 },
+    note:
+      `${world}; each tick ${REFRESHES_PER_TICK} refreshes and about ${Math.round(expiries.tickwheel.median)} expiries ` +
+      `(tickwheel) / ${Math.round(expiries.colyseus.median)} (colyseus), each re-applied at once. process.cpuUsage() over ` +
+      `${MEASURED_TICKS.tickwheel} ticks (tickwheel) and ${MEASURED_TICKS.colyseus} ticks (colyseus, ~1 s each) after ${WARM_TICKS} warm-up ticks. ` +
+      `ClockTimer walks all timers every tick and removes each finished one with Array#splice on its 500k-entry array.`,
+  });
+  printScenario(busySc);
+  scenarios.push(busySc);
+
+  const heapSc = scenario({
+    id: 'heap-per-buff',
+    title: 'Heap per buff, 500k buffs',
+    unit: 'bytes',
+    higherIsBetter: false,
+    subject: 'tickwheel',
+    baseline: 'colyseus',
+    results: summarize(heapSamples),
+    note: `V8 heapUsed delta (gc before and after) of building the world: the timer plus the buff object itself (about 40 bytes, same in both) and the world's array slot. TimerSet: Map entry, key entry, stack, wheel handle and its callback closure; ClockTimer: Delayed, its args array, the re-apply closure. Node ${process.version}.`,
+  });
+  printScenario(heapSc);
+  scenarios.push(heapSc);
+
+  const quietSc = scenario({
+    id: 'cpu-per-tick-quiet',
+    title: 'CPU per tick, 500k buffs, nothing due',
+    unit: 'CPU µs/tick',
+    higherIsBetter: false,
+    subject: 'tickwheel',
+    baseline: 'colyseus',
+    results: await alternate(quiet, REPEATS),
+    target: { ratio: 10 },
+    note: `The same world with every buff lasting over an hour and no game events: the cost of holding the timers. Mean over ${QUIET_TICKS} ticks.`,
+  });
+  printScenario(quietSc);
+  scenarios.push(quietSc);
+
+  await alternate(scale, REPEATS);
+  const churnSc = scenario({
+    id: 'ops-1M-keys',
+    title: 'delete + set of a random key, 1M keys vs 10k keys',
+    unit: 'ns/op pair',
+    higherIsBetter: false,
+    subject: '1M keys',
+    baseline: '10k keys',
+    results: summarize(scaleSamples.churn),
+    note: `TimerSet alone, ${SCALE_OPS.toLocaleString('en-US')} pairs on random keys. A ratio below 1 is the 1M set running slower per operation: O(1) work, but its Map and timers no longer fit in the CPU caches.`,
+  });
+  printScenario(churnSc);
+  scenarios.push(churnSc);
+  const pauseSc = scenario({
+    id: 'pause-1M-keys',
+    title: 'pause() + advance(1 ms) + resume() of the whole set, 1M keys vs 10k keys',
+    unit: 'ns',
+    higherIsBetter: false,
+    subject: '1M keys',
+    baseline: '10k keys',
+    results: summarize(scaleSamples.pause),
+    note: 'Global pause cancels the set’s one timer on the wheel and stops its game clock, so it costs the same at any size.',
+  });
+  printScenario(pauseSc);
+  scenarios.push(pauseSc);
+
+  console.log(`  (game suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  return { scenarios, extra: { expiriesPerTick: expiries } };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (typeof globalThis.gc !== 'function') {
+    console.error('run with --expose-gc (node --expose-gc suites/game.mjs) so memory figures are exact');
+    process.exit(1);
+  }
+  const { scenarios, extra } = await run();
+  const file = writeResults('game', { scenarios, command: 'npm run bench -- game', repeats: REPEATS, extra });
+  console.log(`  wrote ${file}`);
+}

@@ -633,6 +633,37 @@ describe('TimerSet', () => {
     });
   });
 
+  describe('on the system clock', () => {
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('fires after its game time, not counting a pause, and holds remaining time while paused', async () => {
+      const wheel = new TimingWheel();
+      try {
+        let resolveFired!: (at: number) => void;
+        const fired = new Promise<number>((resolve) => (resolveFired = resolve));
+        const set = new TimerSet<null, string>({ wheel, onExpire: () => resolveFired(performance.now()) });
+        const setAt = performance.now();
+        set.set('k', 30, null);
+        await sleep(5);
+        set.pause();
+        const pausedAt = performance.now();
+        const frozen = set.remaining('k');
+        await sleep(50);
+        expect(set.remaining('k')).toBe(frozen);
+        set.resume();
+        const resumedAt = performance.now();
+        const at = await fired;
+        // Never early: 30 ms of game time, plus the pause (timing on both sides of the calls counts against us).
+        expect(at - setAt).toBeGreaterThanOrEqual(30 + (resumedAt - pausedAt) - 2);
+        expect(at - resumedAt).toBeGreaterThanOrEqual(frozen! - 2);
+        expect(at - resumedAt).toBeLessThan(frozen! + 500);
+        expect(wheel.size).toBe(0);
+      } finally {
+        wheel.close();
+      }
+    });
+  });
+
   describe('#snapshot / .restore', () => {
     beforeEach(() => {
       vi.useFakeTimers({ toFake: ['Date'] });

@@ -36,6 +36,12 @@ interface Shard {
   keys: ShardKeys;
   /** Server time (ms) of the next due timer or lease expiry known; Infinity when none. */
   next: number;
+  /**
+   * Local time before which this shard is not claimed again, after a claim found nothing more:
+   * the offset estimate may put the server up to a millisecond ahead, and without this floor the
+   * worker would re-claim in a loop during that millisecond.
+   */
+  floor: number;
   /** A claim round trip is under way. */
   claiming: boolean;
   /** Earliest wake-up message received while claiming: the reply cannot know of it. */
@@ -83,7 +89,7 @@ export class Worker {
   private readonly wake = (): void => this.onWake();
 
   constructor(private readonly ctx: WorkerContext) {
-    this.shards = ctx.shards.map((keys, index) => ({ index, keys, next: Number.NEGATIVE_INFINITY, claiming: false, hint: Infinity, acks: [] }));
+    this.shards = ctx.shards.map((keys, index) => ({ index, keys, next: Number.NEGATIVE_INFINITY, floor: Number.NEGATIVE_INFINITY, claiming: false, hint: Infinity, acks: [] }));
     this.subscriber = ctx.client.duplicate();
     this.subscriber.on('error', (error: unknown) => this.report(error));
     this.subscriber.on('message', (channel: string, message: string) => this.onMessage(channel, message));
@@ -136,6 +142,7 @@ export class Worker {
     if (shard.claiming) shard.hint = Math.min(shard.hint, due);
     if (due < shard.next) {
       shard.next = due;
+      shard.floor = Number.NEGATIVE_INFINITY;
       this.arm();
     }
   }
@@ -148,7 +155,7 @@ export class Worker {
     let wakeAt = this.lastPoll + this.ctx.pollIntervalMs;
     if (this.running + this.reserved < this.ctx.concurrency) {
       for (const shard of this.shards) {
-        if (!shard.claiming) wakeAt = Math.min(wakeAt, shard.next - this.serverNow(0));
+        if (!shard.claiming) wakeAt = Math.min(wakeAt, Math.max(shard.next - this.serverNow(0), shard.floor));
       }
     }
     if (wakeAt <= now) {
@@ -170,7 +177,7 @@ export class Worker {
     const full = now >= this.lastPoll + this.ctx.pollIntervalMs;
     if (full) this.lastPoll = now;
     const serverNow = this.serverNow(now);
-    const due = this.shards.filter((shard) => !shard.claiming && (full || shard.next <= serverNow));
+    const due = this.shards.filter((shard) => !shard.claiming && (full || (shard.next <= serverNow && shard.floor <= now)));
     // Free handler slots are shared among the shards claimed now, so their claims go out together.
     const free = this.ctx.concurrency - this.running - this.reserved;
     for (const shard of due) this.claim(shard, full, Math.min(this.ctx.batchSize, Math.max(1, Math.floor(free / due.length))));
@@ -199,7 +206,13 @@ export class Worker {
         const claimed = (reply.length - 3) / 5;
         const nextDue = reply[1] === '' ? Infinity : Number(reply[1]);
         const nextLease = reply[2] === '' ? Infinity : Number(reply[2]);
-        shard.next = claimed >= limit ? serverNow : Math.min(nextDue, nextLease, shard.hint);
+        if (claimed >= limit) {
+          shard.next = serverNow;
+          shard.floor = Number.NEGATIVE_INFINITY;
+        } else {
+          shard.next = Math.min(nextDue, nextLease, shard.hint);
+          shard.floor = shard.hint === Infinity ? received + 1 : Number.NEGATIVE_INFINITY;
+        }
         for (let i = 3; i < reply.length; i += 5) {
           this.run(shard, reply[i]!, reply[i + 1]!, {
             id: reply[i]!,

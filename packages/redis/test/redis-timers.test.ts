@@ -1,5 +1,5 @@
 import RedisMock from 'ioredis-mock';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { RedisTimers } from '../src/redis-timers.js';
 import type { RedisClient } from '../src/types.js';
@@ -32,6 +32,64 @@ describe('RedisTimers', () => {
   });
 
   describe('#start', () => {
+    /** A mock client whose claim calls are counted; the mock's "server" time is the (faked) Date. */
+    function countingMock(): { redis: RedisClient; claims: () => number } {
+      const redis = mock();
+      const target = redis as unknown as { tickwheelClaim?: (...a: string[]) => Promise<string[]> };
+      let claims = 0;
+      const define = (redis as unknown as { defineCommand: (...a: unknown[]) => void }).defineCommand.bind(redis);
+      (redis as unknown as { defineCommand: unknown }).defineCommand = (name: string, definition: unknown) => {
+        define(name, definition);
+        if (name !== 'tickwheelClaim') return;
+        const claim = target.tickwheelClaim!.bind(redis);
+        target.tickwheelClaim = (...args: string[]) => {
+          claims++;
+          return claim(...args);
+        };
+      };
+      return { redis, claims: () => claims };
+    }
+
+    /** Lets the mock's promise-based replies land (real timers are not faked here). */
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 15));
+
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('arms one wheel handle for the next due time and claims on that millisecond, not before', async () => {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(1_800_000_000_000);
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const { redis, claims } = countingMock();
+      const t = new RedisTimers({ redis, namespace: uniqueNamespace(), wheel, pollIntervalMs: 60_000 });
+      const advance = (ms: number) => {
+        vi.setSystemTime(Date.now() + ms);
+        clock.advance(ms);
+      };
+      const dueAt = await t.schedule('a', 1_000, 'p');
+      const fired: [number, unknown][] = [];
+      await t.start(({ payload }) => {
+        fired.push([Date.now(), payload]);
+      });
+      await until(() => claims() === 1, 'the first claim');
+      await settle();
+      expect(wheel.size).toBe(1); // one handle, whatever the number of timers
+      advance(998);
+      await settle();
+      expect(claims()).toBe(1);
+      advance(1);
+      await settle();
+      advance(1);
+      await settle();
+      expect(fired).toEqual([[dueAt, 'p']]);
+      // At most one claim a millisecond early (the clock offset is bounded by the round trip), then the due one.
+      expect(claims()).toBeLessThanOrEqual(3);
+      await t.stop();
+      wheel.close();
+    });
+
     it('costs no round trips while idle beyond the safety poll', async () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });

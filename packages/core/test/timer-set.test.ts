@@ -633,6 +633,40 @@ describe('TimerSet', () => {
     });
   });
 
+  describe('README example', () => {
+    it('logs what the README says it logs', () => {
+      interface Buff {
+        stat: 'armor' | 'speed';
+        amount: number;
+      }
+      const log: string[] = [];
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const onExpire = (key: string | number, buff: Buff, { stacksLeft }: { stacksLeft: number }) =>
+        log.push(`${key}: -${buff.amount} ${buff.stat}, ${stacksLeft} stack(s) left`);
+      const buffs = new TimerSet<Buff>({ wheel, onExpire });
+      const haste: Buff = { stat: 'speed', amount: 2 };
+      const shield: Buff = { stat: 'armor', amount: 5 };
+      buffs.set('hero:haste', 5_000, haste);
+      buffs.set('hero:haste', 3_000, haste, { policy: 'max' });
+      buffs.set('hero:shield', 4_000, shield, { policy: 'stack', maxStacks: 3 });
+      buffs.set('hero:shield', 6_000, shield, { policy: 'stack', maxStacks: 3 });
+      for (let tick = 0; tick < 20 * 4; tick++) clock.advance(50);
+      expect(log).toEqual(['hero:shield: -5 armor, 1 stack(s) left']);
+      buffs.pause();
+      const saved = JSON.stringify(buffs.snapshot());
+      buffs.close();
+      const restored = TimerSet.restore<Buff>(JSON.parse(saved), { wheel, onExpire, offline: 'frozen' });
+      restored.resume();
+      for (let tick = 0; tick < 20 * 2; tick++) clock.advance(50);
+      expect(log).toEqual([
+        'hero:shield: -5 armor, 1 stack(s) left',
+        'hero:haste: -2 speed, 0 stack(s) left',
+        'hero:shield: -5 armor, 0 stack(s) left',
+      ]);
+    });
+  });
+
   describe('on the system clock', () => {
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -77,7 +77,7 @@ export class NativeDriver implements WakeupDriver {
 
   private readonly onTimeout = (): void => {
     this.timer = undefined;
-    const late = this.clock.now() - this.armedAt;
+    const late = (this.clock.preciseNow?.() ?? this.clock.now()) - this.armedAt;
     if (late >= this.yieldToIoWhenLateMs) {
       const immediate = globalThis.setImmediate(this.onImmediate);
       if (!this.ref) immediate.unref?.();

@@ -176,7 +176,12 @@ export class TimingWheel {
   private foundLevel = 0;
   private foundSlot = 0;
   private passErrors: unknown[] | undefined;
-  private readonly counters = { scheduled: 0, fired: 0, cancelled: 0, wakeups: 0, cascaded: 0, refiled: 0 };
+  private scheduledCount = 0;
+  private firedCount = 0;
+  private cancelledCount = 0;
+  private wakeupCount = 0;
+  private cascadedCount = 0;
+  private refiledCount = 0;
 
   /**
    * @throws TypeError/RangeError for a bad option, naming it and the value
@@ -202,7 +207,7 @@ export class TimingWheel {
     this.onError = options.onError === undefined ? undefined : requireFunction<(error: unknown, handle: TimerHandle) => void>(options.onError, 'onError');
     const yieldToIoWhenLateMs = options.yieldToIoWhenLateMs ?? 10;
     if (yieldToIoWhenLateMs !== Infinity) requireMs(yieldToIoWhenLateMs, 'yieldToIoWhenLateMs');
-    this._originMs = Math.floor(clock.now());
+    this._originMs = Math.floor(clock.preciseNow?.() ?? clock.now());
     this.driver = isDrivingClock(clock)
       ? clock.createDriver(this.wake)
       : new NativeDriver(clock, this.wake, { yieldToIoWhenLateMs });
@@ -258,7 +263,16 @@ export class TimingWheel {
 
   /** Counters of the wheel's life. */
   stats(): WheelStats {
-    return { pending: this.pendingCount, ...this.counters, levels: this.levels.length };
+    return {
+      pending: this.pendingCount,
+      scheduled: this.scheduledCount,
+      fired: this.firedCount,
+      cancelled: this.cancelledCount,
+      wakeups: this.wakeupCount,
+      cascaded: this.cascadedCount,
+      refiled: this.refiledCount,
+      levels: this.levels.length,
+    };
   }
 
   /**
@@ -325,7 +339,7 @@ export class TimingWheel {
   /** Counts a new or re-armed pending handle and files it. */
   private add(handle: TimerHandle): void {
     this.pendingCount++;
-    this.counters.scheduled++;
+    this.scheduledCount++;
     if ((handle._flags & UNREF) === 0) this.changeRefCount(1);
     this.file(handle);
   }
@@ -334,7 +348,7 @@ export class TimingWheel {
     this.unlink(handle);
     handle._flags = (handle._flags & ~STATE_MASK) | CANCELLED;
     this.pendingCount--;
-    this.counters.cancelled++;
+    this.cancelledCount++;
     if ((handle._flags & UNREF) === 0) this.changeRefCount(-1);
   }
 
@@ -439,10 +453,11 @@ export class TimingWheel {
 
   /** The driver's callback: process everything due by now, then arm for what comes next. */
   private readonly wake = (): void => {
-    this.counters.wakeups++;
+    this.wakeupCount++;
     this.armedTick = Infinity;
     if (this.closed) return;
-    const nowTick = Math.floor((this.clock.now() - this._originMs) / this.tickMs);
+    const now = this.clock.preciseNow?.() ?? this.clock.now();
+    const nowTick = Math.floor((now - this._originMs) / this.tickMs);
     this.processing = true;
     const errors: unknown[] = [];
     this.passErrors = errors;
@@ -465,19 +480,34 @@ export class TimingWheel {
       // Callbacks that keep re-arming themselves for the current tick would never let time move.
       sameTickBatches = eventTick === this.currentTick ? sameTickBatches + 1 : 0;
       if (sameTickBatches > MAX_SAME_TICK_BATCHES) {
-        this.passErrors!.push(new Error(`timers kept re-arming for the current tick ${MAX_SAME_TICK_BATCHES} times in one pass; the rest run on the next wake-up`));
+        this.passErrors!.push(
+          new Error(`timers kept re-arming for tick ${eventTick} ${MAX_SAME_TICK_BATCHES} times in one pass; they were moved to the next tick`),
+        );
+        this.deferCurrentTick(eventTick);
         return;
       }
       this.currentTick = eventTick;
-      const level = this.levels[this.foundLevel]!;
-      const batch = new Bucket(-1, -1);
-      level.buckets[this.foundSlot]!.moveAllTo(batch);
-      level.occupied[this.foundSlot >>> 5]! &= ~(1 << (this.foundSlot & 31));
-      level.occupiedCount--;
+      const batch = this.takeFoundBucket();
       if (this.foundLevel === 0) this.fireBatch(batch, eventTick);
       else this.cascadeBatch(batch);
     }
     if (targetTick > this.currentTick) this.currentTick = targetTick;
+  }
+
+  /** Empties the bucket `nextEventTick` found into a detached batch, so callbacks can refill the slot. */
+  private takeFoundBucket(): Bucket {
+    const level = this.levels[this.foundLevel]!;
+    const batch = new Bucket(-1, -1);
+    level.buckets[this.foundSlot]!.moveAllTo(batch);
+    level.occupied[this.foundSlot >>> 5]! &= ~(1 << (this.foundSlot & 31));
+    level.occupiedCount--;
+    return batch;
+  }
+
+  /** Moves what is filed for `tick` to the next tick, so that time can move on. */
+  private deferCurrentTick(tick: number): void {
+    this.currentTick = tick + 1;
+    this.cascadeBatch(this.takeFoundBucket());
   }
 
   /** Fires the entries of a level-0 bucket, re-filing those that `refresh()` pushed later. */
@@ -487,7 +517,7 @@ export class TimingWheel {
       const handle = batch._next as TimerHandle;
       this.unlink(handle);
       if (this.dueTick(handle._expiresAt) > tick) {
-        this.counters.refiled++;
+        this.refiledCount++;
         this.file(handle);
         continue;
       }
@@ -499,7 +529,7 @@ export class TimingWheel {
     while (batch._next !== batch) {
       const handle = batch._next as TimerHandle;
       this.unlink(handle);
-      this.counters.cascaded++;
+      this.cascadedCount++;
       this.file(handle);
     }
   }
@@ -507,7 +537,7 @@ export class TimingWheel {
   private fire(handle: TimerHandle): void {
     handle._flags = (handle._flags & ~STATE_MASK) | FIRING;
     this.pendingCount--;
-    this.counters.fired++;
+    this.firedCount++;
     if ((handle._flags & UNREF) === 0) this.changeRefCount(-1);
     try {
       handle._callback.call(undefined, handle);

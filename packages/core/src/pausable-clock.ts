@@ -92,6 +92,8 @@ export class PausableClock implements DrivingClock, WakeupDriver {
   }
 
   private armOuter(): void {
+    // A closed outer wheel has cancelled every timer on it; the set's timers are dead with it.
+    if (this.outer.isClosed) return;
     const delay = this.armedAt + this.offset - this.outer.clock.now();
     const delayMs = delay > 0 ? delay : 0;
     if (this.handle === undefined) {

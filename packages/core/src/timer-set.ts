@@ -335,13 +335,11 @@ export class TimerSet<V, K = SnapshotKey> {
    * `pause()` (keys paused on their own stay paused).
    *
    * @returns true if something was paused and now runs; false for an unknown or running key
-   * @throws Error when resuming a key after `close()`
    */
   resume(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.resume();
     const entry = this.entries.get(key as K);
     if (entry === undefined || !entry.paused) return false;
-    if (this.outer.isClosed) throw this.closedError();
     entry.paused = false;
     for (let s = entry.head; s !== null; s = s.next) this.run(s, s.remainingMs);
     return true;

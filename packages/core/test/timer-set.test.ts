@@ -622,6 +622,20 @@ describe('TimerSet', () => {
       expect(fired).toEqual([[110, 'a', 2, 0]]);
     });
 
+    it('lets its timers die with a closed wheel, without throwing from pause or resume', () => {
+      const { set, wheel, clock, fired } = setup();
+      set.set('a', 10, 1);
+      set.set('b', 10, 1);
+      set.pause('b');
+      wheel.close();
+      expect(set.pause()).toBe(true);
+      expect(set.resume()).toBe(true);
+      expect(set.resume('b')).toBe(true);
+      clock.advance(100);
+      expect(fired).toEqual([]);
+      expect(() => set.set('c', 10, 1)).toThrow(/TimingWheel is closed/);
+    });
+
     it('close releases the timer on the wheel', () => {
       const { set, wheel } = setup();
       set.set('a', 10, 1);

@@ -1,0 +1,170 @@
+import { spawnSync } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SystemClock, TimingWheel } from '../src/index.js';
+
+const distEntry = path.resolve(__dirname, '../dist/index.js');
+
+describe('NativeDriver (system clock)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  describe('wake-ups', () => {
+    it('makes zero wake-ups while the wheel is empty', async () => {
+      const wheel = new TimingWheel();
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      expect(wheel.stats().wakeups).toBe(0);
+      wheel.close();
+    });
+
+    it('makes zero wake-ups after every timer was cancelled', async () => {
+      const wheel = new TimingWheel();
+      const handles = Array.from({ length: 100 }, (_, i) => wheel.schedule(5 + i, () => expect.unreachable()));
+      for (const h of handles) h.cancel();
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      expect(wheel.stats().wakeups).toBe(0);
+      wheel.close();
+    });
+
+    it('wakes a handful of times, not thousands, for one timer 10 s out (fake timers)', () => {
+      vi.useFakeTimers();
+      const wheel = new TimingWheel({ clock: new SystemClock() });
+      const started = performance.now();
+      let firedAfter = -1;
+      wheel.schedule(10_000, () => (firedAfter = performance.now() - started));
+      vi.advanceTimersByTime(9_999);
+      expect(firedAfter).toBe(-1);
+      vi.advanceTimersByTime(1);
+      expect(firedAfter).toBe(10_000);
+      expect(wheel.stats().wakeups).toBeGreaterThanOrEqual(1);
+      expect(wheel.stats().wakeups).toBeLessThanOrEqual(5);
+      wheel.close();
+    });
+
+    it('reaches delays past setTimeout\'s limit in hops and fires them exactly (fake timers)', () => {
+      vi.useFakeTimers();
+      const wheel = new TimingWheel({ clock: new SystemClock() });
+      const started = performance.now();
+      const delay = 30 * 24 * 3600 * 1000; // 30 days > 2^31-1 ms
+      let firedAfter = -1;
+      wheel.schedule(delay, () => (firedAfter = performance.now() - started));
+      vi.advanceTimersByTime(delay - 1);
+      expect(firedAfter).toBe(-1);
+      vi.advanceTimersByTime(1);
+      expect(firedAfter).toBe(delay);
+      expect(wheel.stats().wakeups).toBeLessThanOrEqual(6);
+      wheel.close();
+    });
+
+    it('keeps working when fake timers are installed after the wheel was built', () => {
+      const wheel = new TimingWheel();
+      vi.useFakeTimers();
+      const seen: number[] = [];
+      const started = performance.now();
+      wheel.schedule(250, () => seen.push(performance.now() - started));
+      wheel.schedule(100, () => seen.push(performance.now() - started));
+      vi.advanceTimersByTime(300);
+      // At most one 1 ms tick late: the real clock's reading had a fraction when fakes took over.
+      expect(seen).toHaveLength(2);
+      expect(seen[0]).toBeGreaterThanOrEqual(100);
+      expect(seen[0]).toBeLessThanOrEqual(101);
+      expect(seen[1]).toBeGreaterThanOrEqual(250);
+      expect(seen[1]).toBeLessThanOrEqual(251);
+      wheel.close();
+    });
+  });
+
+  describe('real time', () => {
+    it('never fires early on the system clock', async () => {
+      const wheel = new TimingWheel();
+      const clock = new SystemClock({ readOncePerJob: false });
+      const results = await Promise.all(
+        [1, 5, 12, 30, 45].map(
+          (delay) =>
+            new Promise<[number, number]>((resolve) => {
+              const start = clock.now();
+              wheel.schedule(delay, () => resolve([delay, clock.now() - start]));
+            }),
+        ),
+      );
+      for (const [delay, elapsed] of results) expect(elapsed).toBeGreaterThanOrEqual(delay - 0.001);
+      wheel.close();
+    });
+
+    async function blockedLoopOrder(yieldToIoWhenLateMs: number): Promise<string[]> {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const accepted = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
+      const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+      client.on('error', () => undefined);
+      const serverSide = await accepted;
+      serverSide.on('error', () => undefined);
+      const wheel = new TimingWheel({ yieldToIoWhenLateMs });
+      try {
+        const events: string[] = [];
+        const done = new Promise<void>((resolve) => {
+          wheel.schedule(20, () => {
+            events.push('timeout');
+            resolve();
+          });
+        });
+        client.once('data', () => events.push('response'));
+        // The response is written now and reaches the client's socket while the loop is
+        // blocked well past the timer's expiry.
+        serverSide.write('pong');
+        const until = performance.now() + 150;
+        while (performance.now() < until);
+        await done;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return events;
+      } finally {
+        wheel.close();
+        client.destroy();
+        serverSide.destroy();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    }
+
+    it('lets I/O that completed while the loop was blocked land before an expiring timer', async () => {
+      expect(await blockedLoopOrder(10)).toEqual(['response', 'timeout']);
+    });
+
+    it('expires first when yieldToIoWhenLateMs is Infinity (the undici #3410 failure mode)', async () => {
+      expect(await blockedLoopOrder(Infinity)).toEqual(['timeout', 'response']);
+    });
+  });
+
+  describe('ref / unref', () => {
+    function runScript(body: string) {
+      return spawnSync(process.execPath, ['-e', `const core = require(${JSON.stringify(distEntry)});\n${body}`], {
+        encoding: 'utf8',
+        timeout: 10_000,
+      });
+    }
+
+    it('keeps the process alive while a ref\'ed timer is pending', () => {
+      const res = runScript(
+        `const w = new core.TimingWheel(); const t = Date.now(); w.schedule(300, () => console.log('fired', Date.now() - t >= 290));`,
+      );
+      expect(res.status).toBe(0);
+      expect(res.stdout.trim()).toBe('fired true');
+    });
+
+    it('lets the process exit when only unref\'ed timers are pending', () => {
+      const started = Date.now();
+      const res = runScript(
+        `const w = new core.TimingWheel(); w.schedule(5000, () => console.log('fired')).unref(); w.schedule(5000, () => console.log('fired too')).ref().unref();`,
+      );
+      expect(res.status).toBe(0);
+      expect(res.stdout).toBe('');
+      expect(Date.now() - started).toBeLessThan(4000);
+    });
+
+    it('holds the process again when an unref\'ed timer is ref\'ed', () => {
+      const res = runScript(`const w = new core.TimingWheel(); const h = w.schedule(200, () => console.log('fired')).unref(); h.ref();`);
+      expect(res.stdout.trim()).toBe('fired');
+    });
+  });
+});

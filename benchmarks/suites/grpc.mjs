@@ -1,0 +1,225 @@
+/**
+ * The grpc suite: @tickwheel/grpc's interceptors against bare grpc-js timing its own `deadline`
+ * call option (one `setTimeout` per call on the client, and one per call on the server for the
+ * grpc-timeout header), all in this one process run over loopback, candidates alternating round
+ * by round:
+ *
+ * - `bare`: no interceptors; every call passes `{ deadline: Date.now() + 30 s }`;
+ * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 30 s })` on the client and
+ *   `serverDeadlineInterceptor()` on the server (ambient deadline and AbortSignal per handler);
+ * - `tickwheel-client`: the client interceptor only, against a bare server: the like-for-like
+ *   replacement of the `deadline` option.
+ *
+ * Each candidate has its own server and client (one HTTP/2 connection each), set up once and
+ * warmed up. Client and server share this process, so each figure includes both sides' cost.
+ * Messages are raw bytes (identity serializers), so protobuf work does not dilute the deadline
+ * machinery's share.
+ *
+ *   node --expose-gc suites/grpc.mjs          # or: npm run bench -- grpc
+ *
+ * BENCH_REPEATS overrides the number of alternating rounds (default 9).
+ */
+import { pathToFileURL } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
+import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 9);
+/** Calls kept in flight by the throughput workers. */
+const CONCURRENCY = 32;
+/** How long one throughput sample runs. */
+const SAMPLE_MS = 1_000;
+/** Calls held open (the server does not answer yet) for one heap sample. */
+const IN_FLIGHT = 1_000;
+const DEADLINE_MS = 30_000;
+
+const identity = (value) => value;
+const ECHO = {
+  path: '/bench.Bench/Echo',
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: identity,
+  requestDeserialize: identity,
+  responseSerialize: identity,
+  responseDeserialize: identity,
+};
+const SERVICE = { Echo: ECHO };
+const BenchClient = grpc.makeGenericClientConstructor(SERVICE, 'Bench');
+const PAYLOAD = Buffer.alloc(32, 7);
+
+/**
+ * One candidate: a server whose handler answers at once, or holds the call while `holding`,
+ * and a connected client.
+ */
+async function candidate(serverInterceptors, clientInterceptors, callOptions) {
+  const held = [];
+  let holding = false;
+  const server = new grpc.Server({ interceptors: serverInterceptors });
+  server.addService(SERVICE, {
+    Echo(call, callback) {
+      if (holding) held.push(callback);
+      else callback(null, call.request);
+    },
+  });
+  const port = await new Promise((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  const client = new BenchClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { interceptors: clientInterceptors });
+  await new Promise((resolve, reject) => client.waitForReady(Date.now() + 5_000, (err) => (err ? reject(err) : resolve())));
+
+  const call = () =>
+    new Promise((resolve, reject) => client.Echo(PAYLOAD, callOptions(), (err, res) => (err ? reject(err) : resolve(res))));
+
+  return {
+    /**
+     * Unary calls per second with CONCURRENCY workers for SAMPLE_MS, by the wall clock and per
+     * second of this process's CPU time (user + system). The second is what the code costs; it
+     * moves far less than the first when other processes load the machine.
+     */
+    async throughput() {
+      let done = 0;
+      const until = performance.now() + SAMPLE_MS;
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      const worker = async () => {
+        while (performance.now() < until) {
+          await call();
+          done++;
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      const wallMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      return { wall: (done / wallMs) * 1000, cpu: (done / (cpu.user + cpu.system)) * 1e6 };
+    },
+    /** Bytes of heap per call in flight: IN_FLIGHT calls held open, heap compared after full GCs. */
+    async heapPerCall() {
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      holding = true;
+      const outcomes = [];
+      for (let i = 0; i < IN_FLIGHT; i++) outcomes.push(call());
+      while (held.length < IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 5));
+      gc();
+      const after = process.memoryUsage().heapUsed;
+      holding = false;
+      for (const callback of held.splice(0)) callback(null, PAYLOAD);
+      await Promise.all(outcomes);
+      return (after - before) / IN_FLIGHT;
+    },
+    close() {
+      client.close();
+      server.forceShutdown();
+    },
+  };
+}
+
+export async function run() {
+  const bareOptions = () => ({ deadline: Date.now() + DEADLINE_MS });
+  const noOptions = () => ({});
+  const candidates = {
+    bare: await candidate([], [], bareOptions),
+    tickwheel: await candidate([serverDeadlineInterceptor()], [deadlineInterceptor({ timeoutMs: DEADLINE_MS })], noOptions),
+    'tickwheel-client': await candidate([], [deadlineInterceptor({ timeoutMs: DEADLINE_MS })], noOptions),
+  };
+  // Warm-up: JIT, connection windows, and the first heap growth.
+  for (const c of Object.values(candidates)) {
+    await c.throughput();
+    await c.heapPerCall();
+  }
+
+  const perCpuSecond = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]));
+  const throughput = await alternate(
+    Object.fromEntries(
+      Object.entries(candidates).map(([name, c]) => [
+        name,
+        async () => {
+          const { wall, cpu } = await c.throughput();
+          perCpuSecond[name].push(cpu);
+          return wall;
+        },
+      ]),
+    ),
+    REPEATS,
+  );
+  const throughputCpu = Object.fromEntries(Object.entries(perCpuSecond).map(([name, s]) => [name, { median: median(s), samples: s }]));
+  const heap = await alternate(
+    Object.fromEntries(Object.entries(candidates).map(([name, c]) => [name, () => c.heapPerCall()])),
+    REPEATS,
+  );
+  for (const c of Object.values(candidates)) c.close();
+
+  const scenarios = [
+    scenario({
+      id: 'unary-throughput',
+      title: `Unary calls/s, ${CONCURRENCY} in flight, client and server interceptors vs grpc-js deadline option`,
+      unit: 'calls/s',
+      higherIsBetter: true,
+      subject: 'tickwheel',
+      baseline: 'bare',
+      results: throughput,
+      target: { ratio: 0.97 },
+      note: 'Wall clock. tickwheel-client: the client interceptor alone against a bare server.',
+    }),
+    scenario({
+      id: 'unary-throughput-cpu',
+      title: `Unary calls per CPU-second, ${CONCURRENCY} in flight, client and server interceptors vs grpc-js deadline option`,
+      unit: 'calls/CPU-s',
+      higherIsBetter: true,
+      subject: 'tickwheel',
+      baseline: 'bare',
+      results: throughputCpu,
+      target: { ratio: 0.97 },
+      note: 'Calls completed per second of this process\'s CPU time: less disturbed by other load on the machine.',
+    }),
+    scenario({
+      id: 'unary-throughput-client-only',
+      title: `Unary calls/s, ${CONCURRENCY} in flight, client interceptor only vs grpc-js deadline option`,
+      unit: 'calls/s',
+      higherIsBetter: true,
+      subject: 'tickwheel-client',
+      baseline: 'bare',
+      results: throughput,
+      target: { ratio: 0.97 },
+    }),
+    scenario({
+      id: 'unary-throughput-cpu-client-only',
+      title: `Unary calls per CPU-second, ${CONCURRENCY} in flight, client interceptor only vs grpc-js deadline option`,
+      unit: 'calls/CPU-s',
+      higherIsBetter: true,
+      subject: 'tickwheel-client',
+      baseline: 'bare',
+      results: throughputCpu,
+      target: { ratio: 0.97 },
+    }),
+    scenario({
+      id: 'heap-per-in-flight-call',
+      title: `Heap bytes per in-flight unary call (${IN_FLIGHT} held open), client and server interceptors vs grpc-js deadline option`,
+      unit: 'bytes',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'bare',
+      results: heap,
+      target: { maxOver: 0 },
+      note: 'Both sides of each call live in this process, so the figure is client plus server state; with the server interceptor it includes each handler\'s ambient deadline and AbortSignal, which bare grpc-js does not provide.',
+    }),
+    scenario({
+      id: 'heap-per-in-flight-call-client-only',
+      title: `Heap bytes per in-flight unary call (${IN_FLIGHT} held open), client interceptor only vs grpc-js deadline option`,
+      unit: 'bytes',
+      higherIsBetter: false,
+      subject: 'tickwheel-client',
+      baseline: 'bare',
+      results: heap,
+      target: { maxOver: 0 },
+    }),
+  ];
+  return { scenarios };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { scenarios } = await run();
+  for (const sc of scenarios) printScenario(sc);
+  const file = writeResults('grpc', { scenarios, command: 'npm run bench -- grpc', repeats: REPEATS });
+  console.log(`wrote ${file}`);
+}

@@ -1,6 +1,7 @@
 import type { Deadline, TimerHandle, TimingWheel } from '@tickwheel/core';
 import type { ResolvedOptions } from './options.js';
-import { rebuildResponse, TimedBody, type BodyObserver } from './timed-body.js';
+import type { BodyObserver } from './timed-body.js';
+import { timeResponseBody, type TimedResponseBody } from './timed-response.js';
 import { TimeoutError } from './timeout-error.js';
 import type { ResponseLike } from './types.js';
 
@@ -27,7 +28,7 @@ export class RequestTimer implements BodyObserver {
   private readonly wheel: TimingWheel;
   private handle: TimerHandle | undefined;
   private controller: AbortController | undefined;
-  private body: TimedBody | undefined;
+  private body: TimedResponseBody | undefined;
   private phase = HEADERS;
   /** When the whole request must be done (retry budget or ambient deadline); Infinity when unbounded. */
   private readonly budgetAt: number;
@@ -160,17 +161,16 @@ export class RequestTimer implements BodyObserver {
       this.finish();
       return response;
     }
-    const body = new TimedBody(source, this);
-    const rebuilt = rebuildResponse(response, new ReadableStream(body, { highWaterMark: 0 }));
-    if (rebuilt === undefined) {
-      // Not a Response we can rebuild: leave the body untimed, but totalMs still aborts the fetch.
+    const body = timeResponseBody(response, this);
+    if (body === undefined) {
+      // Not a fetch Response: its body cannot be timed, but totalMs still aborts the fetch.
       if (this.totalAt === Infinity) this.finish();
       else this.arm(this.totalAt, this.wheel.clock.now());
       return response;
     }
     this.body = body;
     this.arm(this.totalAt, this.wheel.clock.now());
-    return rebuilt;
+    return response;
   }
 
   /** Releases the handle and every listener. Idempotent. */

@@ -3,6 +3,13 @@ import type { WebSocket } from 'ws';
 import type { SendTracker } from './send-tracker.js';
 import type { LivenessState } from './types.js';
 
+/** When each idle kind last fired; -Infinity until it does. */
+export class IdleMarks {
+  reader = -Infinity;
+  writer = -Infinity;
+  all = -Infinity;
+}
+
 /**
  * What the heartbeat knows about one connection. Kept in the controller's map, never on the
  * socket. Activity only writes a timestamp here; the wheel handle is re-armed from these
@@ -23,10 +30,8 @@ export class Connection<S extends WebSocket = WebSocket> {
   /** Round trip of the last answered ping; NaN before the first. */
   rttMs = NaN;
   pingsSent = 0;
-  /** When each idle kind last fired; -Infinity until it does. */
-  readerEventAt = -Infinity;
-  writerEventAt = -Infinity;
-  allEventAt = -Infinity;
+  /** When each idle kind last fired; only allocated when idle detection is on (it is off by default). */
+  idle: IdleMarks | undefined = undefined;
 
   constructor(
     readonly socket: S,

@@ -28,7 +28,7 @@
 import { EventEmitter } from 'node:events';
 import { describeValue } from '@tickwheel/core';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
-import { Connection } from './connection.js';
+import { Connection, IdleMarks } from './connection.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { SendTracker } from './send-tracker.js';
 import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, IdleKind, LivenessState } from './types.js';
@@ -219,6 +219,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const clock = wheel.clock;
     const now = clock.now();
     const c = new Connection(socket, now);
+    if (this.options.readerIdleMs > 0 || this.options.writerIdleMs > 0 || this.options.allIdleMs > 0) c.idle = new IdleMarks();
     if (trackWrites) {
       c.sendTracker = new SendTracker(socket, (err) => {
         if (err == null) c.lastWriteAt = clock.now();
@@ -248,9 +249,11 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const o = this.options;
     let due = Infinity;
     if (o.pingIntervalMs > 0) due = c.awaitingPong ? c.lastPingAt + o.pongTimeoutMs : c.lastReadAt + o.pingIntervalMs;
-    if (o.readerIdleMs > 0) due = Math.min(due, Math.max(c.lastReadAt, c.readerEventAt) + o.readerIdleMs);
-    if (o.writerIdleMs > 0) due = Math.min(due, Math.max(c.lastWriteAt, c.writerEventAt) + o.writerIdleMs);
-    if (o.allIdleMs > 0) due = Math.min(due, Math.max(c.lastReadAt, c.lastWriteAt, c.allEventAt) + o.allIdleMs);
+    const marks = c.idle;
+    if (marks === undefined) return due;
+    if (o.readerIdleMs > 0) due = Math.min(due, Math.max(c.lastReadAt, marks.reader) + o.readerIdleMs);
+    if (o.writerIdleMs > 0) due = Math.min(due, Math.max(c.lastWriteAt, marks.writer) + o.writerIdleMs);
+    if (o.allIdleMs > 0) due = Math.min(due, Math.max(c.lastReadAt, c.lastWriteAt, marks.all) + o.allIdleMs);
     return due;
   }
 
@@ -268,19 +271,20 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     }
 
     let due: DueIdle[] | undefined;
-    if (o.readerIdleMs > 0 && now >= Math.max(c.lastReadAt, c.readerEventAt) + o.readerIdleMs) {
-      (due ??= []).push({ kind: 'reader', idleMs: now - c.lastReadAt, first: c.readerEventAt <= c.lastReadAt });
-      c.readerEventAt = now;
-    }
-    if (o.writerIdleMs > 0 && now >= Math.max(c.lastWriteAt, c.writerEventAt) + o.writerIdleMs) {
-      (due ??= []).push({ kind: 'writer', idleMs: now - c.lastWriteAt, first: c.writerEventAt <= c.lastWriteAt });
-      c.writerEventAt = now;
-    }
-    if (o.allIdleMs > 0) {
+    const marks = c.idle;
+    if (marks !== undefined) {
+      if (o.readerIdleMs > 0 && now >= Math.max(c.lastReadAt, marks.reader) + o.readerIdleMs) {
+        (due ??= []).push({ kind: 'reader', idleMs: now - c.lastReadAt, first: marks.reader <= c.lastReadAt });
+        marks.reader = now;
+      }
+      if (o.writerIdleMs > 0 && now >= Math.max(c.lastWriteAt, marks.writer) + o.writerIdleMs) {
+        (due ??= []).push({ kind: 'writer', idleMs: now - c.lastWriteAt, first: marks.writer <= c.lastWriteAt });
+        marks.writer = now;
+      }
       const lastActivity = Math.max(c.lastReadAt, c.lastWriteAt);
-      if (now >= Math.max(lastActivity, c.allEventAt) + o.allIdleMs) {
-        (due ??= []).push({ kind: 'all', idleMs: now - lastActivity, first: c.allEventAt <= lastActivity });
-        c.allEventAt = now;
+      if (o.allIdleMs > 0 && now >= Math.max(lastActivity, marks.all) + o.allIdleMs) {
+        (due ??= []).push({ kind: 'all', idleMs: now - lastActivity, first: marks.all <= lastActivity });
+        marks.all = now;
       }
     }
     const closing = due !== undefined && o.closeOnIdle;

@@ -7,15 +7,18 @@
  * - `timer-wheel`: the `timer-wheel` npm package (hashed wheel, 1 s resolution, driven by the
  *   caller's `advance()`; used where its design fits the scenario).
  *
- *   node --expose-gc suites/core.mjs          # or: npm run bench -- core
+ *   node --expose-gc suites/core.mjs                  # or: npm run bench -- core
+ *   node --expose-gc suites/core.mjs --group rolling  # one group only, results on stdout
  *
- * BENCH_REPEATS overrides the number of alternating rounds (default 5).
+ * Each scenario group (rolling, refresh, expiry, memory, wakeups, lateness) runs in its own
+ * child process; within it the candidates alternate. BENCH_REPEATS overrides the number of
+ * alternating rounds (default 5; the 1M rolling runs, memory, wakeups and lateness use at most 3).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TimingWheel } from '@tickwheel/core';
 import timerWheelPackage from 'timer-wheel';
 import { HeapTimerQueue } from '../lib/heap-timer-queue.mjs';
@@ -556,15 +559,44 @@ async function latenessScenarios() {
 
 // ---------------------------------------------------------------------------------------------
 
+/** The scenario groups, each run in a fresh child process (see `run`). */
+const GROUPS = {
+  rolling: rollingScenarios,
+  refresh: refreshScenario,
+  expiry: expiryScenario,
+  memory: memoryScenario,
+  wakeups: wakeupScenarios,
+  lateness: latenessScenarios,
+};
+const RESULT_PREFIX = '@@core-result ';
+
+/** Runs one group in this process and hands its scenarios to the parent on stdout. */
+async function runGroup(name) {
+  const scenarios = [await GROUPS[name]()].flat();
+  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(scenarios)}\n`);
+}
+
+/**
+ * Runs every group, each in its own child process (with --expose-gc), one after another. The
+ * candidates of a scenario still alternate within one process run; a fresh process per group
+ * keeps one group's garbage, heap layout and JIT state (a million dead timers from the rolling
+ * runs, say) from weighing on the next group.
+ */
 export async function run() {
   const scenarios = [];
   const t0 = performance.now();
-  scenarios.push(...(await rollingScenarios()));
-  scenarios.push(await refreshScenario());
-  scenarios.push(await expiryScenario());
-  scenarios.push(await memoryScenario());
-  scenarios.push(...(await wakeupScenarios()));
-  scenarios.push(...(await latenessScenarios()));
+  for (const name of Object.keys(GROUPS)) {
+    const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--group', name], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 2 ** 20,
+    });
+    const lines = (child.stdout ?? '').split('\n');
+    for (const line of lines) if (line && !line.startsWith(RESULT_PREFIX)) console.log(line);
+    const result = lines.find((line) => line.startsWith(RESULT_PREFIX));
+    if (child.status !== 0 || result === undefined) throw new Error(`core suite: group ${name} failed (status ${child.status})`);
+    scenarios.push(...JSON.parse(result.slice(RESULT_PREFIX.length)));
+  }
   console.log(`  (core suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   return { scenarios };
 }
@@ -597,6 +629,11 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (typeof globalThis.gc !== 'function') {
     console.error('run with --expose-gc (node --expose-gc suites/core.mjs) so memory figures are exact');
     process.exit(1);
+  }
+  const groupIndex = process.argv.indexOf('--group');
+  if (groupIndex > 0) {
+    await runGroup(process.argv[groupIndex + 1]);
+    process.exit(0);
   }
   const { scenarios } = await run();
   const file = writeResults('core', { scenarios, command: 'npm run bench -- core', repeats: REPEATS, extra: coreProvenance() });

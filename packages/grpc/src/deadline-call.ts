@@ -3,6 +3,7 @@ import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@gr
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
 import { expiredDetails, idleDetails } from './details.js';
 import { GRPC_TIMEOUT_HEADER, grpcTimeoutValue } from './grpc-timeout.js';
+import { unwatchParentAbort, watchParentAbort, type ParentAbortListener } from './parent-abort.js';
 import type { DeadlineLimit } from './types.js';
 
 /** What `nextCall()` returns; grpc-js does not export the interface under its name. */
@@ -25,7 +26,7 @@ const AMBIENT_CANCELLED = 'Cancelled: the deadline this call inherited was abort
  * limit, the last received message plus that limit. A message pushes it later with an O(1)
  * `refresh()`; the status cancels it.
  */
-export class DeadlineCall extends InterceptingCall implements InterceptingListener {
+export class DeadlineCall extends InterceptingCall implements InterceptingListener, ParentAbortListener {
   private listener: Partial<InterceptingListener> | undefined;
   private timer: TimerHandle | undefined;
 
@@ -34,7 +35,7 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
    * @param expiresAt - the deadline on `wheel`'s clock, `Infinity` for none (idle limit only)
    * @param budgetMs - the time the call had when it was made, for the status details
    * @param idleMs - the response stream's idle limit, `Infinity` for none
-   * @param ambientSignal - the ambient deadline's signal; its abort by a cancel cancels this call
+   * @param ambientSignal - the ambient deadline's signal; when a cancel aborts it, this call is cancelled
    */
   constructor(
     private readonly next: InterceptingCallInterface,
@@ -61,7 +62,7 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
     const firstExpiry = this.idleMs < this.expiresAt - now ? now + this.idleMs : this.expiresAt;
     // The call keeps the process alive while it runs; its deadline never has to.
     this.timer = this.wheel.scheduleAt(firstExpiry, () => this.expire()).unref();
-    this.ambientSignal?.addEventListener('abort', this);
+    if (this.ambientSignal !== undefined) watchParentAbort(this.ambientSignal, this);
     this.next.start(sent, this);
   }
 
@@ -99,15 +100,12 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
   /** @internal Listener side: the call is over, so is its timer. */
   onReceiveStatus(status: StatusObject): void {
     this.timer?.cancel();
-    this.ambientSignal?.removeEventListener('abort', this);
+    if (this.ambientSignal !== undefined) unwatchParentAbort(this.ambientSignal, this);
     this.listener?.onReceiveStatus?.(status);
   }
 
-  /** @internal The ambient deadline's signal aborted. */
-  handleEvent(): void {
-    const reason: unknown = this.ambientSignal?.reason;
-    // Its timeout is ours too (this call's deadline is never later), and our timer reports it.
-    if (reason instanceof DOMException && reason.name === 'TimeoutError') return;
+  /** @internal The server call this call was made for was cancelled. */
+  onParentAbort(): void {
     this.next.cancelWithStatus(Status.CANCELLED, AMBIENT_CANCELLED);
   }
 

@@ -4,6 +4,7 @@ import { currentDeadline, sharedWheel } from '@tickwheel/core';
 import { DeadlineCall } from './deadline-call.js';
 import { spentDetails } from './details.js';
 import { msUntil } from './grpc-timeout.js';
+import { isTimeout } from './parent-abort.js';
 import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
 import { SpentCall } from './spent-call.js';
 import type { DeadlineInterceptorOptions, DeadlineLimit, MethodDeadlineOptions } from './types.js';
@@ -128,10 +129,6 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         : nextCall(callOptions);
     return new DeadlineCall(next, wheel, path, limit, expiresAt, expiresAt - now, idleMs, ambient?.signal);
   };
-}
-
-function isTimeout(reason: unknown): boolean {
-  return reason instanceof DOMException && reason.name === 'TimeoutError';
 }
 
 function parseMethodOptions(entry: unknown, name: string): MethodDeadlineOptions {

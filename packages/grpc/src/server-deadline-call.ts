@@ -2,6 +2,7 @@ import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
 import { createDeadline, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
 import { expiredDetails, spentDetails } from './details.js';
+import { isTimeout } from './parent-abort.js';
 import type { ServerDeadlineLimit } from './types.js';
 
 /** The listener grpc-js hands to `start()`; the package does not export it by name. */
@@ -124,7 +125,7 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
   }
 
   private statusFor(reason: unknown, deadlineDetails: string): PartialStatus {
-    return reason instanceof DOMException && reason.name === 'TimeoutError'
+    return isTimeout(reason)
       ? { code: Status.DEADLINE_EXCEEDED, details: deadlineDetails, metadata: null }
       : { code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null };
   }

@@ -165,4 +165,38 @@ describe('propagation', () => {
     // A answers its client with the error it got.
     expect((await outcome).err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
   });
+
+  it('cancels every call a handler fanned out when its own client cancels, with one listener on the handler’s signal', async () => {
+    const FAN_OUT = 20;
+    const logB = newLog();
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], { interceptors: [serverDeadlineInterceptor()] });
+    running.push(serverB);
+    const toB = echoClient(serverB.address, [deadlineInterceptor()]);
+    clients.push(toB);
+    await ready(toB);
+    const fanned: Array<Promise<{ err: grpc.ServiceError | null }>> = [];
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.message);
+    process.on('warning', onWarning);
+    const { relay } = await startRelay((req) => {
+      for (let i = 0; i < FAN_OUT; i++) fanned.push(unary(toB, req));
+      return new Promise(() => undefined);
+    }, [serverDeadlineInterceptor({ defaultTimeoutMs: 10_000 })]);
+    const client = echoClient(relay.address);
+    clients.push(client);
+    await ready(client);
+
+    const allStarted = new Promise<void>((resolve) => {
+      const check = (): void => void (logB.started.length === FAN_OUT ? resolve() : nextStart(logB).then(check));
+      check();
+    });
+    const call = client.Unary({ text: 'x', delayMs: -1 }, {}, () => undefined);
+    await allStarted;
+    call.cancel();
+    const outcomes = await Promise.all(fanned);
+    process.off('warning', onWarning);
+    expect(outcomes.map((o) => o.err?.code)).toEqual(Array.from({ length: FAN_OUT }, () => grpc.status.CANCELLED));
+    expect(warnings).toEqual([]);
+  });
+
 });

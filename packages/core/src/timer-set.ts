@@ -167,6 +167,13 @@ export class TimerSet<V, K = SnapshotKey> {
   private readonly onExpire: ExpireCallback<K, V>;
   private readonly freeStacks: Stack<K, V>[] = [];
   private readonly freeEntries: Entry<K, V>[] = [];
+  /**
+   * The entry whose last stack is expiring while its `onExpire` runs. It stays in the map with no
+   * stacks (every method treats it as absent), so that a callback setting the same key again, as
+   * periodic effects do, revives it without a Map delete and insert. Callbacks never nest within
+   * one set, so there is at most one.
+   */
+  private expiring: Entry<K, V> | null = null;
   private closed = false;
 
   /**
@@ -187,7 +194,7 @@ export class TimerSet<V, K = SnapshotKey> {
 
   /** Keys held (a key with several stacks counts once). */
   get size(): number {
-    return this.entries.size;
+    return this.expiring !== null && this.expiring.count === 0 ? this.entries.size - 1 : this.entries.size;
   }
 
   /** The set's game time in ms: the wheel clock's time minus the time spent paused. Stands still while paused. */
@@ -233,6 +240,13 @@ export class TimerSet<V, K = SnapshotKey> {
       this.addStack(created, durationMs);
       return this;
     }
+    if (entry.count === 0) {
+      // The key is expiring right now (we are inside its onExpire): set it afresh.
+      entry.value = value;
+      entry.paused = false;
+      this.addStack(entry, durationMs);
+      return this;
+    }
     switch (policy) {
       case 'ignore':
         return this;
@@ -262,7 +276,7 @@ export class TimerSet<V, K = SnapshotKey> {
    * @returns true if the key existed
    */
   delete(key: K): boolean {
-    const entry = this.entries.get(key);
+    const entry = this.live(key);
     if (entry === undefined) return false;
     this.entries.delete(key);
     this.releaseEntry(entry);
@@ -271,12 +285,12 @@ export class TimerSet<V, K = SnapshotKey> {
 
   /** True while the key has at least one stack. */
   has(key: K): boolean {
-    return this.entries.has(key);
+    return this.live(key) !== undefined;
   }
 
   /** The key's value, or undefined when the key is not set. */
   get(key: K): V | undefined {
-    return this.entries.get(key)?.value;
+    return this.live(key)?.value;
   }
 
   /**
@@ -284,7 +298,7 @@ export class TimerSet<V, K = SnapshotKey> {
    * set. Paused keys (and a paused set) report their frozen remaining time.
    */
   remaining(key: K): number | undefined {
-    const entry = this.entries.get(key);
+    const entry = this.live(key);
     if (entry === undefined) return undefined;
     let most = 0;
     for (let s = entry.head; s !== null; s = s.next) {
@@ -297,14 +311,14 @@ export class TimerSet<V, K = SnapshotKey> {
   /** The key's remaining time per stack, oldest stack first; empty when the key is not set. */
   remainingPerStack(key: K): number[] {
     const out: number[] = [];
-    const entry = this.entries.get(key);
+    const entry = this.live(key);
     if (entry !== undefined) for (let s = entry.head; s !== null; s = s.next) out.push(this.remainingOf(s));
     return out;
   }
 
   /** How many stacks the key holds; 0 when it is not set. */
   stacks(key: K): number {
-    return this.entries.get(key)?.count ?? 0;
+    return this.live(key)?.count ?? 0;
   }
 
   /**
@@ -320,7 +334,7 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   pause(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.pause();
-    const entry = this.entries.get(key as K);
+    const entry = this.live(key as K);
     if (entry === undefined || entry.paused) return false;
     for (let s = entry.head; s !== null; s = s.next) {
       s.remainingMs = s.handle!.remaining();
@@ -338,7 +352,7 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   resume(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.resume();
-    const entry = this.entries.get(key as K);
+    const entry = this.live(key as K);
     if (entry === undefined || !entry.paused) return false;
     entry.paused = false;
     for (let s = entry.head; s !== null; s = s.next) this.run(s, s.remainingMs);
@@ -348,12 +362,12 @@ export class TimerSet<V, K = SnapshotKey> {
   /** Whether the key (with an argument) or the whole set (without) is paused by `pause()`. */
   isPaused(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.paused;
-    return this.entries.get(key as K)?.paused ?? false;
+    return this.live(key as K)?.paused ?? false;
   }
 
-  /** The keys, in insertion order. */
-  keys(): IterableIterator<K> {
-    return this.entries.keys();
+  /** The keys, in insertion order (a key set again from its own `onExpire` keeps its place). */
+  *keys(): IterableIterator<K> {
+    for (const entry of this.entries.values()) if (entry.count > 0) yield entry.key;
   }
 
   /** Removes every key without calling `onExpire`. O(n). */
@@ -392,6 +406,7 @@ export class TimerSet<V, K = SnapshotKey> {
   snapshot(): TimerSetSnapshot<V> {
     const timers: SavedTimer<V>[] = [];
     for (const entry of this.entries.values()) {
+      if (entry.count === 0) continue;
       const key: unknown = entry.key;
       if (!isSnapshotKey(key)) {
         throw new TypeError(`snapshot: key ${describeValue(key)} cannot be saved: snapshot() needs string or finite number keys`);
@@ -440,6 +455,12 @@ export class TimerSet<V, K = SnapshotKey> {
       for (const ms of timer.remainingMs) set.addStack(entry, timer.paused ? ms : Math.max(0, ms - elapsedMs));
     });
     return set;
+  }
+
+  /** The key's entry, unless the key is absent or is the one expiring right now. */
+  private live(key: K): Entry<K, V> | undefined {
+    const entry = this.entries.get(key);
+    return entry === undefined || entry.count === 0 ? undefined : entry;
   }
 
   private newEntry(key: K, value: V): Entry<K, V> {
@@ -518,6 +539,8 @@ export class TimerSet<V, K = SnapshotKey> {
     entry.tail = null;
     entry.count = 0;
     entry.paused = false;
+    // Deleted (or cleared) from its own onExpire: expire() must not remove it a second time.
+    if (this.expiring === entry) this.expiring = null;
     // A pooled entry must not keep the caller's key and value alive.
     entry.key = undefined as K;
     entry.value = undefined as V;
@@ -525,9 +548,10 @@ export class TimerSet<V, K = SnapshotKey> {
   }
 
   /**
-   * A stack's handle fired: unlink it, drop the key if it was the last, then tell the owner. The
-   * stack (and the entry, when it was the last stack) are released before `onExpire` runs, so a
-   * buff applied again from the callback reuses them, re-arming the very handle that is firing.
+   * A stack's handle fired: unlink it, then tell the owner. The stack is released before
+   * `onExpire` runs, so a buff applied again from the callback reuses it, re-arming the very
+   * handle that is firing. When it was the last stack, the key counts as gone during the callback
+   * (see `expiring`) and leaves the map afterwards unless the callback set it again.
    */
   private expire(stack: Stack<K, V>): void {
     const entry = stack.entry;
@@ -535,11 +559,23 @@ export class TimerSet<V, K = SnapshotKey> {
     this.unlinkStack(stack);
     this.releaseStack(stack);
     const stacksLeft = entry.count;
-    if (stacksLeft === 0) {
-      this.entries.delete(key);
-      this.releaseEntry(entry);
+    if (stacksLeft > 0) {
+      this.onExpire.call(undefined, key, value, { stacksLeft });
+      return;
     }
-    this.onExpire.call(undefined, key, value, { stacksLeft });
+    this.expiring = entry;
+    try {
+      this.onExpire.call(undefined, key, value, { stacksLeft });
+    } finally {
+      // Unless delete(), clear() or close() from the callback has already let go of the entry.
+      if (this.expiring === entry) {
+        this.expiring = null;
+        if (entry.count === 0) {
+          this.entries.delete(key);
+          this.releaseEntry(entry);
+        }
+      }
+    }
   }
 
   private closedError(): Error {

@@ -30,7 +30,11 @@ interface ModelEntry {
   stacks: ModelStack[];
 }
 
+/** With `reapplyOdd`, an expiry of the last stack whose value is odd sets the key again: 5 ms, value + 1. */
+const REAPPLY_MS = 5;
+
 class Model {
+  constructor(private readonly reapplyOdd = false) {}
   realMs = 0;
   gameMs = 0;
   paused = false;
@@ -122,6 +126,9 @@ class Model {
         entry.stacks.splice(entry.stacks.indexOf(s), 1);
         if (entry.stacks.length === 0) this.entries.delete(key);
         this.fired.push([this.realMs, key, entry.value, entry.stacks.length]);
+        if (this.reapplyOdd && entry.stacks.length === 0 && entry.value % 2 === 1) {
+          this.apply({ kind: 'set', key, durationMs: REAPPLY_MS, value: entry.value + 1, policy: undefined, maxStacks: undefined });
+        }
       }
     }
   }
@@ -129,12 +136,16 @@ class Model {
 
 /** Runs ops on a real TimerSet over a ManualClock and records its expiries. */
 class Real {
+  constructor(private readonly reapplyOdd = false) {}
   readonly clock = new ManualClock(0);
   readonly wheel = new TimingWheel({ clock: this.clock });
   readonly fired: Fired[] = [];
-  readonly set = new TimerSet<number>({
+  readonly set: TimerSet<number> = new TimerSet<number>({
     wheel: this.wheel,
-    onExpire: (key, value, info) => this.fired.push([this.clock.now(), key, value, info.stacksLeft]),
+    onExpire: (key, value, info) => {
+      this.fired.push([this.clock.now(), key, value, info.stacksLeft]);
+      if (this.reapplyOdd && info.stacksLeft === 0 && value % 2 === 1) this.set.set(key, REAPPLY_MS, value + 1);
+    },
   });
 
   apply(op: Op): void {
@@ -205,11 +216,14 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 const opsArb = fc.array(opArb, { maxLength: 80 });
 
 describe('TimerSet (property)', () => {
-  it('agrees with the model after every operation: state, remaining times and expiries', () => {
+  it.each([
+    ['', false],
+    [' when onExpire sets expired keys again', true],
+  ])('agrees with the model after every operation: state, remaining times and expiries%s', (_title, reapplyOdd) => {
     fc.assert(
       fc.property(opsArb, (ops) => {
-        const model = new Model();
-        const real = new Real();
+        const model = new Model(reapplyOdd);
+        const real = new Real(reapplyOdd);
         for (const op of ops) {
           model.apply(op);
           real.apply(op);

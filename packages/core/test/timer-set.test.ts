@@ -539,6 +539,86 @@ describe('TimerSet', () => {
       expect(set.size).toBe(0);
     });
 
+    it('treats a key as gone during its last onExpire, whatever the callback does with it', () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const seen: unknown[] = [];
+      const set: TimerSet<string> = new TimerSet<string>({
+        wheel,
+        onExpire: (key, value) => {
+          seen.push([key, value, set.size, set.has(key), set.get(key), set.stacks(key), set.remaining(key), [...set.keys()]]);
+          seen.push([set.delete(key), set.pause(key), set.resume(key), set.isPaused(key)]);
+          if (value === 'again') {
+            set.set(key, 10, 'revived', { policy: 'ignore' });
+            seen.push([set.size, set.get(key), [...set.keys()], set.snapshot().timers.length]);
+          }
+        },
+      });
+      set.set('a', 5, 'again');
+      set.set('b', 20, 'once');
+      clock.advance(5);
+      expect(seen).toEqual([
+        ['a', 'again', 1, false, undefined, 0, undefined, ['b']],
+        [false, false, false, false],
+        [2, 'revived', ['a', 'b'], 2],
+      ]);
+      clock.advance(15);
+      expect(set.size).toBe(0);
+      expect(seen).toHaveLength(7);
+      expect(seen[3]).toEqual(['a', 'revived', 1, false, undefined, 0, undefined, ['b']]);
+      expect(seen[5]).toEqual(['b', 'once', 0, false, undefined, 0, undefined, []]);
+    });
+
+    it('survives set, delete and set of its own key from onExpire, with the entry pool full', () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const fired: string[] = [];
+      const set: TimerSet<string, string | number> = new TimerSet<string, string | number>({
+        wheel,
+        onExpire: (key, value) => {
+          fired.push(`${key}=${value}@${clock.now()}`);
+          if (value === 'first') {
+            set.set(key, 10, 'revived');
+            set.delete(key);
+            set.set(key, 20, 'third');
+          }
+        },
+      });
+      for (let i = 0; i < 2000; i++) set.set(i, 1000, 'filler');
+      for (let i = 0; i < 2000; i++) set.delete(i); // fills the pools
+      set.set('k', 5, 'first');
+      clock.advance(5);
+      expect(set.has('k')).toBe(true);
+      expect(set.get('k')).toBe('third');
+      expect(set.size).toBe(1);
+      clock.advance(100);
+      expect(fired).toEqual(['k=first@5', 'k=third@25']);
+      expect(set.size).toBe(0);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('may clear or close the set from the last onExpire of a key', () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const set: TimerSet<string> = new TimerSet<string>({
+        wheel,
+        onExpire: (key) => {
+          if (key === 'clear') {
+            set.clear();
+            set.set('after', 10, 'x');
+          } else set.close();
+        },
+      });
+      set.set('clear', 5, 'c');
+      set.set('other', 50, 'o');
+      clock.advance(5);
+      expect([...set.keys()]).toEqual(['after']);
+      expect(set.size).toBe(1);
+      clock.advance(10);
+      expect(set.size).toBe(0);
+      expect(wheel.size).toBe(0);
+    });
+
     it('may pause the whole set from a callback, stopping later expiries of the same pass', () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });

@@ -76,6 +76,7 @@ function targetText(sc) {
   const t = sc.target;
   if (!t) return '–';
   if (t.ratio !== undefined) return `≥ ${t.ratio}×`;
+  if (t.max === 0) return `0 ${sc.unit}`;
   if (t.max !== undefined) return `≤ ${human(t.max)} ${sc.unit}`;
   if (t.maxOver !== undefined) return `≤ ${sc.baseline ?? 'baseline'} + ${human(t.maxOver)} ${sc.unit}`;
   return '–';

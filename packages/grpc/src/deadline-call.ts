@@ -19,8 +19,8 @@ const AMBIENT_CANCELLED = 'Cancelled: the deadline this call inherited was abort
  *
  * It is both the call (towards the application) and the listener (towards grpc-js), and
  * forwards every event straight to its neighbour: unlike a `RequesterBuilder`/`ListenerBuilder`
- * interceptor it allocates no closure per call or message, which keeps the cost per in-flight
- * call at one object and one timer.
+ * interceptor it allocates nothing per message, and per call only itself, its timer and the
+ * timer's callback.
  *
  * The handle expires at the earlier of the deadline and, for a response stream with an idle
  * limit, the last received message plus that limit. A message pushes it later with an O(1)

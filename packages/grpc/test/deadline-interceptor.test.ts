@@ -332,6 +332,58 @@ describe('deadlineInterceptor', () => {
     });
   });
 
+  describe('#callTypes', () => {
+    it('times all four call types on one handle each and releases it when they complete', async () => {
+      const { wheel, client } = setup({ timeoutMs: 1_000 });
+      await ready(client);
+      expect((await unary(client, { text: 'u', delayMs: 0 })).err).toBeNull();
+      const serverStream = await collect(client.ServerStream({ text: 's', delayMs: 0, count: 2 }));
+      expect(serverStream.messages.map((m) => m.text)).toEqual(['s#1', 's#2']);
+      const clientStream = await new Promise<string | undefined>((resolve, reject) => {
+        const writable = client.ClientStream({}, (err, res) => (err ? reject(err) : resolve(res?.text)));
+        writable.write({ text: 'a' });
+        writable.write({ text: 'b' });
+        writable.end();
+      });
+      expect(clientStream).toBe('a,b');
+      const bidi = client.Bidi();
+      const bidiOutcome = collect(bidi);
+      bidi.write({ text: 'x', delayMs: 0 });
+      bidi.end();
+      expect((await bidiOutcome).messages.map((m) => m.text)).toEqual(['x']);
+      expect(wheel.stats().scheduled).toBe(4);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('ends streaming calls of every type at the deadline', async () => {
+      const { clock, wheel, client } = setup({ timeoutMs: 100 });
+      await ready(client);
+      const serverStreamStarted = nextStart(log);
+      const serverStream = collect(client.ServerStream({ text: 's', delayMs: -1, count: 1 }));
+      await serverStreamStarted;
+      const clientStreamStarted = nextStart(log);
+      const clientStream = new Promise<grpc.ServiceError | null>((resolve) => {
+        const writable = client.ClientStream({}, (err) => resolve(err));
+        writable.write({ text: 'a' });
+      });
+      await clientStreamStarted;
+      const bidiStarted = nextStart(log);
+      const bidi = client.Bidi();
+      const bidiOutcome = collect(bidi);
+      bidi.write({ text: 'x', delayMs: -1 });
+      await bidiStarted;
+      expect(wheel.size).toBe(3);
+      clock.advance(99);
+      await settle();
+      expect(wheel.size).toBe(3);
+      clock.advance(1);
+      expect((await serverStream).err?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ServerStream');
+      expect((await clientStream)?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ClientStream');
+      expect((await bidiOutcome).err?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Bidi');
+      expect(wheel.size).toBe(0);
+    });
+  });
+
   describe('#options', () => {
     it.each([
       [{ timeoutMs: -1 }, RangeError, 'timeoutMs must be a number >= 0 (Infinity for no limit), got -1'],

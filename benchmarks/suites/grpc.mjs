@@ -13,7 +13,9 @@
  * Each candidate has its own server and client (one HTTP/2 connection each), set up once and
  * warmed up. Client and server share this process, so each figure includes both sides' cost.
  * Messages are raw bytes (identity serializers), so protobuf work does not dilute the deadline
- * machinery's share.
+ * machinery's share. The server interceptor's ambient deadline uses AsyncLocalStorage, whose
+ * async hooks Node 20 keeps on for the whole process once used: every candidate runs with them
+ * after the first `tickwheel` round, as in any app that uses AsyncLocalStorage-based tooling.
  *
  *   node --expose-gc suites/grpc.mjs          # or: npm run bench -- grpc
  *

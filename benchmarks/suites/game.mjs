@@ -313,7 +313,7 @@ export async function run() {
     subject: 'tickwheel',
     baseline: 'colyseus',
     results: summarize(heapSamples),
-    note: `V8 heapUsed delta (gc before and after) of building the world: the timer plus the buff object itself (about 40 bytes, same in both) and the world's array slot. TimerSet: Map entry, key entry, stack, wheel handle and its callback closure; ClockTimer: Delayed, its args array, the re-apply closure. Node ${process.version}.`,
+    note: `V8 heapUsed delta (gc before and after) of building the world: the timer, plus the buff object and the world's array slot (the same in both). TimerSet: Map entry, key entry, stack, wheel handle and the handle's callback closure (core's TimerHandle has no slot for caller data); ClockTimer: Delayed, its args array, the re-apply closure. Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
   });
   printScenario(heapSc);
   scenarios.push(heapSc);

@@ -20,7 +20,8 @@
  * ## Stacks
  * A key holds one or more stacks, oldest first. Only the `'stack'` policy adds stacks; each has
  * its own expiry and calls `onExpire` with the number of stacks left. When the last one expires
- * the key is removed *before* `onExpire` runs, so the callback may set it again.
+ * the key is gone *before* `onExpire` runs (`has(key)` is false), so the callback may set it
+ * again: a periodic effect (damage every second) is a key that sets itself from `onExpire`.
  *
  * ## Cost
  * `set`, `delete`, `has`, `get`, `remaining`, `stacks`, `pause(key)`, `resume(key)` are O(1) for
@@ -177,7 +178,8 @@ export class TimerSet<V, K = SnapshotKey> {
   private closed = false;
 
   /**
-   * @throws TypeError when `onExpire` is not a function or `wheel` is not a TimingWheel
+   * @param options - `onExpire`, and the `wheel` to run on (default `sharedWheel()`)
+   * @throws TypeError when `onExpire` is not a function or `wheel` is not a TimingWheel; Error when the wheel is closed
    */
   constructor(options: TimerSetConstructorOptions<V, K>) {
     if (options === null || typeof options !== 'object') {

@@ -191,7 +191,8 @@ export class TimerSet<V, K = SnapshotKey> {
     if (wheel.isClosed) throw new Error('wheel is closed: a TimerSet needs an open TimingWheel');
     this.outer = wheel;
     this.gameClock = new PausableClock(wheel);
-    this.inner = new TimingWheel({ clock: this.gameClock, tickMs: wheel.tickMs, wheelSize: wheel.wheelSize });
+    // 1 ms ticks in game time, so the only rounding is the outer wheel's: never early, at most one of its ticks late.
+    this.inner = new TimingWheel({ clock: this.gameClock, tickMs: 1, wheelSize: wheel.wheelSize });
   }
 
   /** Keys held (a key with several stacks counts once). */

@@ -30,6 +30,22 @@ describe('TimerSet', () => {
       expect(() => new TimerSet({ wheel, onExpire: () => {} })).toThrow(/wheel is closed/);
     });
 
+    it('takes the resolution of its wheel: never early, at most one tick late', () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock, tickMs: 50 });
+      const fired: number[] = [];
+      const set = new TimerSet<null, string>({ wheel, onExpire: () => fired.push(clock.now()) });
+      set.set('a', 120, null);
+      set.set('b', 150, null);
+      clock.advance(70);
+      set.pause();
+      clock.advance(1010);
+      set.resume();
+      clock.advance(1000);
+      // Due at 120 + 1010 paused = 1130 and at 1160: each fires on the wheel's next 50 ms tick.
+      expect(fired).toEqual([1150, 1200]);
+    });
+
     it('costs the outer wheel a single timer however many keys it holds', () => {
       const { set, wheel } = setup();
       for (let i = 0; i < 1000; i++) set.set(i, 100 + i, i);

@@ -434,9 +434,9 @@ export class TimingWheel {
    * The tick of the next event (a level-0 bucket to fire or a coarser bucket to cascade), or -1
    * when the wheel is empty; leaves its level and slot in `foundLevel`/`foundSlot`.
    */
-  private nextEventTick(): number {
+  private nextEventTick(fromLevel = 0): number {
     const current = this.currentTick;
-    for (let l = 0; l < this.levels.length; l++) {
+    for (let l = fromLevel; l < this.levels.length; l++) {
       const level = this.levels[l]!;
       if (level.occupiedCount === 0) continue;
       const window = level.span * this.wheelSize;
@@ -567,7 +567,13 @@ export class TimingWheel {
     }
     let tick = this.nextEventTick();
     if (tick < 0) return;
-    if (this.foundLevel > 0) tick = this.earliestDueIn(this.levels[this.foundLevel]!.buckets[this.foundSlot]!, tick);
+    const level = this.foundLevel;
+    if (level > 0) {
+      tick = this.earliestDueIn(this.levels[level]!.buckets[this.foundSlot]!, tick);
+      // Lazily refreshed entries can make that later than a coarser level's next event.
+      const coarser = this.nextEventTick(level + 1);
+      if (coarser >= 0 && coarser < tick) tick = coarser;
+    }
     this.armedTick = tick;
     this.driver.arm(this._originMs + tick * this.tickMs);
   }

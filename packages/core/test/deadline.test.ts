@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { createDeadline, currentDeadline, ManualClock, TimingWheel, withDeadline } from '../src/index.js';
+
+function manualWheel() {
+  const clock = new ManualClock(0);
+  return { clock, wheel: new TimingWheel({ clock }) };
+}
+
+describe('deadline', () => {
+  describe('withDeadline', () => {
+    it('makes the deadline ambient inside fn, including after awaits', async () => {
+      const { clock, wheel } = manualWheel();
+      expect(currentDeadline()).toBeUndefined();
+      await withDeadline(
+        100,
+        async () => {
+          const d = currentDeadline()!;
+          expect(d.expiresAt).toBe(100);
+          clock.advance(30);
+          await Promise.resolve();
+          expect(currentDeadline()).toBe(d);
+          expect(d.remaining()).toBe(70);
+        },
+        { wheel },
+      );
+      expect(currentDeadline()).toBeUndefined();
+    });
+
+    it('takes the earlier of nested deadlines', () => {
+      const { wheel } = manualWheel();
+      withDeadline(
+        50,
+        () => {
+          withDeadline(500, () => expect(currentDeadline()!.expiresAt).toBe(50));
+          withDeadline(20, () => expect(currentDeadline()!.expiresAt).toBe(20));
+        },
+        { wheel },
+      );
+    });
+
+    it('aborts the signal with a TimeoutError when the deadline passes', async () => {
+      const { clock, wheel } = manualWheel();
+      let signal: AbortSignal | undefined;
+      const work = withDeadline(
+        40,
+        () =>
+          new Promise<void>((resolve) => {
+            signal = currentDeadline()!.signal;
+            signal.addEventListener('abort', () => resolve());
+          }),
+        { wheel },
+      );
+      clock.advance(39);
+      expect(signal!.aborted).toBe(false);
+      clock.advance(1);
+      await work;
+      expect(signal!.aborted).toBe(true);
+      expect((signal!.reason as DOMException).name).toBe('TimeoutError');
+    });
+
+    it('aborts an inner deadline when the outer one expires', () => {
+      const { clock, wheel } = manualWheel();
+      let inner: AbortSignal | undefined;
+      const pending = withDeadline(
+        10,
+        () =>
+          withDeadline(1000, () => {
+            inner = currentDeadline()!.signal;
+            return new Promise(() => undefined);
+          }),
+        { wheel },
+      );
+      void pending;
+      clock.advance(10);
+      expect(inner!.aborted).toBe(true);
+    });
+
+    it('follows a linked signal, with its reason', () => {
+      const { wheel } = manualWheel();
+      const controller = new AbortController();
+      let signal: AbortSignal | undefined;
+      void withDeadline(1000, () => {
+        signal = currentDeadline()!.signal;
+        return new Promise(() => undefined);
+      }, { wheel, signal: controller.signal });
+      controller.abort(new Error('client cancelled'));
+      expect(signal!.aborted).toBe(true);
+      expect((signal!.reason as Error).message).toBe('client cancelled');
+    });
+
+    it('releases its timer when fn settles, so the wheel is empty again', async () => {
+      const { wheel } = manualWheel();
+      await withDeadline(1000, async () => {
+        expect(wheel.size).toBe(1);
+      }, { wheel });
+      expect(wheel.size).toBe(0);
+      withDeadline(1000, () => 'sync', { wheel });
+      expect(wheel.size).toBe(0);
+      expect(() => withDeadline(1000, () => {
+        throw new Error('x');
+      }, { wheel })).toThrow('x');
+      expect(wheel.size).toBe(0);
+    });
+
+    it('rejects a bad timeout or fn', () => {
+      expect(() => withDeadline(-1, () => undefined)).toThrow(/timeoutMs must be a finite number >= 0, got -1/);
+      expect(() => withDeadline(Number.NaN, () => undefined)).toThrow(RangeError);
+      expect(() => withDeadline(10, null as never)).toThrow(/fn must be a function/);
+    });
+
+    it('gives an already-spent budget an aborted signal at once', () => {
+      const { wheel } = manualWheel();
+      withDeadline(0, () => {
+        expect(currentDeadline()!.signal.aborted).toBe(true);
+        expect(currentDeadline()!.remaining()).toBe(0);
+      }, { wheel });
+    });
+  });
+
+  describe('createDeadline', () => {
+    it('lives until disposed, and run() can enter it repeatedly', () => {
+      const { clock, wheel } = manualWheel();
+      const scope = createDeadline(100, { wheel });
+      scope.run(() => expect(currentDeadline()).toBe(scope));
+      expect(currentDeadline()).toBeUndefined();
+      clock.advance(50);
+      scope.run(() => expect(currentDeadline()!.remaining()).toBe(50));
+      scope.dispose();
+      scope.dispose();
+      expect(wheel.size).toBe(0);
+      clock.advance(100);
+      expect(scope.signal.aborted).toBe(false);
+    });
+  });
+});

@@ -1,0 +1,66 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The published entry points, as users load them: `require` from CommonJS and `import` from
+ * ESM, through the package's `exports` map (resolved from a folder outside the package).
+ */
+const packageDir = path.resolve(__dirname, '..');
+let userDir: string;
+
+beforeAll(() => {
+  userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-user-'));
+  fs.mkdirSync(path.join(userDir, 'node_modules', '@tickwheel'), { recursive: true });
+  fs.symlinkSync(packageDir, path.join(userDir, 'node_modules', '@tickwheel', 'core'), 'dir');
+});
+
+afterAll(() => {
+  fs.rmSync(userDir, { recursive: true, force: true });
+});
+
+const program = (load: string) => `${load}
+const clock = new ManualClock(0);
+const wheel = new TimingWheel({ clock });
+const seen = [];
+wheel.schedule(5, () => seen.push(clock.now()));
+clock.advance(10);
+console.log(JSON.stringify({ seen, shared: typeof sharedWheel().schedule, deadline: typeof withDeadline }));
+`;
+
+function run(file: string, source: string): unknown {
+  const full = path.join(userDir, file);
+  fs.writeFileSync(full, source);
+  return JSON.parse(execFileSync(process.execPath, [full], { cwd: userDir, encoding: 'utf8' }));
+}
+
+describe('package exports', () => {
+  it('works with require() from CommonJS', () => {
+    const out = run('user.cjs', program(`const { TimingWheel, ManualClock, sharedWheel, withDeadline } = require('@tickwheel/core');`));
+    expect(out).toEqual({ seen: [5], shared: 'function', deadline: 'function' });
+  });
+
+  it('works with named imports from ESM', () => {
+    const out = run('user.mjs', program(`import { TimingWheel, ManualClock, sharedWheel, withDeadline } from '@tickwheel/core';`));
+    expect(out).toEqual({ seen: [5], shared: 'function', deadline: 'function' });
+  });
+
+  it('shares one process-wide wheel between require() and import', () => {
+    const out = run(
+      'both.mjs',
+      `import { createRequire } from 'node:module';
+import { sharedWheel } from '@tickwheel/core';
+const require = createRequire(import.meta.url);
+console.log(JSON.stringify(require('@tickwheel/core').sharedWheel() === sharedWheel()));`,
+    );
+    expect(out).toBe(true);
+  });
+
+  it('ships type declarations first in the exports map', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
+    expect(Object.keys(pkg.exports['.'])[0]).toBe('types');
+    expect(fs.existsSync(path.join(packageDir, pkg.exports['.'].types))).toBe(true);
+  });
+});

@@ -76,9 +76,9 @@ function copy(value: unknown, path: string, key: unknown, ancestors: Set<object>
   ancestors.add(object);
   try {
     if (Array.isArray(object)) {
+      if (Object.keys(object).length !== object.length) return refuse(key, path, 'is an array with holes or extra properties, which JSON loses');
       const out: unknown[] = new Array(object.length);
       for (let i = 0; i < object.length; i++) {
-        if (!(i in object)) return refuse(key, `${path}[${i}]`, 'is a hole in a sparse array, which JSON turns into null');
         out[i] = copy(object[i], `${path}[${i}]`, key, ancestors);
       }
       return out;
@@ -94,7 +94,8 @@ function copy(value: unknown, path: string, key: unknown, ancestors: Set<object>
       const descriptor = Object.getOwnPropertyDescriptor(object, name)!;
       const childPath = `${path}.${name}`;
       if (descriptor.get !== undefined) return refuse(key, childPath, 'is a getter');
-      out[name] = copy(descriptor.value, childPath, key, ancestors);
+      // defineProperty, not assignment: an own "__proto__" key (JSON.parse makes those) must stay a key.
+      Object.defineProperty(out, name, { value: copy(descriptor.value, childPath, key, ancestors), enumerable: true, writable: true, configurable: true });
     }
     return out;
   } finally {

@@ -948,7 +948,8 @@ describe('TimerSet', () => {
       ['a Date', { at: new Date(0) }, /value\.at is a Date instance/],
       ['a Map', new Map(), /value is a Map instance/],
       ['a class instance', new (class Buff {})(), /value is a Buff instance/],
-      ['a sparse array', [1, , 3], /value\[1\] is a hole/],
+      ['a sparse array', [1, , 3], /value is an array with holes or extra properties/],
+      ['an array with extra properties', Object.assign([1], { extra: true }), /value is an array with holes or extra properties/],
       ['a getter', Object.defineProperty({}, 'x', { get: () => 1, enumerable: true }), /value\.x is a getter/],
       ['symbol keys', { [Symbol('s')]: 1 }, /has symbol keys/],
     ])('refuses %s in a value, naming the key', (_what, value, message) => {
@@ -965,6 +966,15 @@ describe('TimerSet', () => {
       value.self = value;
       set.set('loop', 10, value);
       expect(() => set.snapshot()).toThrow(/key "loop" cannot be saved: value\.self refers back to itself/);
+    });
+
+    it('keeps an own "__proto__" key as a key', () => {
+      const { set } = setup<unknown>();
+      const value = JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as unknown;
+      set.set('k', 10, value);
+      const copy = set.snapshot().timers[0]!.value;
+      expect(JSON.stringify(copy)).toBe('{"__proto__":{"x":1},"y":2}');
+      expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
     });
 
     it('accepts shared (non-cyclic) references and null-prototype objects', () => {

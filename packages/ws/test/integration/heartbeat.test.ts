@@ -150,6 +150,29 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     });
   });
 
+  it('does not kill healthy peers whose pongs arrived while its own event loop was blocked', async () => {
+    const wheel = new TimingWheel();
+    onCleanup(() => wheel.close());
+    const { wss, url } = await startServer({ backlog: 2048 });
+    const clients: WebSocket[] = [];
+    for (let batch = 0; batch < 15; batch++) {
+      clients.push(...(await Promise.all(Array.from({ length: 100 }, () => connect(url)))));
+    }
+    await waitFor(() => wss.clients.size === 1_500, 10_000, '1,500 server connections');
+    // Adopting them all at once pings them all in one wheel pass; the timer filed right after
+    // runs in that same pass and blocks the loop for 300 ms, past every pong deadline. The
+    // answers are read before the late deadlines are checked (the core driver yields to I/O
+    // when it wakes late), so nobody is declared dead for our own stall.
+    const beat = track(heartbeat(wss, { pingIntervalMs: 100, pongTimeoutMs: 50, wheel }));
+    wheel.schedule(100, () => {
+      const until = performance.now() + 300;
+      while (performance.now() < until);
+    });
+    await waitFor(() => beat.stats().pingsSent >= 3_000, 10_000, 'two rounds of pings');
+    expect(beat.stats()).toMatchObject({ connections: 1_500, dead: 0 });
+    expect(clients.every((c) => c.readyState === WebSocket.OPEN)).toBe(true);
+  }, 30_000);
+
   it('opens and closes 1,000 concurrent connections cleanly, leaving the wheel empty', async () => {
     const wheel = new TimingWheel();
     onCleanup(() => wheel.close());

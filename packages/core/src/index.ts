@@ -4,6 +4,7 @@ export { TimerHandle } from './timer-handle.js';
 export type { TimerCallback, TimerState } from './timer-handle.js';
 export { ManualClock } from './manual-clock.js';
 export { SystemClock, systemClock, isDrivingClock } from './clock.js';
+export type { SystemClockOptions } from './clock.js';
 export type { Clock, DrivingClock, WakeupDriver } from './clock.js';
 export { NativeDriver, MAX_NATIVE_DELAY_MS } from './native-driver.js';
 export type { NativeDriverOptions } from './native-driver.js';

@@ -236,7 +236,9 @@ export class TimerSet<V, K = SnapshotKey> {
     }
     if (this.closed || this.outer.isClosed) throw this.closedError();
 
-    const entry = this.entries.get(key);
+    // A key set again from its own onExpire (a periodic effect) needs no Map lookup.
+    const expiring = this.expiring;
+    const entry = expiring !== null && expiring.key === key ? expiring : this.entries.get(key);
     if (entry === undefined) {
       const created = this.newEntry(key, value);
       this.entries.set(key, created);

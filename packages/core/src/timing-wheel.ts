@@ -515,6 +515,11 @@ export class TimingWheel {
     // Callbacks may cancel or refresh entries still in the batch: take them one at a time.
     while (batch._next !== batch) {
       const handle = batch._next as TimerHandle;
+      if (this.closed) {
+        // A callback closed the wheel: what is left of the batch is cancelled, not fired.
+        this.cancelEntry(handle);
+        continue;
+      }
       this.unlink(handle);
       if (this.dueTick(handle._expiresAt) > tick) {
         this.refiledCount++;

@@ -305,6 +305,20 @@ describe('TimingWheel', () => {
       expect(wheel.isClosed).toBe(true);
     });
 
+    it('cancels the rest of a due batch when a callback closes the wheel', () => {
+      const { clock, wheel } = manualWheel();
+      const log: string[] = [];
+      wheel.schedule(5, () => {
+        log.push('closer');
+        wheel.close();
+      });
+      const sameTick = wheel.schedule(5, () => log.push('same tick'));
+      clock.advance(10);
+      expect(log).toEqual(['closer']);
+      expect(sameTick.state).toBe('cancelled');
+      expect(wheel.size).toBe(0);
+    });
+
     it('is what `using` calls', () => {
       const clock = new ManualClock(0);
       let escaped: TimingWheel;

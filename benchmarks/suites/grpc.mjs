@@ -19,18 +19,19 @@
  *
  *   node --expose-gc suites/grpc.mjs          # or: npm run bench -- grpc
  *
- * BENCH_REPEATS overrides the number of alternating rounds (default 9).
+ * BENCH_REPEATS overrides the number of alternating rounds (default 12).
  */
 import { pathToFileURL } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 9);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 12);
 /** Calls kept in flight by the throughput workers. */
 const CONCURRENCY = 32;
-/** How long one throughput sample runs. */
-const SAMPLE_MS = 1_000;
+/** How long one throughput sample runs, after SETTLE_MS of calls that are not counted. */
+const SAMPLE_MS = 700;
+const SETTLE_MS = 300;
 /** Calls held open (the server does not answer yet) for one heap sample. */
 const IN_FLIGHT = 1_000;
 const DEADLINE_MS = 30_000;
@@ -80,13 +81,18 @@ async function candidate(serverInterceptors, clientInterceptors, callOptions) {
      */
     async throughput() {
       let done = 0;
-      const until = performance.now() + SAMPLE_MS;
-      const cpu0 = process.cpuUsage();
-      const t0 = performance.now();
+      let cpu0;
+      let t0 = 0;
+      const settleUntil = performance.now() + SETTLE_MS;
+      const until = settleUntil + SAMPLE_MS;
       const worker = async () => {
         while (performance.now() < until) {
           await call();
-          done++;
+          if (cpu0 === undefined && performance.now() >= settleUntil) {
+            // Steady state reached (the heap has regrown after the harness's full GC): start counting.
+            cpu0 = process.cpuUsage();
+            t0 = performance.now();
+          } else if (cpu0 !== undefined) done++;
         }
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));

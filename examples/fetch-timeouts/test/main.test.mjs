@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { main } from '../src/main.mjs';
+
+describe('fetch-timeouts', () => {
+  it('answers, times out by phase, retries and honours budgets and deadlines as configured', async () => {
+    const lines = [];
+    const { results, summary } = await main({ print: (line) => lines.push(line) });
+    const by = Object.fromEntries(results.map((r) => [r.name, r]));
+
+    expect(by['fast answer']).toMatchObject({ outcome: 'ok', status: 200, requests: 1 });
+
+    expect(by['headers too slow']).toMatchObject({ outcome: 'timeout', phase: 'headers', timeoutMs: 100, requests: 1 });
+    expect(by['headers too slow'].why).toBe('no response headers within 100 ms (headersMs)');
+
+    expect(by['body stalls']).toMatchObject({ outcome: 'timeout', phase: 'body', timeoutMs: 100, requests: 1 });
+    expect(by['body stalls'].why).toBe('no body data for 100 ms (bodyIdleMs)');
+
+    expect(by['body trickles past the total']).toMatchObject({ outcome: 'timeout', phase: 'total', timeoutMs: 300, requests: 1 });
+
+    expect(by['retried until it answers']).toMatchObject({ outcome: 'ok', status: 200, requests: 3 });
+    expect(by['retried until it answers'].retries).toEqual([
+      { attempt: 1, phase: 'headers' },
+      { attempt: 2, phase: 'headers' },
+    ]);
+
+    expect(by['POST is not retried']).toMatchObject({ outcome: 'timeout', phase: 'headers', requests: 1, retries: [] });
+
+    const budget = by['retry budget runs out'];
+    expect(budget).toMatchObject({ outcome: 'timeout', phase: 'total', timeoutMs: 280 });
+    expect(budget.why).toBe('not complete within the retry budget of 280 ms (retry.budgetMs)');
+    expect(budget.requests).toBeGreaterThanOrEqual(2);
+    expect(budget.requests).toBeLessThanOrEqual(3);
+
+    expect(by['ambient deadline']).toMatchObject({ outcome: 'timeout', phase: 'total', requests: 1 });
+    expect(by['ambient deadline'].why).toMatch(/ambient deadline/);
+
+    // Never early, and not much late, on a noisy machine.
+    for (const r of results.filter((x) => x.outcome === 'timeout')) {
+      const limit = r.name === 'ambient deadline' ? r.deadlineMs : r.timeoutMs;
+      expect(r.elapsedMs).toBeGreaterThanOrEqual(limit - 2);
+      expect(r.elapsedMs).toBeLessThan(limit + 500);
+    }
+    expect(summary).toBe('8 requests: 2 answered, 6 timed out (headers, body, total, headers, total, total)');
+    expect(lines).toHaveLength(1 + 2 * 8);
+  });
+});

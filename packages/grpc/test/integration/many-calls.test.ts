@@ -57,7 +57,11 @@ describe('many-calls', () => {
     expect(failures).toEqual([]);
     expect(ok).toBe(CALLS - CALLS / 100);
     expect(timedOut).toHaveLength(CALLS / 100);
-    expect(timedOut.every((details) => / \(explicit limit\) /.test(details))).toBe(true);
+    // Mostly the client's own limit; on a loaded machine the server's status (its copy of the same
+    // deadline, from grpc-timeout) may arrive first.
+    const unexpected = timedOut.filter((details) => !/^Deadline exceeded( after \d+ ms \((explicit|propagated) limit\) on \/tickwheel\.test\.Echo\/Unary)?$/.test(details));
+    expect(unexpected).toEqual([]);
+    expect(timedOut.some((details) => details.includes('(explicit limit)'))).toBe(true);
     expect(clientWheel.size).toBe(0);
     expect(clientWheel.stats().scheduled).toBe(CALLS);
     // The server learns of the cancelled calls a moment later, over the wire.

@@ -32,8 +32,8 @@ export class RequestTimer implements BodyObserver {
   private phase = HEADERS;
   /** When the whole request must be done (retry budget or ambient deadline); Infinity when unbounded. */
   private readonly budgetAt: number;
-  /** Builds the error for the budget: which of the two it is, and its size. */
-  private readonly budgetError: () => TimeoutError;
+  /** The ambient deadline's remaining ms when it sets budgetAt; undefined when the retry budget does. */
+  private readonly deadlineLeft: number | undefined;
   /** When the current attempt must be done: the earlier of its totalMs and budgetAt. */
   private totalAt = Infinity;
   private totalIsBudget = false;
@@ -48,7 +48,9 @@ export class RequestTimer implements BodyObserver {
   private abortReason: unknown;
   private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
   private callerSignal: AbortSignal | undefined;
+  private onCallerAbort: (() => void) | undefined;
   private deadline: Deadline | undefined;
+  private onDeadlineAbort: (() => void) | undefined;
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -63,25 +65,25 @@ export class RequestTimer implements BodyObserver {
     const deadlineLeft = deadline === undefined ? Infinity : deadline.remaining();
     if (now + deadlineLeft < retryBudgetAt) {
       this.budgetAt = now + deadlineLeft;
-      this.budgetError = () =>
-        deadlineLeft === 0
-          ? this.error('total', 0, 'the ambient deadline had already passed; fetch was not called')
-          : this.error('total', deadlineLeft, `not complete within the ${Math.round(deadlineLeft)} ms left of the ambient deadline`);
+      this.deadlineLeft = deadlineLeft;
     } else {
       this.budgetAt = retryBudgetAt;
-      this.budgetError = () => this.error('total', options.budgetMs, `not complete within the retry budget of ${options.budgetMs} ms (retry.budgetMs)`);
     }
     if (callerSignal?.aborted) {
       this.abortedBy(callerSignal.reason);
       return;
     }
+    // Listeners are closures made only when there is something to listen to: most requests
+    // have neither a signal nor a deadline, and then cost no closure at all.
     if (callerSignal !== undefined) {
       this.callerSignal = callerSignal;
+      this.onCallerAbort = () => this.abortedBy(callerSignal.reason);
       callerSignal.addEventListener('abort', this.onCallerAbort);
     }
     if (deadline !== undefined) {
       this.deadline = deadline;
-      if (deadline.signal.aborted) this.onDeadlineAbort();
+      this.onDeadlineAbort = () => this.deadlineAborted(deadline);
+      if (deadline.signal.aborted) this.deadlineAborted(deadline);
       else deadline.signal.addEventListener('abort', this.onDeadlineAbort);
     }
   }
@@ -181,11 +183,11 @@ export class RequestTimer implements BodyObserver {
     this.controller = undefined;
     this.body = undefined;
     if (this.callerSignal !== undefined) {
-      this.callerSignal.removeEventListener('abort', this.onCallerAbort);
+      this.callerSignal.removeEventListener('abort', this.onCallerAbort!);
       this.callerSignal = undefined;
     }
     if (this.deadline !== undefined) {
-      this.deadline.signal.removeEventListener('abort', this.onDeadlineAbort);
+      this.deadline.signal.removeEventListener('abort', this.onDeadlineAbort!);
       this.deadline = undefined;
     }
   }
@@ -221,13 +223,13 @@ export class RequestTimer implements BodyObserver {
     const delay = at > now ? at - now : 0;
     if (this.handle === undefined) {
       // Timeouts never hold the process open on their own: the socket does while it matters.
-      this.handle = this.wheel.schedule(delay, this.onTimer).unref();
+      this.handle = this.wheel.schedule(delay, () => this.onTimer()).unref();
     } else {
       this.handle.refresh(delay);
     }
   }
 
-  private readonly onTimer = (): void => {
+  private onTimer(): void {
     const now = this.wheel.clock.now();
     switch (this.phase) {
       case HEADERS:
@@ -255,7 +257,18 @@ export class RequestTimer implements BodyObserver {
         return;
       }
     }
-  };
+  }
+
+  /** The error for the budget: the ambient deadline's or the retry budget's. */
+  private budgetError(): TimeoutError {
+    const left = this.deadlineLeft;
+    if (left === undefined) {
+      return this.error('total', this.options.budgetMs, `not complete within the retry budget of ${this.options.budgetMs} ms (retry.budgetMs)`);
+    }
+    return left === 0
+      ? this.error('total', 0, 'the ambient deadline had already passed; fetch was not called')
+      : this.error('total', left, `not complete within the ${Math.round(left)} ms left of the ambient deadline`);
+  }
 
   private totalError(): TimeoutError {
     if (this.totalIsBudget) return this.budgetError();
@@ -272,19 +285,14 @@ export class RequestTimer implements BodyObserver {
     controller?.abort(error);
   }
 
-  private readonly onCallerAbort = (): void => {
-    this.abortedBy(this.callerSignal!.reason);
-  };
-
   /** The deadline's signal aborts when it expires (a timeout of ours) or when its parent was cancelled. */
-  private readonly onDeadlineAbort = (): void => {
-    const deadline = this.deadline!;
+  private deadlineAborted(deadline: Deadline): void {
     if (deadline.remaining() > 0) {
       this.abortedBy(deadline.signal.reason);
     } else if (this.phase === HEADERS || this.phase === BODY) {
       this.expire(this.budgetError());
     }
-  };
+  }
 
   /** The caller aborted: end the request with their reason, as plain fetch does. */
   private abortedBy(reason: unknown): void {

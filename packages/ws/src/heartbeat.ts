@@ -23,7 +23,11 @@
  * happen while pings run); a peer's pong answered by ws's `autoPong` is not either.
  *
  * Closing a socket cancels its handle (O(1)) and forgets the record, so no timer outlives its
- * socket. Handles are `unref()`ed: the sockets keep the process alive, the heartbeat never does.
+ * socket. Handles stay ref'ed, although the socket keeps the process alive anyway: with only
+ * unref'ed handles pending, the core driver (0.1.0) yields to I/O after a late wake-up with an
+ * unref'ed `setImmediate`, which does not stop the poll phase from blocking, so the wheel then
+ * sleeps until some unrelated I/O or timer wakes the loop. A quiet client would never notice its
+ * dead server. A ref'ed handle changes nothing else: it exists only while its socket is open.
  */
 import { EventEmitter } from 'node:events';
 import { describeValue } from '@tickwheel/core';
@@ -230,7 +234,9 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     socket.on('pong', this.onPong);
     socket.on('close', this.onClose);
     this.connections.set(socket, c);
-    c.handle = wheel.schedule(this.nextDueAt(c) - now, () => this.check(c)).unref();
+    // Ref'ed on purpose, see the module comment: it never outlives its socket, which keeps the
+    // process alive anyway.
+    c.handle = wheel.schedule(this.nextDueAt(c) - now, () => this.check(c));
   }
 
   private detach(c: Connection<S>): void {

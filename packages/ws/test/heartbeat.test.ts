@@ -60,7 +60,7 @@ describe('heartbeat', () => {
     expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0 });
   });
 
-  it('keeps one unref()ed wheel handle per connection', () => {
+  it('keeps one wheel handle per connection', () => {
     const server = new FakeServer();
     heartbeat(server as never, { pingIntervalMs: 100, readerIdleMs: 50, writerIdleMs: 70, wheel });
     for (let i = 0; i < 5; i++) server.connect(new FakeSocket());

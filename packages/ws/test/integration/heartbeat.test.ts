@@ -105,6 +105,28 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     await waitFor(() => client.readyState === WebSocket.CLOSED, 2_000, 'the client to close');
   });
 
+  it('detects a dead server from an otherwise quiet client process after its loop was blocked', async () => {
+    const { url } = await startServer({ autoPong: false });
+    const client = await connect(url);
+    const beat = track(heartbeat(client, { pingIntervalMs: 40, pongTimeoutMs: 30 }));
+    let pingedAt = NaN;
+    const ping = client.ping.bind(client);
+    client.ping = (...args: Parameters<WebSocket['ping']>) => {
+      pingedAt = performance.now();
+      ping(...args);
+      // Block the loop past the pong deadline: the wheel then wakes late and yields one turn to
+      // I/O first. Nothing else happens in this process: no I/O, no other timer may wake it.
+      const until = performance.now() + 60;
+      while (performance.now() < until);
+    };
+    const dead = next<DeadPeerEvent>(beat, 'dead');
+    // Wakes the loop once after 1.5 s, so a stalled wheel shows up as a late detection, not a hang.
+    const watchdog = setTimeout(() => undefined, 1_500);
+    onCleanup(() => clearTimeout(watchdog));
+    await dead;
+    expect(performance.now() - pingedAt).toBeLessThan(60 + 30 + SLACK_MS + 200);
+  });
+
   it('reports writer idleness measured from sends that completed', async () => {
     const { wss, url } = await startServer();
     const beat = track(heartbeat(wss, { pingIntervalMs: 0, writerIdleMs: 120 }));

@@ -20,7 +20,7 @@
  *
  * Any frame received after a ping counts as the answer, not just the pong: a peer that is
  * talking is alive. Our own pings are not write activity (otherwise writer idleness could never
- * happen while pings run); a peer's pong answered by ws's `autoPong` is not either.
+ * happen while pings run), nor are the pongs ws sends by itself in answer to the peer's pings.
  *
  * Closing a socket cancels its handle (O(1)) and forgets the record, so no timer outlives its
  * socket. Handles stay ref'ed, although the socket keeps the process alive anyway: with only

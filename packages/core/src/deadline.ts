@@ -36,6 +36,11 @@ export interface DeadlineOptions {
 export interface DeadlineScope extends Deadline, Disposable {
   /** Runs `fn` with this deadline as the ambient {@link currentDeadline}. */
   run<T>(fn: () => T): T;
+  /**
+   * Aborts the deadline now (its signal and every deadline nested in it) with `reason`, by
+   * default a `TimeoutError`; a server calls this when its client cancels. Idempotent.
+   */
+  abort(reason?: unknown): void;
   /** Cancels the deadline's timer and listeners. The signal no longer aborts afterwards. Idempotent. */
   dispose(): void;
 }
@@ -78,7 +83,7 @@ export function createDeadline(timeoutMs: number, options: DeadlineOptions = {})
   if (parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < expiresAt) {
     expiresAt = parent.expiresAt;
   }
-  return new Scope(wheel, expiresAt, [parent?.signal, options.signal]);
+  return new Scope(wheel, expiresAt, parent, options.signal);
 }
 
 /**
@@ -118,38 +123,51 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
 }
 
+/**
+ * A deadline's state. The AbortController behind `signal` is created only when someone reads
+ * `signal` (about 1 KB and a few µs each), since most deadlines are disposed without anybody
+ * listening. Nested deadlines register with their parent scope directly rather than as event
+ * listeners on its signal, so any number of them can hang off one request.
+ */
 class Scope implements DeadlineScope {
-  private readonly controller = new AbortController();
+  private controller: AbortController | undefined;
+  private abortReason: unknown;
+  private aborted = false;
   private timer: TimerHandle | undefined;
-  private readonly unlinks: Array<() => void> = [];
+  private children: Set<Scope> | undefined;
+  private unlinks: Array<() => void> | undefined;
 
   constructor(
     readonly wheel: TimingWheel,
     readonly expiresAt: number,
-    parents: Array<AbortSignal | undefined>,
+    parent: Deadline | undefined,
+    signal: AbortSignal | undefined,
   ) {
-    for (const parent of parents) {
-      if (parent === undefined) continue;
-      if (parent.aborted) {
-        this.controller.abort(parent.reason);
-        break;
+    if (parent instanceof Scope) {
+      if (parent.aborted) this.abort(parent.abortReason);
+      else {
+        (parent.children ??= new Set()).add(this);
+        this.onDispose(() => parent.children!.delete(this));
       }
-      const onAbort = (): void => this.abort(parent.reason);
-      parent.addEventListener('abort', onAbort, { once: true });
-      this.unlinks.push(() => parent.removeEventListener('abort', onAbort));
+    } else if (parent !== undefined) {
+      this.follow(parent.signal);
     }
-    if (!this.controller.signal.aborted) {
-      if (wheel.clock.now() >= expiresAt) {
-        this.controller.abort(deadlineExceededReason());
-      } else {
-        this.timer = wheel.scheduleAt(expiresAt, () => this.abort(deadlineExceededReason()));
-        // A deadline alone never holds the process open; the work it bounds does that.
-        this.timer.unref();
-      }
+    if (signal !== undefined && !this.aborted) this.follow(signal);
+    if (this.aborted) return;
+    if (wheel.clock.now() >= expiresAt) {
+      this.abort(deadlineExceededReason());
+    } else {
+      this.timer = wheel.scheduleAt(expiresAt, () => this.abort(deadlineExceededReason()));
+      // A deadline alone never holds the process open; the work it bounds does that.
+      this.timer.unref();
     }
   }
 
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.abortReason);
+    }
     return this.controller.signal;
   }
 
@@ -162,18 +180,38 @@ class Scope implements DeadlineScope {
     return storage.run(this, fn);
   }
 
+  abort(reason: unknown = deadlineExceededReason()): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.abortReason = reason;
+    this.controller?.abort(reason);
+    if (this.children !== undefined) for (const child of [...this.children]) child.abort(reason);
+    this.dispose();
+  }
+
   dispose(): void {
     this.timer?.cancel();
     this.timer = undefined;
-    for (const unlink of this.unlinks.splice(0)) unlink();
+    const unlinks = this.unlinks;
+    this.unlinks = undefined;
+    if (unlinks !== undefined) for (const unlink of unlinks) unlink();
   }
 
   [Symbol.dispose](): void {
     this.dispose();
   }
 
-  private abort(reason: unknown): void {
-    if (!this.controller.signal.aborted) this.controller.abort(reason);
-    this.dispose();
+  private follow(signal: AbortSignal): void {
+    if (signal.aborted) {
+      this.abort(signal.reason);
+      return;
+    }
+    const onAbort = (): void => this.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.onDispose(() => signal.removeEventListener('abort', onAbort));
+  }
+
+  private onDispose(unlink: () => void): void {
+    (this.unlinks ??= []).push(unlink);
   }
 }

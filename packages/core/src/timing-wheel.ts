@@ -574,8 +574,17 @@ export class TimingWheel {
     if (tick < 0) return;
     const level = this.foundLevel;
     if (level > 0) {
-      tick = this.earliestDueIn(this.levels[level]!.buckets[this.foundSlot]!, tick);
-      // Lazily refreshed entries can make that later than a coarser level's next event.
+      const slot = this.foundSlot;
+      tick = this.earliestDueIn(this.levels[level]!.buckets[slot]!, tick);
+      // Lazily refreshed entries can make that later than the next bucket's event, at this
+      // level or a coarser one; never sleep past those.
+      const lv = this.levels[level]!;
+      const nextSlot = slot + 1 < this.wheelSize ? firstSetBit(lv.occupied, slot + 1) : -1;
+      if (nextSlot >= 0) {
+        const window = lv.span * this.wheelSize;
+        const nextStart = Math.floor(this.currentTick / window) * window + nextSlot * lv.span;
+        if (nextStart < tick) tick = nextStart;
+      }
       const coarser = this.nextEventTick(level + 1);
       if (coarser >= 0 && coarser < tick) tick = coarser;
     }

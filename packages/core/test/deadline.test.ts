@@ -118,6 +118,32 @@ describe('deadline', () => {
   });
 
   describe('createDeadline', () => {
+    it('aborts on demand, with its nested deadlines, and without a listener per child', () => {
+      const { wheel } = manualWheel();
+      const scope = createDeadline(1000, { wheel });
+      const children = scope.run(() => Array.from({ length: 50 }, () => createDeadline(500)));
+      const cancelled = new Error('client cancelled');
+      scope.abort(cancelled);
+      scope.abort(new Error('again'));
+      expect(scope.signal.reason).toBe(cancelled);
+      for (const child of children) {
+        expect(child.signal.aborted).toBe(true);
+        expect(child.signal.reason).toBe(cancelled);
+      }
+      for (const child of children) child.dispose();
+      expect(wheel.size).toBe(0);
+    });
+
+    it('gives a disposed nested deadline no further aborts from its parent', () => {
+      const { clock, wheel } = manualWheel();
+      const scope = createDeadline(100, { wheel });
+      const child = scope.run(() => createDeadline(1000));
+      child.dispose();
+      clock.advance(100);
+      expect(scope.signal.aborted).toBe(true);
+      expect(child.signal.aborted).toBe(false);
+    });
+
     it('lives until disposed, and run() can enter it repeatedly', () => {
       const { clock, wheel } = manualWheel();
       const scope = createDeadline(100, { wheel });

@@ -278,6 +278,24 @@ describe('TimingWheel', () => {
     });
   });
 
+  describe('lazy refresh and the driver', () => {
+    it('does not sleep past a later bucket when a lazily pushed timer sits in the first one', () => {
+      // Found by the property test: tick 3 ms, 4 buckets a level, after a long advance.
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock, tickMs: 3, wheelSize: 4 });
+      clock.advance(2_529_578_943);
+      const fired: Array<[string, number, number]> = [];
+      const pushed = wheel.schedule(28_735, (h) => fired.push(['pushed', h.expiresAt, clock.now()]));
+      wheel.schedule(0, () => pushed.refresh(77_890));
+      wheel.schedule(77_887, (h) => fired.push(['other', h.expiresAt, clock.now()]));
+      while (clock.runNext());
+      expect(fired).toEqual([
+        ['other', 2_529_656_830, 2_529_656_832],
+        ['pushed', 2_529_656_833, 2_529_656_835],
+      ]);
+    });
+  });
+
   describe('#size and #stats', () => {
     it('counts pending, scheduled, fired, cancelled, cascades and lazy re-filings', () => {
       const { clock, wheel } = manualWheel();

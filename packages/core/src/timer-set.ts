@@ -75,7 +75,7 @@ export interface TimerSetOptions {
   maxStacks?: number;
 }
 
-/** The third argument of `onExpire`. */
+/** The third argument of `onExpire`: frozen, and shared between calls with the same content. */
 export interface ExpireInfo {
   /** Stacks the key still holds after this one expired; 0 means the key is gone. */
   readonly stacksLeft: number;
@@ -138,6 +138,9 @@ class Entry<K, V> {
  * which keeps a busy tick's garbage, and so its GC time, low.
  */
 const POOL_LIMIT = 1024;
+
+/** Shared, frozen `info` objects for the common stack counts, so an expiry allocates nothing. */
+const EXPIRE_INFOS: readonly ExpireInfo[] = Array.from({ length: 16 }, (_, stacksLeft) => Object.freeze({ stacksLeft }));
 
 /**
  * Timers by key, each carrying a value, with refresh policies, stacks, pause (per key and for
@@ -564,13 +567,14 @@ export class TimerSet<V, K = SnapshotKey> {
     this.unlinkStack(stack);
     this.releaseStack(stack);
     const stacksLeft = entry.count;
+    const info = stacksLeft < EXPIRE_INFOS.length ? EXPIRE_INFOS[stacksLeft]! : Object.freeze({ stacksLeft });
     if (stacksLeft > 0) {
-      this.onExpire.call(undefined, key, value, { stacksLeft });
+      this.onExpire.call(undefined, key, value, info);
       return;
     }
     this.expiring = entry;
     try {
-      this.onExpire.call(undefined, key, value, { stacksLeft });
+      this.onExpire.call(undefined, key, value, info);
     } finally {
       // Unless delete(), clear() or close() from the callback has already let go of the entry.
       if (this.expiring === entry) {

@@ -656,6 +656,16 @@ describe('TimerSet', () => {
       expect(seen).toEqual(['pause-game', 'later']);
     });
 
+    it('passes a frozen info, for any number of stacks left', () => {
+      const infos: ExpireInfo[] = [];
+      const { wheel, clock } = setup();
+      const set = new TimerSet<null, string>({ wheel, onExpire: (_key, _value, info) => infos.push(info) });
+      for (let i = 0; i < 20; i++) set.set('k', 10 + i, null, { policy: 'stack' });
+      clock.advance(100);
+      expect(infos.map((info) => info.stacksLeft)).toEqual(Array.from({ length: 20 }, (_, i) => 19 - i));
+      expect(infos.every((info) => Object.isFrozen(info))).toBe(true);
+    });
+
     it('sees the remaining stacks while a stack expires', () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });

@@ -11,5 +11,4 @@ ws.on('open', () => {
   ws.send(JSON.stringify({ type: 'hello', name }));
   process.send({ type: 'open', name, pid: process.pid });
 });
-ws.on('message', () => undefined);
 ws.on('close', () => process.disconnect?.());

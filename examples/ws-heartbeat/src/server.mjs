@@ -56,7 +56,6 @@ export async function startLivenessServer({ port = 0, pingIntervalMs = 300, pong
     const name = new URL(req.url, 'http://127.0.0.1').searchParams.get('name') ?? 'anonymous';
     names.set(socket, name);
     events.push({ t: at(), name, type: 'connect' });
-    socket.on('message', () => undefined);
     socket.on('close', (code) => {
       events.push({ t: at(), name, type: 'close', code });
       names.delete(socket);

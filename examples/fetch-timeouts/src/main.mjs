@@ -49,7 +49,8 @@ const SCENARIOS = [
   {
     name: 'retry budget runs out',
     path: '/slow-headers?ms=1000',
-    limits: { headersMs: 100, retry: { limit: 10, backoffMs: 20, budgetMs: 280 } },
+    // Attempts start at about 0, 110 and 220 ms; the budget ends the third one at 275 ms.
+    limits: { headersMs: 100, retry: { limit: 10, backoffMs: 10, backoffFactor: 1, budgetMs: 275 } },
   },
   {
     name: 'ambient deadline',

@@ -24,7 +24,8 @@ describe('ws-heartbeat', () => {
 
     expect(frozen.dead.waitedMs).toBeGreaterThanOrEqual(pongTimeoutMs);
     expect(frozen.closeCode).toBe(1006);
-    expect(frozen.closedAfterMs).toBeGreaterThanOrEqual(pongTimeoutMs);
+    // A ping may have been on its way when the process froze, so only the wait after it is bounded below.
+    expect(frozen.closedAfterMs).toBeGreaterThan(0);
     expect(frozen.closedAfterMs).toBeLessThan(pingIntervalMs + pongTimeoutMs + slackMs);
 
     // The kernel closes a killed process's sockets: no heartbeat needed, no 'dead' event.

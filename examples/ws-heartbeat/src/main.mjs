@@ -67,7 +67,7 @@ export async function main({ pingIntervalMs = 300, pongTimeoutMs = 150, readerId
     await sleep(100);
     const brokenAt = server.at();
     clearInterval(chats.pop());
-    silent.ws._socket.pause();
+    silent.ws.pause();
     children[0].child.kill('SIGKILL');
     children[1].child.kill('SIGSTOP');
     print(`t=${brokenAt} ms: 'silent' stops talking and reading its socket, 'killed' gets SIGKILL, 'frozen' gets SIGSTOP`);

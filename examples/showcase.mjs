@@ -28,7 +28,7 @@ for (const example of EXAMPLES) {
   let row;
   try {
     const result = await example.run({ print: (line) => console.log(`  ${line}`) });
-    row = { outcome: result.skipped ? 'skipped' : 'ok', summary: result.summary };
+    row = result.skipped ? { outcome: 'skipped', summary: result.skipped } : { outcome: 'ok', summary: result.summary };
   } catch (error) {
     console.error(error);
     row = { outcome: 'FAILED', summary: String(error?.message ?? error) };

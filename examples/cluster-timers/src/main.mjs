@@ -120,6 +120,9 @@ export async function main({ redisUrl = process.env.REDIS_URL, workers = 3, time
 
     const leftInRedis = [];
     for (const id of ids) if ((await scheduler.get(id)) !== undefined) leftInRedis.push(id);
+    // Drop what is left of the namespace (its sequence counter), in case REDIS_URL is a Redis that stays.
+    const keys = await client.keys(`tickwheel:{${namespace}:*`);
+    if (keys.length > 0) await client.del(...keys);
     const lost = ids.filter((id) => !firedIds().has(id));
     const byWorker = Object.fromEntries(pool.map((w) => [w.name, deliveries.filter((d) => d.worker === w.name).length]));
     const takenOver = deliveries

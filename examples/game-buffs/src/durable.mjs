@@ -74,6 +74,9 @@ export async function runDurable({ redisUrl } = {}) {
     return { backend: redisUrl ? 'redis' : 'ioredis-mock', events, fired, pending };
   } finally {
     await server2.stop();
+    // Every timer has been acked; drop what is left of the namespace (its sequence counter).
+    const keys = await client2.keys(`tickwheel:{${namespace}:*`);
+    if (keys.length > 0) await client2.del(...keys);
     await client2.quit();
   }
 }

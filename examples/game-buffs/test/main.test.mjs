@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCombat } from '../src/combat.mjs';
 import { main } from '../src/main.mjs';
@@ -112,10 +113,17 @@ describe('game-buffs', () => {
         fs.rmSync(dir, { recursive: true, force: true });
       });
 
-      it('fire after a restart when REDIS_URL points at it', async () => {
-        const result = await main({ redisUrl: `redis://127.0.0.1:${server.port}`, print: () => undefined });
+      it('fire after a restart when REDIS_URL points at it, and leave no keys behind', async () => {
+        const redisUrl = `redis://127.0.0.1:${server.port}`;
+        const result = await main({ redisUrl, print: () => undefined });
         expect(result.durable.backend).toBe('redis');
         expectSurvivedRestart(result.durable);
+        const redis = new Redis(redisUrl);
+        try {
+          expect(await redis.keys('*')).toEqual([]);
+        } finally {
+          await redis.quit();
+        }
       });
     });
   });

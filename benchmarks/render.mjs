@@ -156,7 +156,7 @@ function summaryMarkdown(suites, headingLevel) {
 // ---------------------------------------------------------------------------------------------
 // SVG chart
 
-const W = 1040;
+const W = 1080;
 const LABEL_W = 330;
 const PLOT_X = LABEL_W + 10;
 const PLOT_W = 380;

@@ -48,9 +48,9 @@ describe('SendTracker', () => {
       const socket = new FakeSocket();
       const written: unknown[] = [];
       const tracker = new SendTracker(socket.ws, (err) => written.push(err));
-      const ours = socket.ws.send;
+      const ours = (socket as unknown as { send: (data: unknown) => void }).send;
       const theirs = function (this: unknown, data: unknown): void {
-        ours.call(socket.ws, data as string);
+        ours.call(socket, data);
       };
       (socket as unknown as { send: unknown }).send = theirs;
       tracker.restore();

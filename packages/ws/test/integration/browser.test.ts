@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
 import { heartbeat } from '../../src/heartbeat.js';
 import type { DeadPeerEvent } from '../../src/types.js';
 import { startBrowser } from '../helpers/browser.js';
@@ -42,7 +42,7 @@ describe('heartbeat with a headless Chromium client', () => {
 
     const page = await browser.browser.newPage();
     await page.goto(`http://127.0.0.1:${port}/`);
-    const connected = next<WebSocket>(wss, 'connection');
+    const connected = next<ServerSocket>(wss, 'connection');
     await page.evaluate(async (url) => {
       const ws = new WebSocket(url);
       (globalThis as unknown as { testSocket: WebSocket }).testSocket = ws;
@@ -82,7 +82,7 @@ describe('heartbeat with a headless Chromium client', () => {
     onCleanup(browser.close);
     const page = await browser.browser.newPage();
     await page.goto(`http://127.0.0.1:${port}/`);
-    const connected = next<WebSocket>(wss, 'connection');
+    const connected = next<ServerSocket>(wss, 'connection');
     await page.evaluate((url) => {
       (globalThis as unknown as { testSocket: WebSocket }).testSocket = new WebSocket(url);
     }, `ws://127.0.0.1:${port}/`);

@@ -1,0 +1,339 @@
+/**
+ * The ws suite: @tickwheel/ws's heartbeat against the heartbeat every ws user copies from the ws
+ * README (an `isAlive` flag on each socket, one `setInterval` pinging every client), on N idle
+ * WebSocket connections over loopback, in this one process run, candidates alternating:
+ *
+ * - `tickwheel`: `heartbeat(wss, { pingIntervalMs: P, pongTimeoutMs: T })` on the shared wheel;
+ * - `readme`: the README pattern with `setInterval(ping, P)`;
+ * - `none`: no heartbeat at all (the floor, for the CPU and heap figures only).
+ *
+ * Each run gets a fresh server in this process and N fresh client connections held by a child
+ * process (this same file, started with `--clients`), so the server's figures carry no client
+ * work and each process stays within its file-descriptor limit (N sockets each). Per run:
+ *
+ * 0. warm-up: one run of each candidate on 1 000 connections, not recorded;
+ * 1. heap: full GC before the clients connect and after one heartbeat round; the difference / N;
+ * 2. CPU: `process.cpuUsage()` of the server process over 3 periods P, divided by 3;
+ * 3. dead peers: the child stops reading on K of the connections (`ws.pause()`: pings go
+ *    unanswered) and reports when; the server logs when each one is terminated. Reported: stall
+ *    to termination (p50/p99), and ping to termination (the `pongTimeoutMs` guarantee).
+ *
+ *   node --expose-gc suites/ws.mjs          # or: npm run bench -- ws
+ *
+ * BENCH_REPEATS overrides the rounds (default 3), BENCH_WS_CONNECTIONS the N (default 10 000).
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { heartbeat } from '@tickwheel/ws';
+import { WebSocket, WebSocketServer } from 'ws';
+import { gc, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_WS_CONNECTIONS ?? 10_000);
+/** Heartbeat period (the README's interval and our pingIntervalMs), ms. */
+const PERIOD_MS = 2_000;
+/** Our pongTimeoutMs. The README pattern has none: a ping's answer is checked one period later. */
+const PONG_TIMEOUT_MS = 1_000;
+/** Connections that stop answering in the dead-peer phase. */
+const STALLED = 200;
+/** The shared wheel's resolution. */
+const TICK_MS = 1;
+const CPU_PERIODS = 2;
+const WARMUP_CONNECTIONS = 500;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Wall-clock time in ms with sub-ms precision, comparable across the two processes. */
+const wallNow = () => performance.timeOrigin + performance.now();
+
+// ---------------------------------------------------------------------------------------------
+// The client process: holds N connections, stalls some on request.
+
+async function clientMain() {
+  const sockets = [];
+  const send = (message) => process.send(message);
+  process.on('message', async (message) => {
+    if (message.cmd === 'connect') {
+      const { url, count } = message;
+      const batch = 250;
+      let failed = 0;
+      for (let i = 0; i < count; i += batch) {
+        const opened = [];
+        for (let j = i; j < Math.min(count, i + batch); j++) {
+          const ws = new WebSocket(url);
+          ws.on('error', () => {});
+          opened.push(new Promise((resolve) => {
+            let open = false;
+            ws.once('open', () => {
+              open = true;
+              sockets.push(ws);
+              resolve();
+            });
+            ws.once('close', () => {
+              if (!open) failed++;
+              resolve();
+            });
+          }));
+        }
+        await Promise.all(opened);
+      }
+      send({ cmd: 'connected', count: sockets.length, failed });
+    } else if (message.cmd === 'stall') {
+      // Spread over the connection order and over one period at random, so that the stalls fall
+      // at every phase of the heartbeat. Identified by local port (= the server's remote port).
+      const step = Math.floor(sockets.length / message.count);
+      const stalls = [];
+      await Promise.all(Array.from({ length: message.count }, (_, i) => new Promise((resolve) => {
+        setTimeout(() => {
+          const ws = sockets[i * step];
+          // One the server already terminated (a false positive) cannot stall any more.
+          if (ws.readyState === WebSocket.OPEN) {
+            stalls.push({ port: ws._socket.localPort, at: wallNow() });
+            ws.pause();
+          }
+          resolve();
+        }, Math.random() * message.withinMs);
+      })));
+      send({ cmd: 'stalled', stalls });
+    } else if (message.cmd === 'close') {
+      for (const ws of sockets) ws.terminate();
+      sockets.length = 0;
+      send({ cmd: 'closed' });
+    } else if (message.cmd === 'exit') {
+      process.exit(0);
+    }
+  });
+  send({ cmd: 'ready' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server side: the candidates.
+
+function onError() {}
+
+/** The ws README's heartbeat, as written there (the error listener is app code every candidate has). */
+function attachReadme(wss, detections, portOf) {
+  function heartbeatListener() {
+    this.isAlive = true;
+  }
+  wss.on('connection', function connection(ws) {
+    ws.isAlive = true;
+    ws.on('pong', heartbeatListener);
+  });
+  const ticks = [];
+  const interval = setInterval(function ping() {
+    ticks.push(wallNow());
+    wss.clients.forEach(function each(ws) {
+      if (ws.isAlive === false) {
+        // Measurement only: when, and how long after the ping it sent one period earlier.
+        detections.push({ port: portOf.get(ws), at: wallNow(), waitedMs: ticks.at(-1) - ticks.at(-2) });
+        return ws.terminate();
+      }
+      ws.isAlive = false;
+      ws.ping();
+    });
+  }, PERIOD_MS);
+  return { stop: () => clearInterval(interval) };
+}
+
+function attachTickwheel(wss, detections, portOf) {
+  const beat = heartbeat(wss, { pingIntervalMs: PERIOD_MS, pongTimeoutMs: PONG_TIMEOUT_MS });
+  beat.on('dead', (event) => detections.push({ port: portOf.get(event.socket), at: wallNow(), waitedMs: event.waitedMs }));
+  return { stop: () => beat.stop() };
+}
+
+const CANDIDATES = {
+  tickwheel: attachTickwheel,
+  readme: attachReadme,
+  none: () => ({ stop() {} }),
+};
+
+/** Sends a command to the client process and waits for the reply of the given name. */
+function request(child, message, reply) {
+  return new Promise((resolve) => {
+    const listener = (m) => {
+      if (m.cmd !== reply) return;
+      child.off('message', listener);
+      resolve(m);
+    };
+    child.on('message', listener);
+    child.send(message);
+  });
+}
+
+async function startClients() {
+  const child = fork(fileURLToPath(import.meta.url), ['--clients'], { stdio: 'inherit' });
+  await new Promise((resolve) => child.once('message', resolve));
+  return child;
+}
+
+/** One run of one candidate on fresh connections: heap, CPU, and (unless `none`) dead-peer detection. */
+async function runOnce(name, child, connections = CONNECTIONS) {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, backlog: 4096 });
+  await new Promise((resolve) => wss.once('listening', resolve));
+  wss.on('connection', (ws) => ws.on('error', onError));
+  const detections = [];
+  /** Socket to its remote port, filled only after the heap figure is taken. */
+  const portOf = new Map();
+  const candidate = CANDIDATES[name](wss, detections, portOf);
+
+  const phase = (what) => process.env.BENCH_DEBUG && console.log(`    ${name} ${connections}: ${what}`);
+  // Let the previous run's sockets finish closing, so its garbage is not counted against this one.
+  await sleep(500);
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  let accepted = 0;
+  wss.on('connection', () => accepted++);
+  const { count, failed } = await request(child, { cmd: 'connect', url: `ws://127.0.0.1:${wss.address().port}`, count: connections }, 'connected');
+  if (failed > 0) console.log(`  ${name}: ${failed} of ${connections} connections failed to open`);
+  // Connections the heartbeat already terminated (a client slow to answer while it was still
+  // opening the others) count as accepted; they show up in the false-positive figure.
+  while (accepted < count) await sleep(10);
+  phase('connected');
+
+  // Warm-up: every connection through one full heartbeat round.
+  await sleep(PERIOD_MS * 1.5);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await sleep(PERIOD_MS * CPU_PERIODS);
+  const cpu = process.cpuUsage(cpu0);
+  const elapsed = performance.now() - t0;
+  const cpuMsPerPeriod = ((cpu.user + cpu.system) / 1000) * (PERIOD_MS / elapsed);
+  gc();
+  const heapPerConnection = (process.memoryUsage().heapUsed - heapBefore) / wss.clients.size;
+
+  phase('measured cpu and heap');
+  let stallToDead = [];
+  let pingToDead = [];
+  if (name !== 'none') {
+    for (const ws of wss.clients) portOf.set(ws, ws._socket.remotePort);
+    const { stalls } = await request(child, { cmd: 'stall', count: STALLED, withinMs: PERIOD_MS }, 'stalled');
+    const stalledAt = new Map(stalls.map((s) => [s.port, s.at]));
+    const stalledDetected = () => detections.filter((d) => stalledAt.has(d.port));
+    const deadline = performance.now() + PERIOD_MS * 3 + 2_000;
+    while (stalledDetected().length < stalls.length && performance.now() < deadline) await sleep(20);
+    const found = stalledDetected();
+    if (found.length !== stalls.length) throw new Error(`${name}: ${found.length} of ${stalls.length} stalled peers detected`);
+    stallToDead = found.map((d) => d.at - stalledAt.get(d.port));
+    pingToDead = found.map((d) => d.waitedMs);
+  }
+
+  phase('detected');
+  candidate.stop();
+  // The server closes first, so the TIME_WAIT states stay on its side (a fresh port each run)
+  // and do not eat the client's ephemeral ports.
+  for (const ws of wss.clients) ws.terminate();
+  await request(child, { cmd: 'close' }, 'closed');
+  await new Promise((resolve) => wss.close(resolve));
+  while (wss.clients.size > 0) await sleep(10);
+  phase('closed');
+  // Healthy (never stalled) connections terminated as dead anywhere in the run.
+  const falseDeaths = detections.length - stallToDead.length;
+  return { count, cpuMsPerPeriod, heapPerConnection, stallToDead, pingToDead, falseDeaths };
+}
+
+function summarize(samples) {
+  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
+}
+
+export async function run() {
+  const t0 = performance.now();
+  const child = await startClients();
+  const names = Object.keys(CANDIDATES);
+  const cpu = Object.fromEntries(names.map((n) => [n, []]));
+  const heap = Object.fromEntries(names.map((n) => [n, []]));
+  // Warm-up: one small run of each candidate, so one-time costs (compiled code, lazily built
+  // module state, the shared wheel's levels) do not land in the first measured run's figures.
+  for (const name of names) {
+    await runOnce(name, child, WARMUP_CONNECTIONS);
+    console.log(`  warm-up ${name} done`);
+  }
+  const detect = Object.fromEntries(['tickwheel', 'readme'].map((n) => [n, { p50: [], p99: [], pingP50: [], pingP99: [], pingMax: [], falseDeaths: [] }]));
+  let connections = CONNECTIONS;
+  for (let round = 0; round < REPEATS; round++) {
+    const order = names.slice(round % names.length).concat(names.slice(0, round % names.length));
+    for (const name of order) {
+      gc();
+      const r = await runOnce(name, child);
+      connections = Math.min(connections, r.count);
+      cpu[name].push(r.cpuMsPerPeriod);
+      heap[name].push(r.heapPerConnection);
+      if (name !== 'none') {
+        detect[name].p50.push(percentile(r.stallToDead, 50));
+        detect[name].p99.push(percentile(r.stallToDead, 99));
+        detect[name].pingP50.push(percentile(r.pingToDead, 50));
+        detect[name].pingP99.push(percentile(r.pingToDead, 99));
+        detect[name].pingMax.push(Math.max(...r.pingToDead));
+        detect[name].falseDeaths.push(r.falseDeaths);
+      }
+      console.log(`  round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period, heap ${Math.round(r.heapPerConnection)} B/conn` +
+        (name === 'none' ? '' : `, stall->dead p50 ${percentile(r.stallToDead, 50).toFixed(0)} p99 ${percentile(r.stallToDead, 99).toFixed(0)} ms, ping->dead max ${Math.max(...r.pingToDead).toFixed(1)} ms, healthy terminated ${r.falseDeaths}`));
+    }
+  }
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.send({ cmd: 'exit' });
+  await exited;
+
+  const setup = `${connections.toLocaleString('en-US')} idle connections on 127.0.0.1 (clients in a child process), heartbeat period ${PERIOD_MS} ms, our pongTimeoutMs ${PONG_TIMEOUT_MS}`;
+  const pick = (field) => Object.fromEntries(Object.entries(detect).map(([n, d]) => [n, d[field]]));
+  const scenarios = [
+    scenario({
+      id: 'cpu-per-period', title: 'Server CPU per heartbeat period', unit: 'ms', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'readme', results: summarize(cpu), target: { ratio: 2 },
+      note: `${setup}. user+system CPU of the server process over ${CPU_PERIODS} periods / ${CPU_PERIODS}; 'none' is the floor with no heartbeat. Every idle connection gets one ping and sends one pong per period with either design, and those writes and reads dominate.`,
+    }),
+    scenario({
+      id: 'heap-per-connection', title: 'Server heap per connection', unit: 'bytes', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'readme', results: summarize(heap), target: { maxOver: 0 },
+      note: `${setup}. (heapUsed after full GC with every connection open and one heartbeat round done - heapUsed before connecting) / connections; includes ws's own per-connection objects, which 'none' shows alone.`,
+    }),
+    scenario({
+      id: 'detect-p50', title: 'Dead-peer detection, stall to termination, p50', unit: 'ms', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('p50')),
+      note: `${STALLED} of the connections stop reading (ws.pause() in the client), each at a random instant within one period; time until the server terminates each. Ours: at most one quiet period before the ping, then pongTimeoutMs. README: one to two periods.`,
+    }),
+    scenario({
+      id: 'detect-p99', title: 'Dead-peer detection, stall to termination, p99', unit: 'ms', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('p99')),
+      target: { max: PERIOD_MS + PONG_TIMEOUT_MS + TICK_MS },
+      note: `Target: within one quiet period plus pongTimeoutMs plus one tick (${PERIOD_MS} + ${PONG_TIMEOUT_MS} + ${TICK_MS} ms); the README pattern needs up to two periods.`,
+    }),
+    scenario({
+      id: 'ping-to-dead-p50', title: 'Unanswered ping to termination, p50', unit: 'ms', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('pingP50')),
+      target: { max: PONG_TIMEOUT_MS + TICK_MS },
+      note: `Target: pongTimeoutMs + one tick (${PONG_TIMEOUT_MS} + ${TICK_MS} ms).`,
+    }),
+    scenario({
+      id: 'ping-to-dead-p99', title: 'Unanswered ping to termination, p99', unit: 'ms', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('pingP99')),
+      target: { max: PONG_TIMEOUT_MS + TICK_MS },
+      note: `Target: pongTimeoutMs + one tick (${PONG_TIMEOUT_MS} + ${TICK_MS} ms). The README pattern checks a ping's answer one full period later.`,
+    }),
+    scenario({
+      id: 'ping-to-dead-max', title: 'Unanswered ping to termination, max', unit: 'ms', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('pingMax')),
+      note: `Worst case of each run; includes event-loop delay on a shared machine.`,
+    }),
+    scenario({
+      id: 'healthy-terminated', title: 'Healthy connections terminated as dead', unit: 'connections', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('falseDeaths')), target: { max: 0 },
+      note: `Connections that never stopped reading but were terminated anyway (their pong was not read in time), per run of ${connections.toLocaleString('en-US')}.`,
+    }),
+  ];
+  for (const sc of scenarios) printScenario(sc);
+  console.log(`  (ws suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  return { scenarios, connections };
+}
+
+if (process.argv[2] === '--clients') {
+  await clientMain();
+} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (typeof globalThis.gc !== 'function') {
+    console.error('run with --expose-gc (node --expose-gc suites/ws.mjs) so memory figures are exact');
+    process.exit(1);
+  }
+  const { scenarios, connections } = await run();
+  const file = writeResults('ws', { scenarios, command: 'npm run bench -- ws', repeats: REPEATS, extra: { connections, periodMs: PERIOD_MS, pongTimeoutMs: PONG_TIMEOUT_MS, stalled: STALLED } });
+  console.log(`  wrote ${file}`);
+}

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { currentDeadline, ManualClock, TimingWheel } from '@tickwheel/core';
+import { createDeadline, currentDeadline, ManualClock, TimingWheel, type DeadlineScope } from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serverDeadlineInterceptor } from '../src/server-deadline-interceptor.js';
 import type { ServerDeadlineInterceptorOptions } from '../src/types.js';
@@ -38,13 +38,19 @@ interface Setup {
   client: EchoClient;
   log: HandlerLog;
   statusesSent: grpc.StatusObject['code'][];
+  /** The deadline the server was started in, when `enclosingMs` was given. */
+  enclosing: DeadlineScope | undefined;
 }
 
 /**
  * A server with the interceptor on a ManualClock wheel. Below it sits a probe interceptor that
  * records every status that reaches grpc-js's own call, i.e. every status put on the wire.
  */
-async function setup(options: Omit<ServerDeadlineInterceptorOptions, 'wheel'>, implementation?: grpc.UntypedServiceImplementation): Promise<Setup> {
+async function setup(
+  options: Omit<ServerDeadlineInterceptorOptions, 'wheel'>,
+  implementation?: grpc.UntypedServiceImplementation,
+  enclosingMs?: number,
+): Promise<Setup> {
   const clock = new ManualClock(0);
   const wheel = new TimingWheel({ clock });
   const log = newLog();
@@ -56,14 +62,18 @@ async function setup(options: Omit<ServerDeadlineInterceptorOptions, 'wheel'>, i
         next(status);
       },
     });
-  const server = await startServer([[EchoService.service, implementation ?? echoImplementation(log)]], {
-    interceptors: [probe, serverDeadlineInterceptor({ ...options, wheel })],
-  });
+  // With enclosingMs the server is bound inside a deadline, which its connections inherit.
+  const enclosing = enclosingMs === undefined ? undefined : createDeadline(enclosingMs, { wheel });
+  const start = (): Promise<Running> =>
+    startServer([[EchoService.service, implementation ?? echoImplementation(log)]], {
+      interceptors: [probe, serverDeadlineInterceptor({ ...options, wheel })],
+    });
+  const server = await (enclosing === undefined ? start() : enclosing.run(start));
   running.push(server);
   const client = echoClient(server.address);
   clients.push(client);
   await ready(client);
-  return { clock, wheel, client, log, statusesSent };
+  return { clock, wheel, client, log, statusesSent, enclosing };
 }
 
 function settle(): Promise<void> {
@@ -78,7 +88,8 @@ describe('serverDeadlineInterceptor', () => {
       let settled = false;
       const outcome = unary(client, { text: 'x', delayMs: -1 }).finally(() => (settled = true));
       await started;
-      expect(wheel.size).toBe(1);
+      // The call's own timer and its ambient deadline's.
+      expect(wheel.size).toBe(2);
       const signal = log.signals[0]!;
       clock.advance(99);
       await settle();
@@ -205,6 +216,23 @@ describe('serverDeadlineInterceptor', () => {
       expect(statusesSent).toEqual([grpc.status.DEADLINE_EXCEEDED]);
     });
 
+    it('sends DEADLINE_EXCEEDED before the handler hears of the deadline, even when it answers from its abort listener', async () => {
+      const { clock, client, statusesSent } = await setup(
+        { defaultTimeoutMs: 50 },
+        {
+          Unary(_call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+            currentDeadline()!.signal.addEventListener('abort', () => callback({ code: grpc.status.INTERNAL, details: 'gave up' }));
+          },
+        },
+      );
+      const outcome = unary(client, { text: 'x' });
+      await settle();
+      clock.advance(50);
+      const { err } = await outcome;
+      expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect(statusesSent).toEqual([grpc.status.DEADLINE_EXCEEDED]);
+    });
+
     it('passes the handler’s own status through once and disposes the deadline', async () => {
       const { client, wheel, statusesSent } = await setup({ defaultTimeoutMs: 1_000 });
       const { err } = await unary(client, { text: 'x', delayMs: 0 });
@@ -227,6 +255,60 @@ describe('serverDeadlineInterceptor', () => {
       expect(reason.name).toBe('AbortError');
       expect(reason.message).toBe('The client cancelled the call');
       expect(wheel.size).toBe(0);
+    });
+
+    it('aborts a signal first read after the cancel, and the deadlines nested in the handler', async () => {
+      let nested: DeadlineScope | undefined;
+      let seenOnCancel: AbortSignal | undefined;
+      const { wheel, client } = await setup(
+        { defaultTimeoutMs: 10_000 },
+        {
+          Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>) {
+            // Reads nothing now: no AbortSignal exists until the 'cancelled' listener asks for one.
+            nested = createDeadline(60_000);
+            call.on('cancelled', () => (seenOnCancel = currentDeadline()?.signal));
+          },
+        },
+      );
+      const call = client.Unary({ text: 'x' }, {}, () => undefined);
+      while (nested === undefined) await settle();
+      call.cancel();
+      while (seenOnCancel === undefined) await settle();
+      expect((seenOnCancel.reason as DOMException).name).toBe('AbortError');
+      expect(nested.signal.aborted).toBe(true);
+      expect((nested.signal.reason as DOMException).message).toBe('The client cancelled the call');
+      expect(nested.remaining()).toBe(10_000);
+      expect(wheel.size).toBe(0);
+    });
+  });
+
+  describe('#enclosingDeadline', () => {
+    it('answers CANCELLED when the deadline the server was started in is aborted', async () => {
+      const { client, log, wheel, statusesSent, enclosing } = await setup({ defaultTimeoutMs: 1_000 }, undefined, 60_000);
+      const started = nextStart(log);
+      const outcome = unary(client, { text: 'x', delayMs: -1 });
+      await started;
+      expect(log.remaining).toEqual([1_000]);
+      enclosing!.abort(new DOMException('shutting down', 'AbortError'));
+      const { err } = await outcome;
+      expect(err?.code).toBe(grpc.status.CANCELLED);
+      expect(err?.details).toBe('Cancelled: the deadline this call inherited was aborted');
+      expect((log.signals[0]!.reason as DOMException).message).toBe('shutting down');
+      expect(statusesSent).toEqual([grpc.status.CANCELLED]);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('ends the call at the enclosing deadline when it is the earlier one', async () => {
+      const { clock, client, log, statusesSent } = await setup({ defaultTimeoutMs: 1_000 }, undefined, 300);
+      const started = nextStart(log);
+      const outcome = unary(client, { text: 'x', delayMs: -1 });
+      await started;
+      expect(log.remaining).toEqual([300]);
+      clock.advance(300);
+      const { err } = await outcome;
+      expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect(err?.details).toBe('Deadline exceeded after 1000 ms (default limit) on /tickwheel.test.Echo/Unary');
+      expect(statusesSent).toEqual([grpc.status.DEADLINE_EXCEEDED]);
     });
   });
 

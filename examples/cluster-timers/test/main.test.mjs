@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/main.mjs';
-import { provideRedis } from '../src/redis-server.mjs';
 
-describe('cluster-timers', () => {
+describe('main', () => {
   it('loses no timer when a worker process is SIGKILLed in the middle of a handler', async () => {
     const lines = [];
     const result = await main({ redisUrl: undefined, print: (line) => lines.push(line) });
@@ -28,23 +27,15 @@ describe('cluster-timers', () => {
     expect(lines.join('\n')).toContain('lost: 0 of 60; left in Redis: 0');
   });
 
-  describe('provideRedis', () => {
-    it('uses REDIS_URL as given', async () => {
-      const redis = await provideRedis({ redisUrl: 'redis://127.0.0.1:6390' });
-      expect(redis.url).toBe('redis://127.0.0.1:6390');
-      expect(redis.source).toBe('REDIS_URL');
-    });
-
-    it('reports why it is skipped when there is neither REDIS_URL nor a redis-server binary', async () => {
-      const path = process.env.PATH;
-      process.env.PATH = '/nonexistent';
-      try {
-        const result = await main({ redisUrl: undefined, print: () => undefined });
-        expect(result.skipped).toMatch(/no REDIS_URL and no redis-server binary/);
-        expect(result.summary).toBe(`skipped: ${result.skipped}`);
-      } finally {
-        process.env.PATH = path;
-      }
-    });
+  it('reports why it is skipped when there is neither REDIS_URL nor a redis-server binary', async () => {
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      const result = await main({ redisUrl: undefined, print: () => undefined });
+      expect(result.skipped).toMatch(/no REDIS_URL and no redis-server binary/);
+      expect(result.summary).toBe(`skipped: ${result.skipped}`);
+    } finally {
+      process.env.PATH = path;
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/main.mjs';
 
-describe('fetch-timeouts', () => {
+describe('main', () => {
   it('answers, times out by phase, retries and honours budgets and deadlines as configured', async () => {
     const lines = [];
     const { results, summary } = await main({ print: (line) => lines.push(line) });

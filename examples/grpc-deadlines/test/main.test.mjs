@@ -7,7 +7,7 @@ function leftAt(call, who, pattern = /with (\d+) ms left/) {
   return entry === undefined ? undefined : Number(pattern.exec(entry.text)[1]);
 }
 
-describe('grpc-deadlines', () => {
+describe('main', () => {
   it('propagates the deadline across A, B and the HTTP service, and names the limit that fired', async () => {
     const lines = [];
     const { calls, summary } = await main({ print: (line) => lines.push(line) });

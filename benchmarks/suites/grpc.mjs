@@ -6,7 +6,8 @@
  *
  * - `bare`: no interceptors; every call passes `{ deadline: Date.now() + 30 s }`;
  * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 30 s })` on the client and
- *   `serverDeadlineInterceptor()` on the server (ambient deadline and AbortSignal per handler);
+ *   `serverDeadlineInterceptor()` on the server (an ambient deadline per handler; the handler
+ *   here never reads its signal, so no AbortController is made);
  * - `tickwheel-client`: the client interceptor only, against a bare server: the like-for-like
  *   replacement of the `deadline` option.
  *
@@ -209,7 +210,7 @@ export async function run() {
       baseline: 'bare',
       results: heap,
       target: { maxOver: 0 },
-      note: 'Both sides of each call live in this process, so the figure is client plus server state; with the server interceptor it includes each handler\'s ambient deadline and AbortSignal, which bare grpc-js does not provide.',
+      note: 'Both sides of each call live in this process, so the figure is client plus server state; with the server interceptor it includes each handler\'s ambient deadline (two wheel handles, no AbortSignal unless the handler reads it), which bare grpc-js does not provide.',
     }),
     scenario({
       id: 'heap-per-in-flight-call-client-only',

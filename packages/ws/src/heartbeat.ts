@@ -7,7 +7,7 @@
  *
  * | what                 | due at                                       | then                           |
  * |----------------------|----------------------------------------------|--------------------------------|
- * | ping                 | lastReadAt + pingIntervalMs                  | send a ping, await an answer   |
+ * | ping                 | lastReadAt + pingIntervalMs (+ slack)        | send a ping, await an answer   |
  * | pong deadline        | lastPingAt + pongTimeoutMs (while awaiting)  | terminate, emit `'dead'`       |
  * | reader / writer / all idle | last activity of that kind (or last event of that kind) + `<kind>IdleMs` | emit `'idle'` |
  *
@@ -254,7 +254,15 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   private nextDueAt(c: Connection<S>): number {
     const o = this.options;
     let due = Infinity;
-    if (o.pingIntervalMs > 0) due = c.awaitingPong ? c.lastPingAt + o.pongTimeoutMs : c.lastReadAt + o.pingIntervalMs;
+    if (o.pingIntervalMs > 0) {
+      if (c.awaitingPong) {
+        due = c.lastPingAt + o.pongTimeoutMs;
+      } else {
+        due = c.lastReadAt + o.pingIntervalMs;
+        // Round up to the slack grid, so that pings due close together share one wheel pass.
+        if (o.pingSlackMs > 0) due = Math.max(due, Math.ceil(due / o.pingSlackMs) * o.pingSlackMs);
+      }
+    }
     const marks = c.idle;
     if (marks === undefined) return due;
     if (o.readerIdleMs > 0) due = Math.min(due, Math.max(c.lastReadAt, marks.reader) + o.readerIdleMs);

@@ -3,7 +3,8 @@ import type { HeartbeatOptions } from './types.js';
 
 /**
  * The defaults, in one place. `pongTimeoutMs` has none of its own: it defaults to
- * `min(DEFAULT_PONG_TIMEOUT_MS, pingIntervalMs)` so that a short interval alone is valid.
+ * `min(DEFAULT_PONG_TIMEOUT_MS, pingIntervalMs)` so that a short interval alone is valid, and
+ * `pingSlackMs` to `pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR`.
  */
 export const DEFAULTS = {
   /** The ws README's heartbeat interval. */
@@ -21,6 +22,8 @@ export const DEFAULTS = {
 
 /** See `DEFAULTS`. */
 export const DEFAULT_PONG_TIMEOUT_MS = 10_000;
+/** `pingSlackMs` defaults to `pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR`. */
+export const DEFAULT_PING_SLACK_DIVISOR = 32;
 
 /** RFC 6455 §5.5: a control frame's payload is at most 125 bytes, two of which hold the code. */
 const MAX_CLOSE_REASON_BYTES = 123;
@@ -29,6 +32,7 @@ const MAX_CLOSE_REASON_BYTES = 123;
 export interface ResolvedOptions {
   readonly pingIntervalMs: number;
   readonly pongTimeoutMs: number;
+  readonly pingSlackMs: number;
   readonly readerIdleMs: number;
   readonly writerIdleMs: number;
   readonly allIdleMs: number;
@@ -42,7 +46,7 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = new Set<string>([
-  'pingIntervalMs', 'pongTimeoutMs', 'readerIdleMs', 'writerIdleMs', 'allIdleMs', 'closeOnIdle',
+  'pingIntervalMs', 'pongTimeoutMs', 'pingSlackMs', 'readerIdleMs', 'writerIdleMs', 'allIdleMs', 'closeOnIdle',
   'idleCloseCode', 'idleCloseReason', 'closeCode', 'closeReason', 'trackWrites', 'wheel',
 ]);
 
@@ -66,15 +70,24 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   const allIdleMs = requireMs(options.allIdleMs ?? DEFAULTS.allIdleMs, 'allIdleMs');
 
   let pongTimeoutMs = 0;
+  let pingSlackMs = 0;
   if (pingIntervalMs > 0) {
+    pingSlackMs = requireMs(options.pingSlackMs ?? pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR, 'pingSlackMs');
+    if (pingSlackMs > pingIntervalMs) {
+      throw new RangeError(`pingSlackMs must be <= pingIntervalMs (${pingIntervalMs}), got ${pingSlackMs}`);
+    }
     pongTimeoutMs = requireMs(options.pongTimeoutMs ?? Math.min(DEFAULT_PONG_TIMEOUT_MS, pingIntervalMs), 'pongTimeoutMs');
     // 0 would declare every peer dead at the ping; beyond the interval a late pong and a lost one
     // can no longer be told apart within one round.
     if (pongTimeoutMs <= 0 || pongTimeoutMs > pingIntervalMs) {
       throw new RangeError(`pongTimeoutMs must be > 0 and <= pingIntervalMs (${pingIntervalMs}), got ${pongTimeoutMs}`);
     }
-  } else if (options.pongTimeoutMs !== undefined) {
-    throw new RangeError(`pongTimeoutMs needs pings: pingIntervalMs is 0 (pings disabled), got pongTimeoutMs ${describeValue(options.pongTimeoutMs)}`);
+  } else {
+    for (const name of ['pongTimeoutMs', 'pingSlackMs'] as const) {
+      if (options[name] !== undefined) {
+        throw new RangeError(`${name} needs pings: pingIntervalMs is 0 (pings disabled), got ${name} ${describeValue(options[name])}`);
+      }
+    }
   }
   if (pingIntervalMs === 0 && readerIdleMs === 0 && writerIdleMs === 0 && allIdleMs === 0) {
     throw new RangeError('pingIntervalMs, readerIdleMs, writerIdleMs and allIdleMs are all 0: the heartbeat would do nothing');
@@ -93,6 +106,7 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   return {
     pingIntervalMs,
     pongTimeoutMs,
+    pingSlackMs,
     readerIdleMs,
     writerIdleMs,
     allIdleMs,

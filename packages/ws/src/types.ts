@@ -17,6 +17,13 @@ export interface HeartbeatOptions {
    * and <= `pingIntervalMs`. Default `min(10 000, pingIntervalMs)`.
    */
   pongTimeoutMs?: number;
+  /**
+   * A ping may go out up to this much later than due, so that pings due close together are sent
+   * together, in one pass of the wheel and one turn of the event loop (timer coalescing, as
+   * Linux's timer slack). It never delays a pong deadline: that runs from the actual ping.
+   * 0 sends every ping at its exact time. Must be <= `pingIntervalMs`. Default `pingIntervalMs / 32`.
+   */
+  pingSlackMs?: number;
   /** Emit `'idle'` with kind `'reader'` after nothing was received for this long. 0 disables. Default 0. */
   readerIdleMs?: number;
   /** Emit `'idle'` with kind `'writer'` after no `send()` completed for this long. 0 disables. Default 0. */

@@ -19,7 +19,7 @@ afterEach(() => {
 /** A heartbeat on a fake server with one connection, on the manual clock. */
 function watchOne(options: HeartbeatOptions = {}) {
   const server = new FakeServer();
-  const beat = heartbeat(server as never, { pingIntervalMs: 100, pongTimeoutMs: 30, wheel, ...options });
+  const beat = heartbeat(server as never, { pingIntervalMs: 100, pongTimeoutMs: 30, pingSlackMs: 0, wheel, ...options });
   const socket = new FakeSocket();
   server.connect(socket);
   const dead: DeadPeerEvent[] = [];
@@ -52,7 +52,7 @@ describe('heartbeat', () => {
 
   it('watches a single client socket', () => {
     const socket = new FakeSocket();
-    const beat = heartbeat(socket.ws, { pingIntervalMs: 100, pongTimeoutMs: 30, wheel });
+    const beat = heartbeat(socket.ws, { pingIntervalMs: 100, pongTimeoutMs: 30, pingSlackMs: 0, wheel });
     clock.advance(100);
     expect(socket.pings).toBe(1);
     clock.advance(30);
@@ -115,8 +115,33 @@ describe('heartbeat', () => {
       expect(beat.state(socket.ws)).toMatchObject({ rttMs: 7, awaitingPong: false, lastPingAt: 100, lastReadAt: 107, pingsSent: 1 });
     });
 
+    it('sends pings due close together in one pass, up to pingSlackMs late', () => {
+      const server = new FakeServer();
+      heartbeat(server as never, { pingIntervalMs: 100, pongTimeoutMs: 30, pingSlackMs: 10, wheel });
+      const [a, b] = [new FakeSocket(), new FakeSocket()];
+      clock.advance(1);
+      server.connect(a);
+      clock.advance(6);
+      server.connect(b);
+      const firedBefore = wheel.stats().fired;
+      clock.advanceTo(109);
+      expect([a.pings, b.pings]).toEqual([0, 0]);
+      clock.advanceTo(110);
+      expect([a.pings, b.pings]).toEqual([1, 1]);
+      expect(wheel.stats().fired - firedBefore).toBe(2);
+    });
+
+    it('never delays the pong deadline by the slack', () => {
+      const { socket, dead } = watchOne({ pingSlackMs: 50 });
+      clock.advanceTo(100);
+      expect(socket.pings).toBe(1);
+      clock.advanceTo(130);
+      expect(dead).toHaveLength(1);
+      expect(dead[0]!.waitedMs).toBe(30);
+    });
+
     it('sends no pings when pingIntervalMs is 0', () => {
-      const { socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, readerIdleMs: 50 });
+      const { socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
       clock.advance(1_000);
       expect(socket.pings).toBe(0);
       expect(socket.terminated).toBe(false);
@@ -174,7 +199,7 @@ describe('heartbeat', () => {
 
   describe('idle', () => {
     it('reports reader idleness, then again every readerIdleMs while it lasts', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, readerIdleMs: 50 });
+      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
       clock.advance(49);
       expect(idle).toEqual([]);
       clock.advance(1);
@@ -187,7 +212,7 @@ describe('heartbeat', () => {
     });
 
     it('reports writer idleness measured from completed sends', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, writerIdleMs: 50 });
+      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, writerIdleMs: 50 });
       clock.advance(40);
       socket.ws.send('hello');
       clock.advance(40);
@@ -197,7 +222,7 @@ describe('heartbeat', () => {
     });
 
     it('does not count a failed send as write activity', () => {
-      const { idle, socket, beat } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, writerIdleMs: 50 });
+      const { idle, socket, beat } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, writerIdleMs: 50 });
       clock.advance(40);
       socket.readyState = 2;
       socket.ws.send('too late');
@@ -206,7 +231,7 @@ describe('heartbeat', () => {
     });
 
     it('reports all-idleness only when neither side was active', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, allIdleMs: 50 });
+      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, allIdleMs: 50 });
       clock.advance(30);
       socket.ws.send('out');
       clock.advance(30);
@@ -228,7 +253,7 @@ describe('heartbeat', () => {
     });
 
     it('only reports by default, leaving the connection open', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, readerIdleMs: 50 });
+      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
       clock.advance(500);
       expect(idle).toHaveLength(10);
       expect(socket.closed).toEqual([]);
@@ -244,7 +269,7 @@ describe('heartbeat', () => {
     });
 
     it('stays armed when an idle listener throws', () => {
-      const { beat, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, readerIdleMs: 50 });
+      const { beat, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
       beat.once('idle', () => {
         throw new Error('listener bug');
       });

@@ -5,7 +5,7 @@ import { DEFAULTS, resolveOptions } from '../src/options.js';
 describe('resolveOptions', () => {
   it('applies the documented defaults', () => {
     const o = resolveOptions(undefined);
-    expect(o).toMatchObject({ ...DEFAULTS, pongTimeoutMs: 10_000, trackWrites: false });
+    expect(o).toMatchObject({ ...DEFAULTS, pongTimeoutMs: 10_000, pingSlackMs: 30_000 / 32, trackWrites: false });
     expect(o.wheel).toBe(sharedWheel());
   });
 
@@ -41,6 +41,16 @@ describe('resolveOptions', () => {
     expect(() => resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_001 })).toThrow(RangeError);
     expect(() => resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_001 })).toThrow('pongTimeoutMs must be > 0 and <= pingIntervalMs (1000), got 1001');
     expect(resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_000 }).pongTimeoutMs).toBe(1_000);
+  });
+
+  it('rejects a pingSlackMs longer than the ping interval, or negative', () => {
+    expect(() => resolveOptions({ pingIntervalMs: 100, pingSlackMs: 101 })).toThrow('pingSlackMs must be <= pingIntervalMs (100), got 101');
+    expect(() => resolveOptions({ pingSlackMs: -1 })).toThrow('pingSlackMs must be a finite number >= 0, got -1');
+    expect(resolveOptions({ pingSlackMs: 0 }).pingSlackMs).toBe(0);
+  });
+
+  it('rejects a pingSlackMs when pings are disabled', () => {
+    expect(() => resolveOptions({ pingIntervalMs: 0, pingSlackMs: 5, readerIdleMs: 5 })).toThrow(/pingSlackMs needs pings/);
   });
 
   it('rejects a pongTimeoutMs when pings are disabled', () => {

@@ -25,13 +25,21 @@ describe('main', () => {
 
     expect(by['POST is not retried']).toMatchObject({ outcome: 'timeout', phase: 'headers', requests: 1, retries: [] });
 
+    // Attempts start at about 0, 110 and 220 ms and the budget ends the third at 275 ms. On a
+    // machine so loaded that the second attempt ends after 265 ms, no third attempt fits in the
+    // budget and the second one's headers timeout is the answer instead.
     const budget = by['retry budget runs out'];
-    expect(budget).toMatchObject({ outcome: 'timeout', phase: 'total', timeoutMs: 275, requests: 3 });
-    expect(budget.why).toBe('not complete within the retry budget of 275 ms (retry.budgetMs)');
-    expect(budget.retries).toEqual([
-      { attempt: 1, phase: 'headers' },
-      { attempt: 2, phase: 'headers' },
-    ]);
+    expect(budget.outcome).toBe('timeout');
+    if (budget.phase === 'total') {
+      expect(budget).toMatchObject({ timeoutMs: 275, requests: 3, why: 'not complete within the retry budget of 275 ms (retry.budgetMs)' });
+      expect(budget.retries).toEqual([
+        { attempt: 1, phase: 'headers' },
+        { attempt: 2, phase: 'headers' },
+      ]);
+    } else {
+      expect(budget).toMatchObject({ phase: 'headers', timeoutMs: 100 });
+      expect(budget.requests).toBeLessThanOrEqual(2);
+    }
 
     expect(by['ambient deadline']).toMatchObject({ outcome: 'timeout', phase: 'total', requests: 1 });
     expect(by['ambient deadline'].why).toMatch(/ambient deadline/);

@@ -64,10 +64,9 @@ export class NativeDriver implements WakeupDriver {
   setRef(ref: boolean): void {
     if (ref === this.ref) return;
     this.ref = ref;
-    const handle = this.timer ?? this.immediate;
-    if (handle !== undefined) {
-      if (ref) handle.ref?.();
-      else handle.unref?.();
+    if (this.timer !== undefined) {
+      if (ref) this.timer.ref?.();
+      else this.timer.unref?.();
     }
   }
 
@@ -79,9 +78,9 @@ export class NativeDriver implements WakeupDriver {
     this.timer = undefined;
     const late = (this.clock.preciseNow?.() ?? this.clock.now()) - this.armedAt;
     if (late >= this.yieldToIoWhenLateMs) {
-      const immediate = globalThis.setImmediate(this.onImmediate);
-      if (!this.ref) immediate.unref?.();
-      this.immediate = immediate;
+      // Always ref'ed: Node lets the loop sleep in poll while only unref'ed immediates are queued,
+      // which would hold the expiry back until some unrelated I/O or timer. It is one loop turn.
+      this.immediate = globalThis.setImmediate(this.onImmediate);
       return;
     }
     this.armedAt = Infinity;

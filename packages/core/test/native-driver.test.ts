@@ -131,6 +131,28 @@ describe('NativeDriver (system clock)', () => {
       expect(await blockedLoopOrder(10)).toEqual(['response', 'timeout']);
     });
 
+    it('expires an unref\'ed timer promptly after a blocked loop, even while other handles keep the loop asleep', async () => {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const keepAlive = setTimeout(() => undefined, 1500);
+      const wheel = new TimingWheel();
+      try {
+        const started = performance.now();
+        const firedAfter = new Promise<number>((resolve) => {
+          wheel.schedule(50, () => resolve(performance.now() - started)).unref();
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        const until = performance.now() + 70;
+        while (performance.now() < until);
+        // Before the fix the yield's unref'ed setImmediate waited for the 1500 ms timer.
+        expect(await firedAfter).toBeLessThan(1000);
+      } finally {
+        clearTimeout(keepAlive);
+        wheel.close();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
     it('expires first when yieldToIoWhenLateMs is Infinity (the undici #3410 failure mode)', async () => {
       expect(await blockedLoopOrder(Infinity)).toEqual(['timeout', 'response']);
     });

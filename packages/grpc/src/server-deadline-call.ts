@@ -66,15 +66,11 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     this.listener = listener;
     const left = this.expiresAt - this.wheel.clock.now();
     if (left > 0 && currentDeadline() === undefined) {
-      // Filed before the scope's timer, which is due no earlier: ours fires first.
+      // Filed before the scope's timer, which is due at the same time or later (createDeadline
+      // reads the clock again); the wheel fires one tick's timers in filing order: ours first.
       this.timer = this.wheel.scheduleAt(this.expiresAt, () => this.expire()).unref();
     }
     const scope = createDeadline(left > 0 ? left : 0, { wheel: this.wheel });
-    if (this.timer !== undefined && scope.expiresAt < this.expiresAt) {
-      // Rounding put the scope's timer first: let its signal report the deadline instead.
-      this.timer.cancel();
-      this.timer = undefined;
-    }
     if (this.timer === undefined) {
       const signal = scope.signal;
       if (signal.aborted) {

@@ -13,7 +13,9 @@
  *
  * Activity does not touch the wheel: a frame received (message, ping, pong) writes `lastReadAt`,
  * a completed `send()` writes `lastWriteAt`. When the handle fires, the record is compared with
- * the clock and the handle is re-armed for whatever is due next. So a busy connection costs one
+ * the clock and the handle is re-armed for whatever is due next. The one exception is the pong
+ * answering our ping: it moves the handle on to the next ping at once (an O(1) field write, as
+ * the expiry only moves later), so an answered ping costs no second callback at its deadline. So a busy connection costs one
  * field write per frame and one timer callback per interval, is never pinged (it is not quiet)
  * and never killed (anything received after a ping answers it). This is the lazy scheme of
  * Netty's `IdleStateHandler`, on the shared wheel instead of one scheduled task per handler.
@@ -100,8 +102,14 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       const c = connections.get(this as S);
       if (c === undefined) return;
       const now = clock.now();
-      if (c.awaitingPong && c.lastReadAt < c.lastPingAt) c.rttMs = now - c.lastPingAt;
+      const answered = c.awaitingPong && c.lastReadAt < c.lastPingAt;
       c.lastReadAt = now;
+      if (!answered) return;
+      c.rttMs = now - c.lastPingAt;
+      c.awaitingPong = false;
+      // Move the handle from the pong deadline to whatever is due next. Later is only a field
+      // write (lazy re-filing), and no callback runs at the old deadline.
+      c.handle.refresh(Math.max(0, controller.nextDueAt(c) - now));
     };
     this.onClose = function (this: WebSocket): void {
       if (controller.opening.delete(this as S)) {

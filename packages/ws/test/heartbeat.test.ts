@@ -107,6 +107,18 @@ describe('heartbeat', () => {
       expect(socket.pings).toBe(2);
     });
 
+    it('runs no callback at the deadline of a ping that was answered', () => {
+      const { socket } = watchOne();
+      clock.advance(100);
+      const fired = wheel.stats().fired;
+      clock.advance(5);
+      socket.emit('pong', Buffer.alloc(0));
+      clock.advance(50);
+      expect(wheel.stats().fired).toBe(fired);
+      clock.advanceTo(205);
+      expect(socket.pings).toBe(2);
+    });
+
     it('records the round trip of an answered ping', () => {
       const { beat, socket } = watchOne();
       clock.advance(100);

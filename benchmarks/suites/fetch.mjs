@@ -1,0 +1,438 @@
+/**
+ * The fetch suite: @tickwheel/fetch's `withTimeouts` against the ways Node users put a timeout on
+ * `fetch` today, all in this one process run, candidates alternating round by round:
+ *
+ * - `AbortSignal.timeout`: `fetch(url, { signal: AbortSignal.timeout(ms) })`;
+ * - `AbortSignal.any`: `AbortSignal.any([userSignal, AbortSignal.timeout(ms)])`, when the caller
+ *   also has a signal of their own;
+ * - `AbortController+setTimeout`: a controller per request, a `setTimeout` that aborts it, and
+ *   `clearTimeout` when the response is complete (the hand-written pattern).
+ *
+ * Scenarios:
+ * 1. timeout bookkeeping per request, in isolation (no fetch, no network): create what times one
+ *    request and complete it. For withTimeouts that is its per-request timer (request-timer.js
+ *    from the built dist: an AbortController, one wheel handle, released when the body-less
+ *    response arrives); for the others, the signal and timer the request would use. CPU time
+ *    per request, garbage collection included. Then the same with a caller signal to link.
+ * 1b. the whole wrapper per request with a stub fetch that answers at once (informational): CPU
+ *    per request above the same stub called with a plain signal.
+ * 2. heap retained after 100,000 completed requests that had a 60 s timeout, each sample in a
+ *    fresh child process (so timers left by other samples cannot fire during a measurement):
+ *    (a) with the stub fetch, (b) with global fetch against a real node:http server.
+ * 3. requests per second, and client CPU per request, against a local node:http server (in a
+ *    child process, so the server's work does not share this process): global fetch bare, wrapped
+ *    with all three limits, with AbortSignal.timeout, and with a plain signal (the floor).
+ *
+ *   node --expose-gc suites/fetch.mjs          # or: npm run bench -- fetch
+ *
+ * BENCH_REPEATS overrides the number of alternating rounds (default 5).
+ */
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { sharedWheel } from '@tickwheel/core';
+import { withTimeouts } from '@tickwheel/fetch';
+import { alternate, BENCH_DIR, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+
+// The per-request timer is internal to the package; the isolation scenario loads it from the
+// built dist by path (the package's exports map only exposes the public API).
+const { RequestTimer } = await import(pathToFileURL(path.join(BENCH_DIR, '..', 'packages', 'fetch', 'dist', 'request-timer.js')).href);
+const { resolveOptions } = await import(pathToFileURL(path.join(BENCH_DIR, '..', 'packages', 'fetch', 'dist', 'options.js')).href);
+
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
+const TIMEOUT_MS = 60_000;
+
+// ---------------------------------------------------------------------------------------------
+// 1. Bookkeeping per request, in isolation.
+
+const ISOLATION_OPS = 20_000;
+const STUB_URL = 'http://127.0.0.1:1/stub';
+const EMPTY_RESPONSE = new Response(null, { status: 204 });
+const userSignal = new AbortController().signal;
+const noop = () => {};
+
+/** CPU microseconds (user + system, all threads: GC included) spent in `fn`. */
+function cpuMicros(fn) {
+  const start = process.cpuUsage();
+  fn();
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+}
+
+/** ns of CPU per op for ISOLATION_OPS calls of `op`. */
+function isolationSample(op) {
+  return () => (cpuMicros(() => {
+    for (let i = 0; i < ISOLATION_OPS; i++) op();
+  }) * 1000) / ISOLATION_OPS;
+}
+
+const resolved = resolveOptions({ totalMs: TIMEOUT_MS }, undefined, '');
+/** Where candidates put the signal they would hand to fetch, so that it is really created. */
+let signalSink;
+
+/** The timer alone: the wheel handle withTimeouts uses, against the timers of the others. */
+const timerOnly = {
+  tickwheel: () => {
+    sharedWheel().schedule(TIMEOUT_MS, noop).unref().cancel();
+  },
+  'AbortSignal.timeout': () => {
+    signalSink = AbortSignal.timeout(TIMEOUT_MS);
+  },
+  'setTimeout+clearTimeout': () => {
+    clearTimeout(setTimeout(noop, TIMEOUT_MS));
+  },
+};
+
+const isolation = {
+  tickwheel: () => {
+    const timer = new RequestTimer(resolved, STUB_URL, 'GET', undefined, undefined);
+    timer.beginAttempt();
+    timer.responseArrived(EMPTY_RESPONSE);
+  },
+  'AbortSignal.timeout': () => {
+    signalSink = AbortSignal.timeout(TIMEOUT_MS);
+  },
+  'AbortController+setTimeout': () => {
+    const controller = new AbortController();
+    signalSink = controller.signal;
+    clearTimeout(setTimeout(() => controller.abort(), TIMEOUT_MS));
+  },
+};
+
+const isolationWithUserSignal = {
+  tickwheel: () => {
+    const timer = new RequestTimer(resolved, STUB_URL, 'GET', userSignal, undefined);
+    timer.beginAttempt();
+    timer.responseArrived(EMPTY_RESPONSE);
+  },
+  'AbortSignal.any': () => {
+    signalSink = AbortSignal.any([userSignal, AbortSignal.timeout(TIMEOUT_MS)]);
+  },
+  'AbortController+setTimeout': () => {
+    const controller = new AbortController();
+    signalSink = controller.signal;
+    const onAbort = () => controller.abort(userSignal.reason);
+    userSignal.addEventListener('abort', onAbort);
+    clearTimeout(setTimeout(() => controller.abort(), TIMEOUT_MS));
+    userSignal.removeEventListener('abort', onAbort);
+  },
+};
+
+// 1b. The whole wrapper with a stub fetch.
+
+const STUB_BATCH = 500;
+const STUB_BATCHES = 20;
+
+/** Answers at once with a body-less response; like fetch, it listens to the signal while in flight. */
+function stubFetch(_input, init) {
+  const signal = init?.signal;
+  if (signal) {
+    const onAbort = () => {};
+    signal.addEventListener('abort', onAbort);
+    return Promise.resolve(EMPTY_RESPONSE).finally(() => signal.removeEventListener('abort', onAbort));
+  }
+  return Promise.resolve(EMPTY_RESPONSE);
+}
+
+const timedStub = withTimeouts(stubFetch, { totalMs: TIMEOUT_MS });
+const plainSignal = new AbortController().signal;
+
+async function cpuMicrosAsync(fn) {
+  const start = process.cpuUsage();
+  await fn();
+  const used = process.cpuUsage(start);
+  return used.user + used.system;
+}
+
+/** Median over batches of (candidate - stub with a plain signal), ns of CPU per request. */
+function wrapperSample(once) {
+  return async () => {
+    const diffs = [];
+    for (let b = 0; b < STUB_BATCHES; b++) {
+      const candidate = await cpuMicrosAsync(async () => {
+        for (let i = 0; i < STUB_BATCH; i++) await once();
+      });
+      const floor = await cpuMicrosAsync(async () => {
+        for (let i = 0; i < STUB_BATCH; i++) await stubFetch(STUB_URL, { signal: plainSignal });
+      });
+      diffs.push(((candidate - floor) * 1000) / STUB_BATCH);
+    }
+    return median(diffs);
+  };
+}
+
+const wrapper = {
+  tickwheel: () => timedStub(STUB_URL),
+  'AbortSignal.timeout': () => stubFetch(STUB_URL, { signal: AbortSignal.timeout(TIMEOUT_MS) }),
+  'AbortController+setTimeout': async () => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), TIMEOUT_MS);
+    try {
+      await stubFetch(STUB_URL, { signal: controller.signal });
+    } finally {
+      clearTimeout(timer);
+    }
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// The local server: a child process answering every request with a small body.
+
+async function serverMain() {
+  const server = http.createServer((req, res) => {
+    res.setHeader('content-type', 'text/plain');
+    res.end('hello from 127.0.0.1');
+  });
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('message', (message) => {
+    if (message === 'exit') {
+      server.closeAllConnections();
+      server.close(() => process.exit(0));
+    }
+  });
+}
+
+async function startServer() {
+  const child = fork(fileURLToPath(import.meta.url), ['--server'], { stdio: 'inherit' });
+  const { port } = await new Promise((resolve) => child.once('message', resolve));
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send('exit');
+      await exited;
+    },
+  };
+}
+
+/** `count` requests, `concurrency` at a time, each reading its body. */
+async function load(fetchFn, url, count, concurrency, initFor) {
+  let next = 0;
+  const worker = async () => {
+    while (next++ < count) {
+      const res = await fetchFn(url, initFor());
+      await res.text();
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Heap retained after 100k completed requests with a 60 s timeout, one child process per sample.
+
+const HEAP_REQUESTS = 100_000;
+const HEAP_CONCURRENCY = 32;
+const HEAP_WARMUP = 2_000;
+
+/** The requests a heap sample makes, by candidate; `url` is the server's for real fetch. */
+function heapRuns(url) {
+  const timed = withTimeouts(fetch, { totalMs: TIMEOUT_MS });
+  const sequential = (once) => async (n) => {
+    for (let i = 0; i < n; i++) await once();
+  };
+  return {
+    'stub:tickwheel': sequential(() => timedStub(STUB_URL)),
+    'stub:AbortSignal.timeout': sequential(() => stubFetch(STUB_URL, { signal: AbortSignal.timeout(TIMEOUT_MS) })),
+    'stub:AbortController+setTimeout': sequential(() => wrapper['AbortController+setTimeout']()),
+    'fetch:tickwheel': (n) => load(timed, url, n, HEAP_CONCURRENCY, () => undefined),
+    'fetch:AbortSignal.timeout': (n) => load(fetch, url, n, HEAP_CONCURRENCY, () => ({ signal: AbortSignal.timeout(TIMEOUT_MS) })),
+  };
+}
+
+/** In a child: warm up, then report heapUsed after a full GC minus before, in MiB (0 if it shrank). */
+async function heapChildMain(candidate, url) {
+  const run = heapRuns(url)[candidate];
+  await run(HEAP_WARMUP);
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  await run(HEAP_REQUESTS);
+  gc();
+  process.send({ value: Math.max(process.memoryUsage().heapUsed - before, 0) / 2 ** 20 });
+  process.exit(0);
+}
+
+/** Runs a fresh child process that measures what `args` say and sends back `{ value, ... }`. */
+async function inChild(args) {
+  const child = fork(fileURLToPath(import.meta.url), args, { stdio: 'inherit', execArgv: ['--expose-gc'] });
+  const [message] = await Promise.all([
+    new Promise((resolve) => child.once('message', resolve)),
+    new Promise((resolve) => child.once('exit', resolve)),
+  ]);
+  return message;
+}
+
+/** A sample taken in a fresh child process. */
+function childSample(...args) {
+  return async () => (await inChild(args)).value;
+}
+
+const heapSample = (candidate, url = '') => childSample('--heap', candidate, url);
+
+/**
+ * CPU samples run in a fresh child each, so that one candidate's garbage (AbortSignal.timeout
+ * keeps every signal and timer for 60 s) is not collected, concurrently, on another's clock.
+ */
+const CPU_GROUPS = { timer: timerOnly, bookkeeping: isolation, 'user-signal': isolationWithUserSignal, wrapper };
+
+async function cpuChildMain(group, candidate) {
+  // Other requests in flight keep a busy wheel non-empty; without this the shared wheel would
+  // arm and disarm its native timer on every isolated request, which no server sees.
+  sharedWheel().schedule(TIMEOUT_MS * 10, noop).unref();
+  const subject = CPU_GROUPS[group][candidate];
+  const sample = group === 'wrapper' ? wrapperSample(subject) : isolationSample(subject);
+  await sample(); // warm-up: JIT, and the shapes of every object involved
+  gc();
+  process.send({ value: await sample() });
+  process.exit(0);
+}
+
+function cpuCandidates(group) {
+  return Object.fromEntries(Object.keys(CPU_GROUPS[group]).map((name) => [name, childSample('--cpu', group, name)]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Requests per second, bare fetch and wrapped.
+
+const RPS_REQUESTS = 2_500;
+const RPS_CONCURRENCY = 8;
+const RPS_ROUNDS = REPEATS;
+
+const RPS_WARMUP = 1_500;
+
+/** The three ways of fetching compared for throughput. */
+function rpsRuns() {
+  const timed = withTimeouts(fetch, { headersMs: TIMEOUT_MS, bodyIdleMs: TIMEOUT_MS, totalMs: TIMEOUT_MS });
+  return {
+    tickwheel: [timed, () => undefined],
+    'bare fetch': [fetch, () => undefined],
+    'AbortSignal.timeout': [fetch, () => ({ signal: AbortSignal.timeout(TIMEOUT_MS) })],
+    'fetch+signal': [fetch, () => ({ signal: new AbortController().signal })],
+  };
+}
+
+/**
+ * In a child: warm up, then report requests per second (wall clock) and the client's CPU per
+ * request (user+system of this process, which other load on a shared machine disturbs much less).
+ * A fresh process per sample keeps one candidate's deferred work (AbortSignal.timeout's timers
+ * and finalizers) off the others' clocks.
+ */
+async function rpsChildMain(candidate, url) {
+  const [fetchFn, initFor] = rpsRuns()[candidate];
+  await load(fetchFn, url, RPS_WARMUP, RPS_CONCURRENCY, initFor);
+  gc();
+  const cpu = process.cpuUsage();
+  const t0 = performance.now();
+  await load(fetchFn, url, RPS_REQUESTS, RPS_CONCURRENCY, initFor);
+  const elapsed = performance.now() - t0;
+  const used = process.cpuUsage(cpu);
+  process.send({ value: (RPS_REQUESTS / elapsed) * 1000, cpuMicros: (used.user + used.system) / RPS_REQUESTS });
+  process.exit(0);
+}
+
+function rpsCandidates(url, cpuSamples) {
+  return Object.fromEntries(
+    Object.keys(rpsRuns()).map((name) => [
+      name,
+      async () => {
+        const { value, cpuMicros } = await inChild(['--rps', name, url]);
+        (cpuSamples[name] ??= []).push(cpuMicros);
+        return value;
+      },
+    ]),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function record(scenarios, spec) {
+  const sc = scenario(spec);
+  scenarios.push(sc);
+  printScenario(sc);
+}
+
+export async function run() {
+  const t0 = performance.now();
+  const scenarios = [];
+  const isolationNote = `A ${TIMEOUT_MS / 1000} s timeout; ${ISOLATION_OPS.toLocaleString('en-US')} create+complete cycles per sample in a synchronous loop after a warm-up, each sample in a fresh child process; CPU time (user+system, so the collector's work counts) per cycle, one shared-wheel timer pending meanwhile as in a busy process. tickwheel = the RequestTimer withTimeouts makes per request (an AbortController whose signal fetch gets, one handle on the shared wheel, cancelled when the body-less response arrives); AbortSignal.timeout cannot be cleared, so its \"complete\" is a no-op; AbortController+setTimeout creates its signal too and ends with clearTimeout. On Node 20, creating an AbortSignal is most of what AbortSignal.timeout itself costs (createAbortSignal re-prototypes an EventTarget), and every design that can abort a fetch needs one signal per request.`;
+  record(scenarios, {
+    id: 'bookkeeping-handle', title: 'The timer per request, in isolation: wheel handle vs AbortSignal.timeout', unit: 'ns', higherIsBetter: false,
+    subject: 'tickwheel', baseline: 'AbortSignal.timeout', results: await alternate(cpuCandidates('timer'), REPEATS),
+    target: { ratio: 10 }, note: `The timing part alone: withTimeouts' one handle per request (schedule on the shared wheel, unref, cancel) against AbortSignal.timeout (a signal and its timer, which cannot be split or cleared) and setTimeout+clearTimeout. ${ISOLATION_OPS.toLocaleString('en-US')} cycles per sample, CPU time per cycle, collection included.`,
+  });
+  record(scenarios, {
+    id: 'bookkeeping', title: 'Timeout bookkeeping per request, in isolation', unit: 'ns', higherIsBetter: false,
+    subject: 'tickwheel', baseline: 'AbortSignal.timeout', results: await alternate(cpuCandidates('bookkeeping'), REPEATS),
+    target: { ratio: 10 }, note: isolationNote,
+  });
+  record(scenarios, {
+    id: 'bookkeeping-user-signal', title: 'Timeout bookkeeping per request with a caller signal, in isolation', unit: 'ns', higherIsBetter: false,
+    subject: 'tickwheel', baseline: 'AbortSignal.any', results: await alternate(cpuCandidates('user-signal'), REPEATS),
+    target: { ratio: 10 }, note: `As above, with a long-lived caller signal linked to each request: tickwheel adds one listener and removes it at completion; AbortSignal.any([user, AbortSignal.timeout()]) composes signals; the hand-written pattern adds and removes a listener.`,
+  });
+  record(scenarios, {
+    id: 'wrapper-overhead', title: 'Whole wrapper per request with a stub fetch (informational)', unit: 'ns', higherIsBetter: false,
+    subject: 'tickwheel', baseline: 'AbortSignal.timeout', results: await alternate(cpuCandidates('wrapper'), REPEATS),
+    note: `withTimeouts(stub, { totalMs }) called like fetch, against the stub called with AbortSignal.timeout() or a hand-made controller: each sample in a fresh child process; CPU ns per request above the stub called with a plain signal (which adds and removes an abort listener, as fetch does), median of ${STUB_BATCHES} batches of ${STUB_BATCH} sequential requests per sample. Includes the wrapper's async plumbing (option merge, URL/method capture, init copy, one extra promise hop). Batch medians leave out AbortSignal.timeout's deferred collection cost.`,
+  });
+
+  const stubHeap = await alternate(
+    { tickwheel: heapSample('stub:tickwheel'), 'AbortSignal.timeout': heapSample('stub:AbortSignal.timeout'), 'AbortController+setTimeout': heapSample('stub:AbortController+setTimeout') },
+    Math.min(REPEATS, 2),
+  );
+  record(scenarios, {
+    id: 'heap-retained', title: `Heap retained after ${HEAP_REQUESTS / 1000}k completed requests with a ${TIMEOUT_MS / 1000} s timeout (stub fetch)`, unit: 'MiB', higherIsBetter: false,
+    subject: 'tickwheel', baseline: 'AbortSignal.timeout', results: stubHeap, target: { max: stubHeap['AbortSignal.timeout'].median / 100 },
+    note: `The stub fetch of scenario 1b (it removes its abort listener when the response is complete), ${HEAP_REQUESTS.toLocaleString('en-US')} sequential requests after ${HEAP_WARMUP.toLocaleString('en-US')} warm-up ones, each sample in a fresh child process. heapUsed after a full GC (two gc() calls) minus before, 0 when the heap shrank. Target: under 1% of AbortSignal.timeout's median.`,
+  });
+
+  const server = await startServer();
+  try {
+    const fetchHeap = await alternate({ tickwheel: heapSample('fetch:tickwheel', server.url), 'AbortSignal.timeout': heapSample('fetch:AbortSignal.timeout', server.url) }, 1);
+    record(scenarios, {
+      id: 'heap-retained-fetch', title: `Heap retained after ${HEAP_REQUESTS / 1000}k completed fetch requests with a ${TIMEOUT_MS / 1000} s timeout`, unit: 'MiB', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'AbortSignal.timeout', results: fetchHeap, target: { max: fetchHeap['AbortSignal.timeout'].median / 100 },
+      note: `Real requests: global fetch (Node ${process.version}, bundled undici ${process.versions.undici}) against a node:http server in a child process, ${HEAP_CONCURRENCY} in flight, each body read to the end, in a fresh child process per sample; one sample per candidate (each takes tens of seconds). heapUsed after a full GC minus before, 0 when the heap shrank. fetch's Request drops its listener on the signal only once the Request is collected, so over a run this long the collections that happen meanwhile release much of what AbortSignal.timeout holds; the rest is what is left at the end.`,
+    });
+
+    const cpuSamples = {};
+    const rpsSetup = `global fetch against a node:http server in a child process, ${RPS_CONCURRENCY} requests in flight, ${RPS_REQUESTS.toLocaleString('en-US')} per sample after ${RPS_WARMUP} warm-up ones, each sample in a fresh child process, each body read with text(). tickwheel = withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs }) (${TIMEOUT_MS / 1000} s each), so every body is timed chunk by chunk; AbortSignal.timeout = fetch(url, { signal: AbortSignal.timeout(${TIMEOUT_MS}) }); fetch+signal = fetch(url, { signal: new AbortController().signal }) with no timer at all: the floor of any design that can abort a request, since fetch does per-request work for every signal it is given (a listener, a WeakRef and a FinalizationRegistry entry in its Request).`;
+    record(scenarios, {
+      id: 'requests-per-second', title: 'Requests per second against a local server', unit: 'req/s', higherIsBetter: true,
+      subject: 'tickwheel', baseline: 'bare fetch', results: await alternate(rpsCandidates(server.url, cpuSamples), RPS_ROUNDS), target: { ratio: 0.97 },
+      note: `${rpsSetup} Wall-clock throughput; on a shared, loaded machine single samples vary by tens of percent, so read it with the CPU figure below.`,
+    });
+    record(scenarios, {
+      id: 'client-cpu-per-request', title: 'Client CPU per request against a local server', unit: 'us', higherIsBetter: false,
+      subject: 'tickwheel', baseline: 'bare fetch',
+      results: Object.fromEntries(Object.entries(cpuSamples).map(([name, samples]) => [name, { median: median(samples), samples }])),
+      target: { ratio: 0.97 },
+      note: `The same samples as requests-per-second: user+system CPU of the client process per request (fetch, the wrapper, garbage collection). Target as for throughput: the wrapper may cost at most 3% more than bare fetch (ratio >= 0.97). Compare with fetch+signal, the floor of any design that can abort a request.`,
+    });
+  } finally {
+    await server.stop();
+  }
+  console.log(`  shared wheel after the run: ${sharedWheel().size} pending timers`);
+  console.log(`  (fetch suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  return { scenarios };
+}
+
+if (process.argv[2] === '--server') {
+  await serverMain();
+} else if (process.argv[2] === '--rps') {
+  await rpsChildMain(process.argv[3], process.argv[4]);
+} else if (process.argv[2] === '--cpu') {
+  await cpuChildMain(process.argv[3], process.argv[4]);
+} else if (process.argv[2] === '--heap') {
+  await heapChildMain(process.argv[3], process.argv[4]);
+} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (typeof globalThis.gc !== 'function') {
+    console.error('run with --expose-gc (node --expose-gc suites/fetch.mjs) so memory figures are exact');
+    process.exit(1);
+  }
+  const { scenarios } = await run();
+  const file = writeResults('fetch', { scenarios, command: 'npm run bench -- fetch', repeats: REPEATS });
+  console.log(`  wrote ${file}`);
+  process.exit(0);
+}

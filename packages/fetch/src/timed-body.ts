@@ -14,8 +14,8 @@ export interface BodyObserver {
 }
 
 /**
- * The underlying source of the response body the wrapper hands out: it relays the original body
- * chunk by chunk, pulling only when the consumer reads (highWaterMark 0), so the body-idle timer
+ * The underlying source of the stream a timed response's `body` returns: it relays the original
+ * body chunk by chunk, pulling only when the consumer reads (highWaterMark 0), so the body-idle timer
  * runs exactly while the consumer waits on the server. {@link TimedBody.fail} errors the body with
  * a timeout or the caller's abort reason.
  */
@@ -89,7 +89,8 @@ const COPIED_PROPERTIES = ['url', 'redirected', 'type'] as const;
 /**
  * Returns a response like `response` (same class, status, headers, url) whose body is `body`,
  * or undefined when `response` cannot be rebuilt through its constructor (not a fetch `Response`).
- * Using the response's own constructor keeps `instanceof undici.Response` working for `undici.fetch`.
+ * `blob()` and `formData()` of a timed response run on one, so that fetch's own parsing (MIME
+ * type, multipart) applies to the relayed body.
  */
 export function rebuildResponse<R extends ResponseLike>(response: R, body: ReadableStream<Uint8Array>): R | undefined {
   const source = response as R & { statusText?: unknown; headers?: unknown; constructor: unknown };

@@ -129,7 +129,9 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
 
   it('reports writer idleness measured from sends that completed', async () => {
     const { wss, url } = await startServer();
-    const beat = track(heartbeat(wss, { pingIntervalMs: 0, writerIdleMs: 120 }));
+    // The idle limit is far above the 20 ms send period, so a loaded machine's scheduling gaps
+    // cannot pass for idleness while the sends go on.
+    const beat = track(heartbeat(wss, { pingIntervalMs: 0, writerIdleMs: 400 }));
     const client = await connect(url);
     let received = 0;
     client.on('message', () => received++);
@@ -142,9 +144,9 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     const stoppedAt = performance.now();
     const event = (await idle) as { kind: string; idleMs: number };
     expect(performance.now() - started).toBeGreaterThanOrEqual(300);
-    expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(100);
+    expect(performance.now() - stoppedAt).toBeGreaterThanOrEqual(300);
     expect(event.kind).toBe('writer');
-    expect(event.idleMs).toBeGreaterThanOrEqual(120);
+    expect(event.idleMs).toBeGreaterThanOrEqual(400);
     expect(received).toBeGreaterThan(5);
   });
 

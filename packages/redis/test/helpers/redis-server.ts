@@ -8,24 +8,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-
-function onPath(binary: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${binary}`], { stdio: 'ignore' }).status === 0;
-}
+import { ensureDebianPackages, onPath } from '../../../../scripts/ensure-debian-packages.mjs';
 
 /** Installs Debian's redis-server (which brings redis-cli) unless it is already there. */
 export function ensureRedisInstalled(): void {
-  if (onPath('redis-server') && onPath('redis-cli')) return;
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  // Other projects' global setups may run apt-get at the same moment: wait for the dpkg lock.
-  const lockWait = ['-o', 'DPkg::Lock::Timeout=300'];
-  for (const args of [['apt-get', ...lockWait, 'update', '-qq'], ['apt-get', ...lockWait, 'install', '-y', '-qq', '--no-install-recommends', 'redis-server']]) {
-    const [command, ...rest] = [...sudo, ...args] as [string, ...string[]];
-    const result = spawnSync(command, rest, { stdio: 'inherit', env, timeout: 600_000 });
-    if (result.status !== 0) throw new Error(`${[command, ...rest].join(' ')} failed (status ${result.status}); install redis-server to run these tests`);
-  }
-  if (!onPath('redis-server')) throw new Error('redis-server is still missing after apt-get install');
+  ensureDebianPackages(['redis-server'], () => onPath('redis-server') && onPath('redis-cli'), 'the redis tests');
 }
 
 function portFree(port: number): Promise<boolean> {

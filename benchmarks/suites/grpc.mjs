@@ -11,6 +11,8 @@
  * - `tickwheel-client`: the client interceptor only, against a bare server: the like-for-like
  *   replacement of the `deadline` option.
  *
+ * Measured: unary calls per second (wall clock and CPU time), heap per call held in flight, and
+ * bytes allocated per call (garbage included), which stays steady however loaded the machine is.
  * Each candidate has its own server and client (one HTTP/2 connection each), set up once and
  * warmed up. Client and server share this process, so each figure includes both sides' cost.
  * Messages are raw bytes (identity serializers), so protobuf work does not dilute the deadline
@@ -23,6 +25,7 @@
  * BENCH_REPEATS overrides the number of alternating rounds (default 12).
  */
 import { pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
@@ -35,6 +38,8 @@ const SAMPLE_MS = 700;
 const SETTLE_MS = 300;
 /** Calls held open (the server does not answer yet) for one heap sample. */
 const IN_FLIGHT = 1_000;
+/** Calls per allocation sample. */
+const ALLOC_CALLS = 3_000;
 const DEADLINE_MS = 30_000;
 
 const identity = (value) => value;
@@ -101,6 +106,29 @@ async function candidate(serverInterceptors, clientInterceptors, callOptions) {
       const cpu = process.cpuUsage(cpu0);
       return { wall: (done / wallMs) * 1000, cpu: (done / (cpu.user + cpu.system)) * 1e6 };
     },
+    /**
+     * Bytes allocated per completed unary call, garbage included: the heap growth between the
+     * garbage collections of ALLOC_CALLS calls, added up with v8.GCProfiler. Unlike calls/s it
+     * barely moves when other processes load the machine.
+     */
+    async allocatedPerCall() {
+      gc();
+      const profiler = new v8.GCProfiler();
+      let previous = v8.getHeapStatistics().used_heap_size;
+      profiler.start();
+      let left = ALLOC_CALLS;
+      await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+        while (left-- > 0) await call();
+      }));
+      const { statistics } = profiler.stop();
+      let allocated = 0;
+      for (const { beforeGC, afterGC } of statistics) {
+        allocated += beforeGC.heapStatistics.usedHeapSize - previous;
+        previous = afterGC.heapStatistics.usedHeapSize;
+      }
+      allocated += v8.getHeapStatistics().used_heap_size - previous;
+      return allocated / ALLOC_CALLS;
+    },
     /** Bytes of heap per call in flight: IN_FLIGHT calls held open, heap compared after full GCs. */
     async heapPerCall() {
       gc();
@@ -154,6 +182,10 @@ export async function run() {
   const throughputCpu = Object.fromEntries(Object.entries(perCpuSecond).map(([name, s]) => [name, { median: median(s), samples: s }]));
   const heap = await alternate(
     Object.fromEntries(Object.entries(candidates).map(([name, c]) => [name, () => c.heapPerCall()])),
+    REPEATS,
+  );
+  const allocated = await alternate(
+    Object.fromEntries(Object.entries(candidates).map(([name, c]) => [name, () => c.allocatedPerCall()])),
     REPEATS,
   );
   for (const c of Object.values(candidates)) c.close();
@@ -221,6 +253,28 @@ export async function run() {
       baseline: 'bare',
       results: heap,
       target: { maxOver: 0 },
+    }),
+    scenario({
+      id: 'allocated-per-call',
+      title: `Bytes allocated per unary call (${ALLOC_CALLS} calls, ${CONCURRENCY} in flight), client and server interceptors vs grpc-js deadline option`,
+      unit: 'bytes',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'bare',
+      results: allocated,
+      target: { maxOver: 0 },
+      note: 'Client plus server, garbage included, by v8.GCProfiler. Any grpc-js interceptor costs allocations of its own (the interceptor chain\'s call objects); the server side includes each handler\'s ambient deadline.',
+    }),
+    scenario({
+      id: 'allocated-per-call-client-only',
+      title: `Bytes allocated per unary call (${ALLOC_CALLS} calls, ${CONCURRENCY} in flight), client interceptor only vs grpc-js deadline option`,
+      unit: 'bytes',
+      higherIsBetter: false,
+      subject: 'tickwheel-client',
+      baseline: 'bare',
+      results: allocated,
+      target: { maxOver: 0 },
+      note: 'Includes the copy of the call\'s Metadata that carries grpc-timeout (the caller may reuse its own) and grpc-js\'s interceptor chain; saves grpc-js\'s own deadline setTimeout.',
     }),
   ];
   return { scenarios };

@@ -29,7 +29,11 @@ export class NativeDriver implements WakeupDriver {
   private timer: NativeTimer | undefined;
   private immediate: ReturnType<typeof setImmediate> | undefined;
   private armedAt = Infinity;
+  /** Whether the wheel wants the process kept alive. */
   private ref = true;
+  /** What the current native timer was last told; synced with `ref` at the end of the job. */
+  private appliedRef = true;
+  private refSyncQueued = false;
   private readonly yieldToIoWhenLateMs: number;
 
   constructor(
@@ -46,6 +50,7 @@ export class NativeDriver implements WakeupDriver {
     const delay = Math.min(MAX_NATIVE_DELAY_MS, Math.max(1, Math.ceil(atMs - this.clock.now())));
     const timer = globalThis.setTimeout(this.onTimeout, delay);
     if (!this.ref) timer.unref?.();
+    this.appliedRef = this.ref;
     this.timer = timer;
   }
 
@@ -61,18 +66,31 @@ export class NativeDriver implements WakeupDriver {
     this.armedAt = Infinity;
   }
 
+  /**
+   * Applied to the native timer once, at the end of the current job: `wheel.schedule(...).unref()`
+   * on an otherwise unref'ed wheel flips the wish twice in a row, and a native `ref()` plus
+   * `unref()` per schedule would cost more than the schedule. The loop only looks at the timer's
+   * ref state after the job and its microtasks, so it never sees a stale one.
+   */
   setRef(ref: boolean): void {
-    if (ref === this.ref) return;
     this.ref = ref;
-    if (this.timer !== undefined) {
-      if (ref) this.timer.ref?.();
-      else this.timer.unref?.();
+    if (!this.refSyncQueued) {
+      this.refSyncQueued = true;
+      queueMicrotask(this.syncRef);
     }
   }
 
   close(): void {
     this.disarm();
   }
+
+  private readonly syncRef = (): void => {
+    this.refSyncQueued = false;
+    if (this.timer === undefined || this.appliedRef === this.ref) return;
+    this.appliedRef = this.ref;
+    if (this.ref) this.timer.ref?.();
+    else this.timer.unref?.();
+  };
 
   private readonly onTimeout = (): void => {
     this.timer = undefined;

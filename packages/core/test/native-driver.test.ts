@@ -181,7 +181,7 @@ describe('NativeDriver (system clock)', () => {
 
     it('keeps the process alive while a ref\'ed timer is pending', () => {
       const res = runScript(
-        `const w = new core.TimingWheel(); const t = Date.now(); w.schedule(300, () => console.log('fired', Date.now() - t >= 290));`,
+        `const w = new core.TimingWheel(); const t = Date.now(); w.schedule(300, () => console.log('fired ' + String(Date.now() - t >= 290)));`,
       );
       expect(res.status).toBe(0);
       expect(res.stdout.trim()).toBe('fired true');

@@ -7,24 +7,28 @@ import type { TimingWheel } from './timing-wheel.js';
  * PENDING: linked into a bucket (or into the batch being fired) and waiting for its expiry.
  * `cancel()` unlinks it; `refresh()` to a later time only rewrites its expiry.
  */
-export const PENDING = 1;
+const PENDING = 1;
 /**
  * CANCELLED: unlinked by `cancel()` or `wheel.close()` before it fired. It never fires unless
  * `refresh()` re-arms it.
  */
-export const CANCELLED = 2;
+const CANCELLED = 2;
 /**
  * FIRING: its callback is running right now. It is no longer pending, so `cancel()` returns
  * false, and `refresh()` inside the callback re-arms it (it becomes PENDING again).
  */
-export const FIRING = 3;
+const FIRING = 3;
 /** FIRED: its callback has returned (or thrown). `refresh()` re-arms it, like Node's `timeout.refresh()`. */
-export const FIRED = 4;
+const FIRED = 4;
 
 /** Masks out the state from `_flags`. */
-export const STATE_MASK = 7;
+const STATE_MASK = 7;
 /** Set in `_flags` when the handle was `unref()`ed: it does not keep the process alive. */
-export const UNREF = 8;
+const UNREF = 8;
+
+// Declared locally and exported once: compiled to CommonJS, `export const` would make every use
+// in this file (and the wheel's hot path) a property read off the exports object.
+export { PENDING, CANCELLED, FIRING, FIRED, STATE_MASK, UNREF };
 
 /** What a timer runs when it fires; it receives its own handle, so it can refresh itself. */
 export type TimerCallback = (handle: TimerHandle) => void;

@@ -30,6 +30,13 @@ export interface DeadlineOptions {
   wheel?: TimingWheel;
   /** A signal whose abort also aborts this deadline's signal, such as a client's cancellation. */
   signal?: AbortSignal;
+  /**
+   * Called once, synchronously, when the deadline aborts (it passed, a parent or linked signal
+   * aborted, or `abort()` was called), before its signal aborts and before nested deadlines do.
+   * An owner that must act first (a server sending its status) uses this instead of listening
+   * to `signal`, which would create the AbortController that deadlines otherwise never need.
+   */
+  onAbort?: (reason: unknown) => void;
 }
 
 /** A deadline you own: run work inside it, and dispose it when the work is over. */
@@ -83,7 +90,8 @@ export function createDeadline(timeoutMs: number, options: DeadlineOptions = {})
   if (parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < expiresAt) {
     expiresAt = parent.expiresAt;
   }
-  return new Scope(wheel, expiresAt, parent, options.signal);
+  const onAbort = options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
+  return new Scope(wheel, expiresAt, parent, options.signal, onAbort);
 }
 
 /**
@@ -142,6 +150,7 @@ class Scope implements DeadlineScope {
     readonly expiresAt: number,
     parent: Deadline | undefined,
     signal: AbortSignal | undefined,
+    private readonly onAbort: ((reason: unknown) => void) | undefined,
   ) {
     if (parent instanceof Scope) {
       if (parent.aborted) this.abort(parent.abortReason);
@@ -184,6 +193,7 @@ class Scope implements DeadlineScope {
     if (this.aborted) return;
     this.aborted = true;
     this.abortReason = reason;
+    this.onAbort?.(reason);
     this.controller?.abort(reason);
     if (this.children !== undefined) for (const child of [...this.children]) child.abort(reason);
     this.dispose();

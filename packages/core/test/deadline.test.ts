@@ -134,6 +134,27 @@ describe('deadline', () => {
       expect(wheel.size).toBe(0);
     });
 
+    it('calls onAbort once, before its signal and its nested deadlines abort', () => {
+      const { clock, wheel } = manualWheel();
+      const order: string[] = [];
+      const scope = createDeadline(100, { wheel, onAbort: (reason) => order.push(`owner:${(reason as DOMException).name}`) });
+      scope.signal.addEventListener('abort', () => order.push('signal'));
+      const child = scope.run(() => createDeadline(1000, { onAbort: () => order.push('child') }));
+      clock.advance(100);
+      scope.abort();
+      expect(order).toEqual(['owner:TimeoutError', 'signal', 'child']);
+      expect(child.signal.aborted).toBe(true);
+      expect(() => createDeadline(10, { wheel, onAbort: 5 as never })).toThrow(/onAbort must be a function, got 5/);
+    });
+
+    it('calls onAbort during creation when the budget is already spent', () => {
+      const { wheel } = manualWheel();
+      const reasons: unknown[] = [];
+      const scope = createDeadline(0, { wheel, onAbort: (reason) => reasons.push(reason) });
+      expect(reasons).toHaveLength(1);
+      expect(scope.signal.reason).toBe(reasons[0]);
+    });
+
     it('gives a disposed nested deadline no further aborts from its parent', () => {
       const { clock, wheel } = manualWheel();
       const scope = createDeadline(100, { wheel });

@@ -242,7 +242,7 @@ export async function run() {
       baseline: 'bare',
       results: heap,
       target: { maxOver: 0 },
-      note: 'Both sides of each call live in this process, so the figure is client plus server state; with the server interceptor it includes each handler\'s ambient deadline (two wheel handles, no AbortSignal unless the handler reads it), which bare grpc-js does not provide.',
+      note: 'Both sides of each call live in this process, so the figure is client plus server state; with the server interceptor it includes each handler\'s ambient deadline (one wheel handle, no AbortSignal unless the handler reads it), which bare grpc-js does not provide.',
     }),
     scenario({
       id: 'heap-per-in-flight-call-client-only',

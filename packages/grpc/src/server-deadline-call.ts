@@ -1,6 +1,6 @@
 import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
-import { createDeadline, currentDeadline, deadlineExceededReason, type DeadlineScope, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { createDeadline, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
 import { expiredDetails, spentDetails } from './details.js';
 import { isTimeout } from './parent-abort.js';
 import type { ServerDeadlineLimit } from './types.js';
@@ -19,8 +19,9 @@ function clientCancelledReason(): DOMException {
 /**
  * One server call under a deadline. It sits between grpc-js's call and the handler and:
  *
- * - owns a `createDeadline()` scope that the handler sees as `currentDeadline()`, and a wheel
- *   handle of its own whose expiry sends `DEADLINE_EXCEEDED` and then aborts the scope;
+ * - owns a `createDeadline()` scope that the handler sees as `currentDeadline()`; the scope's
+ *   `onAbort` (called before its signal aborts) sends `DEADLINE_EXCEEDED` when the deadline passes,
+ *   or `CANCELLED` when an enclosing deadline the call inherited is aborted;
  * - runs every event it passes to the handler inside that scope, so the handler, and all the
  *   async work it starts, sees the deadline as `currentDeadline()`. grpc-js calls the handler
  *   synchronously from those events (from the metadata for client-streaming and bidi methods,
@@ -30,19 +31,15 @@ function clientCancelledReason(): DOMException {
  *   later status, message or header from the handler is dropped;
  * - aborts the scope when the client cancels (`scope.abort()`), so the handler's own work stops too.
  *
- * The call never reads the scope's `signal` in the usual case, so the scope's AbortController
- * exists only if the handler asks for it. The price is a second wheel handle (the scope's own
- * timer, due at the same time and filed after ours, so ours fires first): a few dozen bytes
- * against the kilobyte of an AbortSignal and its listener. Only a call that arrives inside an
- * enclosing deadline (a server started in a `withDeadline` block) listens to the signal, since
- * the enclosing deadline may abort the scope without the call's own timer knowing.
+ * The call holds one wheel handle (the scope's) and never reads the scope's `signal`, so the
+ * scope's AbortController exists only if the handler asks for it.
  */
 export class ServerDeadlineCall extends ServerInterceptingCall {
   private listener: InterceptingServerListener | undefined;
   private scope: DeadlineScope | undefined;
-  /** Reports the deadline, in the usual case; `undefined` when the call listens to the scope's signal instead. */
-  private timer: TimerHandle | undefined;
-  private listening = false;
+  /** Set when the budget was spent on arrival: the scope aborted while it was being created. */
+  private spentReason: unknown;
+  private spent = false;
   private finished = false;
 
   /**
@@ -65,24 +62,14 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
   override start(listener: InterceptingServerListener): void {
     this.listener = listener;
     const left = this.expiresAt - this.wheel.clock.now();
-    if (left > 0 && currentDeadline() === undefined) {
-      // Filed before the scope's timer, which is due at the same time or later (createDeadline
-      // reads the clock again); the wheel fires one tick's timers in filing order: ours first.
-      this.timer = this.wheel.scheduleAt(this.expiresAt, () => this.expire()).unref();
+    this.scope = createDeadline(left > 0 ? left : 0, { wheel: this.wheel, onAbort: this.onScopeAbort });
+    if (this.spent) {
+      // Spent on arrival: answer without running the handler.
+      this.finished = true;
+      this.scope.dispose();
+      this.next.sendStatus(this.statusFor(this.spentReason, spentDetails(this.limit, this.path)));
+      return;
     }
-    const scope = createDeadline(left > 0 ? left : 0, { wheel: this.wheel });
-    if (this.timer === undefined) {
-      const signal = scope.signal;
-      if (signal.aborted) {
-        // Spent on arrival: answer without running the handler.
-        this.finished = true;
-        this.next.sendStatus(this.statusFor(signal.reason, spentDetails(this.limit, this.path)));
-        return;
-      }
-      signal.addEventListener('abort', this);
-      this.listening = true;
-    }
-    this.scope = scope;
     this.next.start(this);
   }
 
@@ -97,7 +84,6 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
   override sendStatus(status: PartialStatus): void {
     if (this.finished) return;
     this.finished = true;
-    this.release();
     this.scope!.dispose();
     this.next.sendStatus(status);
   }
@@ -126,43 +112,31 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     const scope = this.scope!;
     if (!this.finished) {
       this.finished = true;
-      this.release();
       // grpc-js times the grpc-timeout header itself too and may end the call just before us.
       scope.abort(scope.remaining() === 0 ? deadlineExceededReason() : clientCancelledReason());
     }
     scope.run(() => this.listener!.onCancel());
   }
 
-  /** @internal The scope's signal aborted: its deadline passed, or an enclosing deadline aborted. */
-  handleEvent(): void {
+  /**
+   * The scope aborted: its deadline passed, or an enclosing deadline aborted. Runs before the
+   * scope's signal aborts, so the status goes out before the handler hears of it. A client cancel
+   * also aborts the scope, but `onCancel` has marked the call finished by then.
+   */
+  private readonly onScopeAbort = (reason: unknown): void => {
+    if (this.scope === undefined) {
+      this.spent = true;
+      this.spentReason = reason;
+      return;
+    }
     if (this.finished) return;
     this.finished = true;
-    const reason: unknown = this.scope!.signal.reason;
-    this.release();
     this.next.sendStatus(this.statusFor(reason, expiredDetails(this.limit, this.budgetMs, this.path)));
-  }
-
-  /** Our own timer fired: the deadline passed. The status goes out before the handler hears of it. */
-  private expire(): void {
-    this.finished = true;
-    this.timer = undefined;
-    this.next.sendStatus({ code: Status.DEADLINE_EXCEEDED, details: expiredDetails(this.limit, this.budgetMs, this.path), metadata: null });
-    this.scope!.abort(deadlineExceededReason());
-  }
+  };
 
   private statusFor(reason: unknown, deadlineDetails: string): PartialStatus {
     return isTimeout(reason)
       ? { code: Status.DEADLINE_EXCEEDED, details: deadlineDetails, metadata: null }
       : { code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null };
-  }
-
-  /** Stops watching for the deadline. */
-  private release(): void {
-    this.timer?.cancel();
-    this.timer = undefined;
-    if (this.listening) {
-      this.listening = false;
-      this.scope!.signal.removeEventListener('abort', this);
-    }
   }
 }

@@ -226,7 +226,7 @@ function chartSvg(suites) {
   const machines = [...new Set(suites.map((record) => machineLine(record, false)))];
   const height = top + rowsHeight + 24 + 16 * (suites.length + machines.length) + 12;
   const out = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="${FONT}" font-size="13" fill="${COLOR.text}">`);
+  out.push(`<svg xmlns="http://www.w3.org/2000/svg" xml:space="preserve" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" font-family="${FONT}" font-size="13" fill="${COLOR.text}">`);
   out.push(`<title>tickwheel benchmarks: times better than the baseline</title>`);
   out.push(`<rect width="${W}" height="${height}" fill="#ffffff"/>`);
   out.push(`<text x="16" y="28" font-size="18" font-weight="600">tickwheel vs. the alternatives — × better than baseline (log scale)</text>`);

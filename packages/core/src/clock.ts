@@ -47,8 +47,8 @@ export interface SystemClockOptions {
   /**
    * Read the OS clock at most once per synchronous job (task or microtask) and reuse that
    * reading until the job ends, as Node's own timers reuse the event loop's cached time.
-   * A clock read costs ~50 ns on some virtual machines, as much as the rest of a schedule and
-   * cancel together. Default true. With it, a job that keeps the CPU for X ms measures the
+   * On some virtual machines a clock read costs as much as the rest of a schedule and cancel
+   * together. Default true. With it, a job that keeps the CPU for X ms measures the
    * delays it schedules from its start, so they may end up to X ms sooner after the call than
    * asked; a timer still never fires before its own `expiresAt`.
    */

@@ -25,11 +25,7 @@
  * happen while pings run), nor are the pongs ws sends by itself in answer to the peer's pings.
  *
  * Closing a socket cancels its handle (O(1)) and forgets the record, so no timer outlives its
- * socket. Handles stay ref'ed, although the socket keeps the process alive anyway: with only
- * unref'ed handles pending, the core driver (0.1.0) yields to I/O after a late wake-up with an
- * unref'ed `setImmediate`, which does not stop the poll phase from blocking, so the wheel then
- * sleeps until some unrelated I/O or timer wakes the loop. A quiet client would never notice its
- * dead server. A ref'ed handle changes nothing else: it exists only while its socket is open.
+ * socket. Handles are unref'ed: an open socket keeps the process alive, a heartbeat never does.
  */
 import { EventEmitter } from 'node:events';
 import { describeValue } from '@tickwheel/core';
@@ -242,9 +238,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     socket.on('pong', this.onPong);
     socket.on('close', this.onClose);
     this.connections.set(socket, c);
-    // Ref'ed on purpose, see the module comment: it never outlives its socket, which keeps the
-    // process alive anyway.
-    c.handle = wheel.schedule(this.nextDueAt(c) - now, () => this.check(c));
+    // Unref'ed: the socket keeps the process alive while it is open; the heartbeat never should.
+    c.handle = wheel.schedule(this.nextDueAt(c) - now, () => this.check(c)).unref();
   }
 
   private detach(c: Connection<S>): void {

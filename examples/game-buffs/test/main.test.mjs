@@ -1,10 +1,7 @@
-import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The cluster-timers example already knows how to start a private redis-server on loopback.
+import { provideRedis } from '../../cluster-timers/src/redis-server.mjs';
 import { main } from '../src/main.mjs';
 
 describe('main', () => {
@@ -36,61 +33,29 @@ describe('main', () => {
     });
 
     describe('on a real redis-server', () => {
-      let server;
-      let dir;
+      let redis;
 
       beforeAll(async () => {
-        dir = fs.mkdtempSync(path.join(os.tmpdir(), 'game-buffs-redis-'));
-        const port = await freePort();
-        server = { port, child: spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' }) };
-        await waitForPort(port);
+        redis = await provideRedis({ redisUrl: '' });
+        if ('skipped' in redis) throw new Error(`no redis-server for this test: ${redis.skipped}`);
       });
 
       afterAll(async () => {
-        if (server?.child.exitCode === null) {
-          server.child.kill('SIGKILL');
-          await new Promise((resolve) => server.child.once('exit', resolve));
-        }
-        fs.rmSync(dir, { recursive: true, force: true });
+        if (redis && !('skipped' in redis)) await redis.stop();
       });
 
       it('fire after a restart when REDIS_URL points at it, and leave no keys behind', async () => {
-        const redisUrl = `redis://127.0.0.1:${server.port}`;
+        const redisUrl = redis.url;
         const result = await main({ redisUrl, print: () => undefined });
         expect(result.durable.backend).toBe('redis');
         expectSurvivedRestart(result.durable);
-        const redis = new Redis(redisUrl);
+        const client = new Redis(redisUrl);
         try {
-          expect(await redis.keys('*')).toEqual([]);
+          expect(await client.keys('*')).toEqual([]);
         } finally {
-          await redis.quit();
+          await client.quit();
         }
       });
     });
   });
 });
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address();
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const up = await new Promise((resolve) => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => socket.end(() => resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (up) return;
-    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

@@ -1,24 +1,9 @@
 import * as undici from 'undici';
 import { describe, expect, it } from 'vitest';
-import { rebuildResponse, TimedBody, type BodyObserver } from '../src/timed-body.js';
+import { rebuildResponse, TimedBody } from '../src/timed-body.js';
+import { RecordingObserver } from './helpers/recording-observer.js';
 import { rejectionOf, settle } from './helpers/scripted-fetch.js';
 
-class RecordingObserver implements BodyObserver {
-  readonly events: string[] = [];
-  pullStarted(): void {
-    this.events.push('pull');
-  }
-  chunkArrived(): void {
-    this.events.push('chunk');
-  }
-  bodyDone(): void {
-    this.events.push('done');
-  }
-  bodyError(error: unknown): unknown {
-    this.events.push('error');
-    return error;
-  }
-}
 
 function controlledSource(): { stream: ReadableStream<Uint8Array>; controller: ReadableStreamDefaultController<Uint8Array>; cancelled: unknown[] } {
   let controller!: ReadableStreamDefaultController<Uint8Array>;

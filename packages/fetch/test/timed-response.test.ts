@@ -1,25 +1,8 @@
 import * as undici from 'undici';
 import { describe, expect, it } from 'vitest';
-import type { BodyObserver } from '../src/timed-body.js';
 import { timeResponseBody } from '../src/timed-response.js';
+import { RecordingObserver } from './helpers/recording-observer.js';
 import { rejectionOf, settle } from './helpers/scripted-fetch.js';
-
-class RecordingObserver implements BodyObserver {
-  readonly events: string[] = [];
-  pullStarted(): void {
-    this.events.push('pull');
-  }
-  chunkArrived(): void {
-    this.events.push('chunk');
-  }
-  bodyDone(): void {
-    this.events.push('done');
-  }
-  bodyError(error: unknown): unknown {
-    this.events.push('error');
-    return error;
-  }
-}
 
 const implementations = [
   ['global', Response],

@@ -48,6 +48,18 @@ function setup(options: Omit<DeadlineInterceptorOptions, 'wheel'>, service = Ech
   return { clock, wheel, client };
 }
 
+/** A never-answered unary call under `options` stays open past 1 s of wheel time, with no timer. */
+async function expectUntimedUnary(options: Omit<DeadlineInterceptorOptions, 'wheel'>): Promise<void> {
+  const { clock, wheel, client } = setup(options);
+  const call = await hangingUnary(client);
+  clock.advance(1_000);
+  await settle();
+  expect(call.isSettled()).toBe(false);
+  expect(wheel.size).toBe(0);
+  call.outcome.catch(() => undefined);
+  client.close();
+}
+
 /** Lets pending I/O and callbacks run, so "not failed yet" is a real observation. */
 function settle(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 5));
@@ -166,14 +178,7 @@ describe('deadlineInterceptor', () => {
     });
 
     it('lifts the default for a method whose override is Infinity', async () => {
-      const { clock, wheel, client } = setup({ timeoutMs: 10, overrides: { '/tickwheel.test.Echo/Unary': Infinity } });
-      const call = await hangingUnary(client);
-      clock.advance(1_000);
-      await settle();
-      expect(call.isSettled()).toBe(false);
-      expect(wheel.size).toBe(0);
-      call.outcome.catch(() => undefined);
-      client.close();
+      await expectUntimedUnary({ timeoutMs: 10, overrides: { '/tickwheel.test.Echo/Unary': Infinity } });
     });
   });
 
@@ -321,14 +326,7 @@ describe('deadlineInterceptor', () => {
     });
 
     it('does not apply to calls with a single response', async () => {
-      const { clock, wheel, client } = setup({ streamIdleMs: 10 });
-      const call = await hangingUnary(client);
-      clock.advance(1_000);
-      await settle();
-      expect(call.isSettled()).toBe(false);
-      expect(wheel.size).toBe(0);
-      call.outcome.catch(() => undefined);
-      client.close();
+      await expectUntimedUnary({ streamIdleMs: 10 });
     });
   });
 

@@ -94,9 +94,13 @@ const WRAPPED_BELOW_MS = -1_000;
  * @returns whether grpc-js's timer was found (and cleared)
  */
 function disarmGrpcJsTimer(call: ServerInterceptingCallInterface): boolean {
-  const timer = (call as { deadlineTimer?: unknown }).deadlineTimer;
+  const base = call as { deadlineTimer?: unknown };
+  const timer = base.deadlineTimer;
   if (timer === null || typeof timer !== 'object' || typeof (timer as NodeJS.Timeout).hasRef !== 'function') return false;
   clearTimeout(timer as NodeJS.Timeout);
+  // grpc-js only ever clears it (`if (this.deadlineTimer) clearTimeout(...)`); dropping it frees
+  // the Timeout and its closure for the rest of the call.
+  base.deadlineTimer = null;
   return true;
 }
 

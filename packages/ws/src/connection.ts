@@ -3,6 +3,16 @@ import type { WebSocket } from 'ws';
 import type { SendTracker } from './send-tracker.js';
 import type { LivenessState } from './types.js';
 
+/**
+ * Bytes read so far by the socket's transport (ws keeps its `net.Socket` as `_socket`), or -1
+ * when there is none to read (a socket not open yet, or a stand-in without one).
+ */
+export function bytesReadOf(socket: WebSocket): number {
+  const transport = (socket as { _socket?: { bytesRead?: unknown } | null })._socket;
+  const read = transport?.bytesRead;
+  return typeof read === 'number' ? read : -1;
+}
+
 /** When each idle kind last fired; -Infinity until it does. */
 export class IdleMarks {
   reader = -Infinity;
@@ -23,8 +33,19 @@ export class Connection<S extends WebSocket = WebSocket> {
   sendTracker: SendTracker | undefined = undefined;
   lastReadAt: number;
   lastWriteAt: number;
-  /** A ping is outstanding: sent at `lastPingAt`, nothing received since. */
+  /** A ping is outstanding: sent (or queued to be sent) at `lastPingAt`, nothing received since. */
   awaitingPong = false;
+  /** The ping is queued for a later event-loop turn and not on the wire yet (see `ping-turns.ts`). */
+  pingQueued = false;
+  /**
+   * Read events are observed with 'message' and 'ping' listeners (exact `lastReadAt`); otherwise
+   * reads are noticed from the transport's byte counter when the handle fires.
+   */
+  listensReads = false;
+  /** The transport's `bytesRead` at `markedAt`; -1 when the socket has no readable counter. */
+  readMark = -1;
+  /** When `readMark` was taken. */
+  markedAt: number;
   /** When the last ping was sent; NaN before the first. */
   lastPingAt = NaN;
   /** Round trip of the last answered ping; NaN before the first. */
@@ -39,6 +60,21 @@ export class Connection<S extends WebSocket = WebSocket> {
   ) {
     this.lastReadAt = attachedAt;
     this.lastWriteAt = attachedAt;
+    this.markedAt = attachedAt;
+    this.readMark = bytesReadOf(socket);
+  }
+
+  /**
+   * Samples the transport's byte counter. Bytes that arrived since the last sample, with no read
+   * event recorded since, are a read noticed now: whatever the listeners on the socket (a user's
+   * `removeAllListeners()` takes ours too), a peer that sends anything is seen alive.
+   */
+  noticeReads(now: number): void {
+    const read = bytesReadOf(this.socket);
+    if (read < 0) return;
+    if (read !== this.readMark && this.lastReadAt <= this.markedAt) this.lastReadAt = now;
+    this.readMark = read;
+    this.markedAt = now;
   }
 
   /** A copy for the caller: later activity does not change it. */
@@ -49,7 +85,7 @@ export class Connection<S extends WebSocket = WebSocket> {
       lastWriteAt: this.lastWriteAt,
       tracksWrites: this.sendTracker !== undefined,
       // Anything received since the ping answers it; `check()` clears the flag lazily.
-      awaitingPong: this.awaitingPong && this.lastReadAt < this.lastPingAt,
+      awaitingPong: this.awaitingPong && (this.pingQueued || this.lastReadAt < this.lastPingAt),
       lastPingAt: Number.isNaN(this.lastPingAt) ? undefined : this.lastPingAt,
       rttMs: Number.isNaN(this.rttMs) ? undefined : this.rttMs,
       pingsSent: this.pingsSent,

@@ -32,12 +32,23 @@ import { describeValue } from '@tickwheel/core';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { Connection, IdleMarks } from './connection.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
+import { PingTurns } from './ping-turns.js';
 import { SendTracker } from './send-tracker.js';
 import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, IdleKind, LivenessState } from './types.js';
 
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
 const CONNECTING = 0;
 const OPEN = 1;
+const CLOSED = 3;
+
+/** How often a handle that fires on a closing socket looks again, until the socket is closed. */
+const CLOSING_RECHECK_MS = 1_000;
+
+/**
+ * The controller running on each server or socket. A second `heartbeat()` on the same target is
+ * refused: two controllers would ping every connection twice.
+ */
+const running = new WeakMap<object, HeartbeatController<WebSocket>>();
 
 /** One idle kind that came due in a check, kept until its event is emitted. */
 interface DueIdle {
@@ -69,7 +80,11 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   /** Client sockets handed over while still CONNECTING: attached on `'open'`. */
   private readonly opening = new Set<S>();
   private readonly server: WebSocketServer | undefined;
+  private readonly target: object;
   private stopped = false;
+  private readonly pingTurns: PingTurns<Connection<S>>;
+  /** A re-attach of the server's hooks is queued (see `onServerListenerRemoved`). */
+  private reattachQueued = false;
   private readonly counters = { pingsSent: 0, dead: 0, idle: 0 };
   // Listeners shared by every socket of this controller (ws calls them with the socket as `this`),
   // so attaching allocates no closures per connection for them.
@@ -78,6 +93,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   private readonly onClose: (this: WebSocket) => void;
   private readonly onOpen: (this: WebSocket) => void;
   private readonly onConnection: (socket: S) => void;
+  private readonly onServerListenerRemoved: (event: string | symbol, listener: unknown) => void;
 
   /**
    * @param target - a `WebSocketServer` (with its own HTTP server, an external one, or `noServer`) or one `WebSocket`
@@ -87,6 +103,11 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   constructor(target: WebSocketServer | S, options?: HeartbeatOptions) {
     super();
     this.options = resolveOptions(options);
+    if (target !== null && typeof target === 'object' && running.has(target)) {
+      throw new Error('heartbeat() is already running on this target: use the controller it returned, or stop() it first');
+    }
+    this.target = target;
+    this.pingTurns = new PingTurns((c) => this.sendPing(c));
     const controller = this;
     const connections = this.connections;
     const clock = this.options.wheel.clock;
@@ -98,7 +119,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       const c = connections.get(this as S);
       if (c === undefined) return;
       const now = clock.now();
-      const answered = c.awaitingPong && c.lastReadAt < c.lastPingAt;
+      const answered = c.awaitingPong && !c.pingQueued && c.lastReadAt < c.lastPingAt;
       c.lastReadAt = now;
       if (!answered) return;
       c.rttMs = now - c.lastPingAt;
@@ -125,10 +146,18 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.onConnection = (socket: S): void => {
       this.add(socket);
     };
+    // `wss.removeAllListeners('connection')` (say, to swap the app's handler) takes ours too: put
+    // it back once the removal is over, and adopt whatever connected in between.
+    this.onServerListenerRemoved = (_event, listener): void => {
+      if (this.stopped || this.reattachQueued || (listener !== this.onConnection && listener !== this.onServerListenerRemoved)) return;
+      this.reattachQueued = true;
+      process.nextTick(() => this.reattachServerHooks());
+    };
 
     if (isServer(target)) {
       this.server = target;
       target.on('connection', this.onConnection as (socket: WebSocket) => void);
+      target.on('removeListener', this.onServerListenerRemoved);
       if (target.clients !== undefined) for (const socket of target.clients) this.add(socket as S);
     } else if (isSocket(target)) {
       this.server = undefined;
@@ -136,6 +165,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     } else {
       throw new TypeError(`heartbeat() needs a ws WebSocketServer or WebSocket, got ${describeValue(target)}`);
     }
+    running.set(target, this as unknown as HeartbeatController<WebSocket>);
   }
 
   /** Connections being watched. */
@@ -208,6 +238,9 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    if (running.get(this.target) === (this as unknown)) running.delete(this.target);
+    this.pingTurns.clear();
+    this.server?.removeListener('removeListener', this.onServerListenerRemoved);
     this.server?.removeListener('connection', this.onConnection as (socket: WebSocket) => void);
     for (const socket of this.opening) {
       socket.removeListener('open', this.onOpen);
@@ -227,14 +260,20 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const clock = wheel.clock;
     const now = clock.now();
     const c = new Connection(socket, now);
-    if (this.options.readerIdleMs > 0 || this.options.writerIdleMs > 0 || this.options.allIdleMs > 0) c.idle = new IdleMarks();
+    const o = this.options;
+    if (o.readerIdleMs > 0 || o.writerIdleMs > 0 || o.allIdleMs > 0) c.idle = new IdleMarks();
+    // Pings only need to know that something arrived, which the byte counter tells when the handle
+    // fires: no listener runs per message. Reader idleness needs the exact time of each read.
+    c.listensReads = o.readerIdleMs > 0 || o.allIdleMs > 0 || c.readMark < 0;
     if (trackWrites) {
       c.sendTracker = new SendTracker(socket, (err) => {
         if (err == null) c.lastWriteAt = clock.now();
       });
     }
-    socket.on('message', this.onRead);
-    socket.on('ping', this.onRead);
+    if (c.listensReads) {
+      socket.on('message', this.onRead);
+      socket.on('ping', this.onRead);
+    }
     socket.on('pong', this.onPong);
     socket.on('close', this.onClose);
     this.connections.set(socket, c);
@@ -277,10 +316,18 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   /** The wheel callback: compare the record with the clock, act, re-arm for the next due time. */
   private check(c: Connection<S>): void {
     const socket = c.socket;
-    // Closing: its 'close' event detaches it (ws destroys the socket within its close timeout).
-    if (socket.readyState !== OPEN) return;
     const o = this.options;
+    const readyState = socket.readyState;
+    if (readyState !== OPEN) {
+      // Closing: its 'close' event detaches it, unless someone removed our listener; then this does.
+      if (readyState === CLOSED) this.detach(c);
+      else c.handle.refresh(CLOSING_RECHECK_MS);
+      return;
+    }
+    // A queued ping re-arms the handle when it goes out.
+    if (c.pingQueued) return void c.handle.refresh(o.pongTimeoutMs);
     const now = o.wheel.clock.now();
+    c.noticeReads(now);
 
     if (c.awaitingPong) {
       if (c.lastReadAt >= c.lastPingAt) c.awaitingPong = false; // answered
@@ -309,9 +356,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
       c.awaitingPong = true;
       c.lastPingAt = now;
-      c.pingsSent++;
-      this.counters.pingsSent++;
-      socket.ping();
+      if (!this.pingTurns.ping(c)) c.pingQueued = true;
     }
 
     // Re-arm before any listener runs, so a throwing listener cannot leave the connection unwatched.
@@ -325,6 +370,47 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       this.emit('idle', { reason: 'idle', kind: idle.kind, socket, idleMs: idle.idleMs, first: idle.first, closing, state: c.snapshot() });
     }
     if (closing && socket.readyState === OPEN) socket.close(o.idleCloseCode, o.idleCloseReason);
+  }
+
+  /**
+   * Puts a ping on the wire: at once from `check()` (which then arms the handle), or from a later
+   * turn for a queued one, whose pong deadline then runs from now.
+   */
+  private sendPing(c: Connection<S>): void {
+    const socket = c.socket;
+    if (c.pingQueued) {
+      c.pingQueued = false;
+      if (this.connections.get(socket) !== c || socket.readyState !== OPEN || !c.awaitingPong) return;
+      const now = this.options.wheel.clock.now();
+      c.noticeReads(now);
+      // Something arrived while the ping waited: the peer is not quiet any more.
+      if (c.lastReadAt >= c.lastPingAt) c.awaitingPong = false;
+      else {
+        c.lastPingAt = now;
+        this.countPing(c);
+        socket.ping();
+      }
+      c.handle.refresh(Math.max(0, this.nextDueAt(c) - now));
+      return;
+    }
+    this.countPing(c);
+    socket.ping();
+  }
+
+  private countPing(c: Connection<S>): void {
+    c.pingsSent++;
+    this.counters.pingsSent++;
+  }
+
+  /** Puts back the server hooks a `removeAllListeners()` took, and adopts the connections it missed. */
+  private reattachServerHooks(): void {
+    this.reattachQueued = false;
+    const server = this.server;
+    if (this.stopped || server === undefined) return;
+    const onConnection = this.onConnection as (socket: WebSocket) => void;
+    if (server.listenerCount('connection', onConnection) === 0) server.on('connection', onConnection);
+    if (server.listenerCount('removeListener', this.onServerListenerRemoved) === 0) server.on('removeListener', this.onServerListenerRemoved);
+    if (server.clients !== undefined) for (const socket of server.clients) this.add(socket as S);
   }
 
   /** No answer in time: best-effort close frame, destroy the socket, report. */

@@ -425,4 +425,110 @@ describe('heartbeat', () => {
       expect(idle).toEqual([]);
     });
   });
+
+  describe('reads without listeners', () => {
+    it('notices a talking peer from its byte counter, with no listener per message', () => {
+      const { server, beat } = watchOne();
+      const socket = new FakeSocket({ transport: true });
+      server.connect(socket);
+      expect(socket.listenerCount('message')).toBe(0);
+      expect(socket.listenerCount('ping')).toBe(0);
+      for (let t = 0; t < 1_000; t += 40) {
+        clock.advanceTo(t);
+        socket.receiveBytes(10);
+      }
+      expect(socket.pings).toBe(0);
+      expect(beat.state(socket.ws)!.pingsSent).toBe(0);
+    });
+
+    it('listens to reads when reader idleness needs their exact times', () => {
+      const { server } = watchOne({ readerIdleMs: 500 });
+      const socket = new FakeSocket({ transport: true });
+      server.connect(socket);
+      expect(socket.listenerCount('message')).toBe(1);
+    });
+  });
+
+  describe('listeners removed by the user', () => {
+    it('does not terminate a healthy peer after socket.removeAllListeners()', () => {
+      const { server, beat, dead } = watchOne();
+      const socket = new FakeSocket({ transport: true });
+      server.connect(socket);
+      socket.removeAllListeners();
+      let answered = 0;
+      for (let t = 1; t <= 1_000; t++) {
+        clock.advanceTo(t);
+        if (socket.pings > answered) {
+          answered = socket.pings;
+          socket.emit('pong', Buffer.alloc(0)); // nobody listens: only the byte counter moves
+        }
+      }
+      expect(socket.terminated).toBe(false);
+      expect(dead.map((event) => event.socket)).not.toContain(socket.ws);
+      expect(socket.pings).toBeGreaterThanOrEqual(4);
+      expect(beat.state(socket.ws)!.pingsSent).toBe(socket.pings);
+    });
+
+    it('drops the record of a socket that closed after its close listener was removed', () => {
+      const { beat, socket } = watchOne();
+      socket.removeAllListeners();
+      socket.finishClose();
+      expect(beat.size).toBe(1);
+      clock.advance(100);
+      expect(beat.size).toBe(0);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('keeps looking at a socket stuck in CLOSING until it is closed', () => {
+      const { beat, socket } = watchOne();
+      socket.removeAllListeners();
+      socket.readyState = 2;
+      clock.advance(100);
+      expect(beat.size).toBe(1);
+      socket.readyState = 3;
+      clock.advance(1_000);
+      expect(beat.size).toBe(0);
+    });
+
+    it('puts its connection hook back after wss.removeAllListeners(\'connection\'), adopting sockets that came in between', async () => {
+      const { server, beat } = watchOne();
+      server.on('connection', () => {});
+      server.removeAllListeners('connection');
+      const early = new FakeSocket();
+      server.connect(early); // before the hook is back: picked up from server.clients
+      await new Promise((resolve) => process.nextTick(resolve));
+      const late = new FakeSocket();
+      server.connect(late);
+      expect(beat.state(early.ws)).toBeDefined();
+      expect(beat.state(late.ws)).toBeDefined();
+      expect(beat.size).toBe(3);
+    });
+
+    it('survives wss.removeAllListeners() with no argument', async () => {
+      const { server, beat } = watchOne();
+      server.removeAllListeners();
+      await new Promise((resolve) => process.nextTick(resolve));
+      server.connect(new FakeSocket());
+      expect(beat.size).toBe(2);
+      beat.stop();
+      expect(server.listenerCount('connection')).toBe(0);
+      expect(server.listenerCount('removeListener')).toBe(0);
+    });
+  });
+
+  describe('one heartbeat per target', () => {
+    it('refuses a second heartbeat() on the same server, so no connection is pinged twice', () => {
+      const { server, beat } = watchOne();
+      expect(() => heartbeat(server as never, { wheel })).toThrow(/already running on this target/);
+      beat.stop();
+      expect(() => heartbeat(server as never, { wheel }).stop()).not.toThrow();
+    });
+
+    it('refuses a second heartbeat() on the same socket', () => {
+      const socket = new FakeSocket();
+      const beat = heartbeat(socket.ws, { wheel });
+      expect(() => heartbeat(socket.ws, { wheel })).toThrow(/already running/);
+      beat.stop();
+    });
+  });
 });

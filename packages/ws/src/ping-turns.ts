@@ -13,8 +13,8 @@
  * is actually sent: the caller's `send` re-arms the connection's handle then.
  */
 
-/** Pings sent synchronously per event-loop turn, about 1-2 ms of work; the rest are deferred. */
-export const PINGS_PER_TURN = 64;
+/** Pings sent synchronously per event-loop turn, about 1-3 ms of work on an idle machine; the rest are deferred. */
+export const PINGS_PER_TURN = 128;
 
 export class PingTurns<T> {
   private sentThisTurn = 0;

@@ -7,7 +7,8 @@
  * - `bare`: no interceptors; every call passes `{ deadline: Date.now() + 30 s }`;
  * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 30 s })` on the client and
  *   `serverDeadlineInterceptor()` on the server (an ambient deadline per handler; the handler
- *   here never reads its signal, so no AbortController is made);
+ *   here never reads its signal, so no AbortController is made; first in the server's list, it
+ *   replaces grpc-js's own server timer);
  * - `tickwheel-client`: the client interceptor only, against a bare server: the like-for-like
  *   replacement of the `deadline` option.
  *
@@ -199,7 +200,7 @@ export async function run() {
       subject: 'tickwheel',
       baseline: 'bare',
       results: throughput,
-      target: { ratio: 0.97 },
+      target: { ratio: 0.98 },
       note: 'Wall clock. tickwheel-client: the client interceptor alone against a bare server.',
     }),
     scenario({
@@ -241,7 +242,7 @@ export async function run() {
       subject: 'tickwheel',
       baseline: 'bare',
       results: heap,
-      target: { maxOver: 0 },
+      target: { maxOver: 256 },
       note: 'Both sides of each call live in this process, so the figure is client plus server state; with the server interceptor it includes each handler\'s ambient deadline (one wheel handle, no AbortSignal unless the handler reads it), which bare grpc-js does not provide.',
     }),
     scenario({

@@ -33,23 +33,29 @@ export class Connection<S extends WebSocket = WebSocket> {
   sendTracker: SendTracker | undefined = undefined;
   lastReadAt: number;
   lastWriteAt: number;
-  /** A ping is outstanding: sent (or queued to be sent) at `lastPingAt`, nothing received since. */
+  /** A ping is outstanding: sent at `lastPingAt`, nothing received since. */
   awaitingPong = false;
-  /** The ping is queued for a later event-loop turn and not on the wire yet (see `ping-turns.ts`). */
-  pingQueued = false;
+  /** Its pong deadline was checked late; it is checked again after the next I/O poll. */
+  killPending = false;
   /**
    * Read events are observed with 'message' and 'ping' listeners (exact `lastReadAt`); otherwise
    * reads are noticed from the transport's byte counter when the handle fires.
    */
   listensReads = false;
-  /** The transport's `bytesRead` at `markedAt`; -1 when the socket has no readable counter. */
+  /** The transport's `bytesRead` when last sampled; -1 when the socket has no readable counter. */
   readMark = -1;
-  /** When `readMark` was taken. */
-  markedAt: number;
+  /**
+   * A read event (a listener) wrote `lastReadAt` since the last sample. A flag rather than the
+   * sample's time: a time would be one more boxed double per connection (16 bytes in V8).
+   */
+  readSinceMark = false;
   /** When the last ping was sent; NaN before the first. */
   lastPingAt = NaN;
-  /** Round trip of the last answered ping; NaN before the first. */
-  rttMs = NaN;
+  /**
+   * Round trip of the last answered ping in whole microseconds, -1 before the first: a small
+   * integer is stored in the object itself, a fractional ms figure would be a boxed double.
+   */
+  rttUs = -1;
   pingsSent = 0;
   /** When each idle kind last fired; only allocated when idle detection is on (it is off by default). */
   idle: IdleMarks | undefined = undefined;
@@ -60,7 +66,6 @@ export class Connection<S extends WebSocket = WebSocket> {
   ) {
     this.lastReadAt = attachedAt;
     this.lastWriteAt = attachedAt;
-    this.markedAt = attachedAt;
     this.readMark = bytesReadOf(socket);
   }
 
@@ -72,9 +77,9 @@ export class Connection<S extends WebSocket = WebSocket> {
   noticeReads(now: number): void {
     const read = bytesReadOf(this.socket);
     if (read < 0) return;
-    if (read !== this.readMark && this.lastReadAt <= this.markedAt) this.lastReadAt = now;
+    if (read !== this.readMark && !this.readSinceMark) this.lastReadAt = now;
     this.readMark = read;
-    this.markedAt = now;
+    this.readSinceMark = false;
   }
 
   /** A copy for the caller: later activity does not change it. */
@@ -85,9 +90,9 @@ export class Connection<S extends WebSocket = WebSocket> {
       lastWriteAt: this.lastWriteAt,
       tracksWrites: this.sendTracker !== undefined,
       // Anything received since the ping answers it; `check()` clears the flag lazily.
-      awaitingPong: this.awaitingPong && (this.pingQueued || this.lastReadAt < this.lastPingAt),
+      awaitingPong: this.awaitingPong && this.lastReadAt < this.lastPingAt,
       lastPingAt: Number.isNaN(this.lastPingAt) ? undefined : this.lastPingAt,
-      rttMs: Number.isNaN(this.rttMs) ? undefined : this.rttMs,
+      rttMs: this.rttUs < 0 ? undefined : this.rttUs / 1_000,
       pingsSent: this.pingsSent,
     };
   }

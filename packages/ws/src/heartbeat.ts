@@ -32,7 +32,6 @@ import { describeValue } from '@tickwheel/core';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { Connection, IdleMarks } from './connection.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
-import { PingTurns } from './ping-turns.js';
 import { SendTracker } from './send-tracker.js';
 import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, IdleKind, LivenessState } from './types.js';
 
@@ -40,6 +39,9 @@ import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, IdleKind, Liven
 const CONNECTING = 0;
 const OPEN = 1;
 const CLOSED = 3;
+
+/** A pong deadline checked this much past due was checked late, by our own loop's delay. */
+const LATE_CHECK_MS = 2;
 
 /** How often a handle that fires on a closing socket looks again, until the socket is closed. */
 const CLOSING_RECHECK_MS = 1_000;
@@ -82,7 +84,6 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   private readonly server: WebSocketServer | undefined;
   private readonly target: object;
   private stopped = false;
-  private readonly pingTurns: PingTurns<Connection<S>>;
   /** A re-attach of the server's hooks is queued (see `onServerListenerRemoved`). */
   private reattachQueued = false;
   private readonly counters = { pingsSent: 0, dead: 0, idle: 0 };
@@ -107,26 +108,29 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       throw new Error('heartbeat() is already running on this target: use the controller it returned, or stop() it first');
     }
     this.target = target;
-    this.pingTurns = new PingTurns((c) => this.sendPing(c));
+
     const controller = this;
     const connections = this.connections;
     const clock = this.options.wheel.clock;
     this.onRead = function (this: WebSocket): void {
       const c = connections.get(this as S);
-      if (c !== undefined) c.lastReadAt = clock.now();
+      if (c === undefined) return;
+      c.lastReadAt = clock.now();
+      c.readSinceMark = true;
     };
     this.onPong = function (this: WebSocket): void {
       const c = connections.get(this as S);
       if (c === undefined) return;
       const now = clock.now();
-      const answered = c.awaitingPong && !c.pingQueued && c.lastReadAt < c.lastPingAt;
+      const answered = c.awaitingPong && c.lastReadAt < c.lastPingAt;
       c.lastReadAt = now;
+      c.readSinceMark = true;
       if (!answered) return;
-      c.rttMs = now - c.lastPingAt;
+      c.rttUs = Math.round((now - c.lastPingAt) * 1_000);
       c.awaitingPong = false;
       // Move the handle from the pong deadline to whatever is due next. Later is only a field
       // write (lazy re-filing), and no callback runs at the old deadline.
-      c.handle.refresh(Math.max(0, controller.nextDueAt(c) - now));
+      c.handle.refresh(delayUntil(controller.nextDueAt(c), now));
     };
     this.onClose = function (this: WebSocket): void {
       if (controller.opening.delete(this as S)) {
@@ -239,7 +243,6 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     if (this.stopped) return;
     this.stopped = true;
     if (running.get(this.target) === (this as unknown)) running.delete(this.target);
-    this.pingTurns.clear();
     this.server?.removeListener('removeListener', this.onServerListenerRemoved);
     this.server?.removeListener('connection', this.onConnection as (socket: WebSocket) => void);
     for (const socket of this.opening) {
@@ -278,7 +281,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     socket.on('close', this.onClose);
     this.connections.set(socket, c);
     // Unref'ed: the socket keeps the process alive while it is open; the heartbeat never should.
-    c.handle = wheel.schedule(this.nextDueAt(c) - now, () => this.check(c)).unref();
+    c.handle = wheel.schedule(delayUntil(this.nextDueAt(c), now), () => this.check(c)).unref();
   }
 
   private detach(c: Connection<S>): void {
@@ -324,14 +327,17 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       else c.handle.refresh(CLOSING_RECHECK_MS);
       return;
     }
-    // A queued ping re-arms the handle when it goes out.
-    if (c.pingQueued) return void c.handle.refresh(o.pongTimeoutMs);
     const now = o.wheel.clock.now();
     c.noticeReads(now);
 
     if (c.awaitingPong) {
       if (c.lastReadAt >= c.lastPingAt) c.awaitingPong = false; // answered
-      else if (now >= c.lastPingAt + o.pongTimeoutMs) return this.kill(c, now);
+      else if (now >= c.lastPingAt + o.pongTimeoutMs) {
+        // Checked late (our own loop was busy): the answer may be waiting in the kernel. Let one
+        // I/O poll read it first; on time, nothing is waiting that a poll would read.
+        if (now > c.lastPingAt + o.pongTimeoutMs + LATE_CHECK_MS && !c.killPending) return this.killAfterPoll(c);
+        return this.kill(c, now);
+      }
     }
 
     let due: DueIdle[] | undefined;
@@ -356,12 +362,14 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
       c.awaitingPong = true;
       c.lastPingAt = now;
-      if (!this.pingTurns.ping(c)) c.pingQueued = true;
+      c.pingsSent++;
+      this.counters.pingsSent++;
+      socket.ping();
     }
 
     // Re-arm before any listener runs, so a throwing listener cannot leave the connection unwatched.
     if (closing) c.handle.cancel();
-    else c.handle.refresh(Math.max(0, this.nextDueAt(c) - now));
+    else c.handle.refresh(delayUntil(this.nextDueAt(c), now));
     if (due === undefined) return;
 
     for (const idle of due) {
@@ -370,36 +378,6 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       this.emit('idle', { reason: 'idle', kind: idle.kind, socket, idleMs: idle.idleMs, first: idle.first, closing, state: c.snapshot() });
     }
     if (closing && socket.readyState === OPEN) socket.close(o.idleCloseCode, o.idleCloseReason);
-  }
-
-  /**
-   * Puts a ping on the wire: at once from `check()` (which then arms the handle), or from a later
-   * turn for a queued one, whose pong deadline then runs from now.
-   */
-  private sendPing(c: Connection<S>): void {
-    const socket = c.socket;
-    if (c.pingQueued) {
-      c.pingQueued = false;
-      if (this.connections.get(socket) !== c || socket.readyState !== OPEN || !c.awaitingPong) return;
-      const now = this.options.wheel.clock.now();
-      c.noticeReads(now);
-      // Something arrived while the ping waited: the peer is not quiet any more.
-      if (c.lastReadAt >= c.lastPingAt) c.awaitingPong = false;
-      else {
-        c.lastPingAt = now;
-        this.countPing(c);
-        socket.ping();
-      }
-      c.handle.refresh(Math.max(0, this.nextDueAt(c) - now));
-      return;
-    }
-    this.countPing(c);
-    socket.ping();
-  }
-
-  private countPing(c: Connection<S>): void {
-    c.pingsSent++;
-    this.counters.pingsSent++;
   }
 
   /** Puts back the server hooks a `removeAllListeners()` took, and adopts the connections it missed. */
@@ -411,6 +389,16 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     if (server.listenerCount('connection', onConnection) === 0) server.on('connection', onConnection);
     if (server.listenerCount('removeListener', this.onServerListenerRemoved) === 0) server.on('removeListener', this.onServerListenerRemoved);
     if (server.clients !== undefined) for (const socket of server.clients) this.add(socket as S);
+  }
+
+  /** Checks `c` again right after the next I/O poll (`setImmediate` runs after the poll phase). */
+  private killAfterPoll(c: Connection<S>): void {
+    c.killPending = true;
+    setImmediate(() => {
+      // Still pending while it runs: a check that finds it unanswered now terminates it.
+      if (this.connections.get(c.socket) === c) this.check(c);
+      c.killPending = false;
+    });
   }
 
   /** No answer in time: best-effort close frame, destroy the socket, report. */
@@ -451,6 +439,14 @@ export function heartbeat<T extends typeof WebSocket>(server: WebSocketServer<T>
 export function heartbeat<S extends WebSocket>(socket: S, options?: HeartbeatOptions): HeartbeatController<S>;
 export function heartbeat(target: WebSocketServer | WebSocket, options?: HeartbeatOptions): HeartbeatController<WebSocket> {
   return new HeartbeatController<WebSocket>(target, options);
+}
+
+/**
+ * The delay from `now` to `due`, in whole ms rounded up (never early). Whole: the handle keeps its
+ * delay for `refresh()`, and a fractional one would be a boxed double per connection.
+ */
+function delayUntil(due: number, now: number): number {
+  return due > now ? Math.ceil(due - now) : 0;
 }
 
 function isServer(value: unknown): value is WebSocketServer {

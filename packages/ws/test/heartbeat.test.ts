@@ -197,6 +197,47 @@ describe('heartbeat', () => {
       expect(socket.terminated).toBe(false);
     });
 
+    /** A heartbeat on a clock that reads `lagMs` late, as a wheel woken late by a busy loop does. */
+    function watchLate() {
+      const lagging = new (class extends ManualClock {
+        lagMs = 0;
+        override now(): number {
+          return super.now() + this.lagMs;
+        }
+      })(0);
+      const lateWheel = new TimingWheel({ clock: lagging });
+      const server = new FakeServer();
+      const beat = heartbeat(server as never, { pingIntervalMs: 100, pongTimeoutMs: 30, pingSlackMs: 0, wheel: lateWheel });
+      const socket = new FakeSocket();
+      server.connect(socket);
+      const dead: DeadPeerEvent[] = [];
+      beat.on('dead', (e) => dead.push(e));
+      lagging.advanceTo(100);
+      lagging.lagMs = 10;
+      lagging.advanceTo(130); // the pong deadline is checked at 140
+      return { beat, socket, dead, close: () => lateWheel.close() };
+    }
+
+    it('checks a pong deadline found late once more after the next I/O poll, then terminates', async () => {
+      const { socket, dead, close } = watchLate();
+      expect(socket.pings).toBe(1);
+      expect(socket.terminated).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(socket.terminated).toBe(true);
+      expect(dead[0]!.waitedMs).toBe(40);
+      close();
+    });
+
+    it('keeps a peer whose answer is read in that poll', async () => {
+      const { socket, dead, beat, close } = watchLate();
+      socket.emit('pong', Buffer.alloc(0));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(socket.terminated).toBe(false);
+      expect(dead).toEqual([]);
+      expect(beat.state(socket.ws)!.awaitingPong).toBe(false);
+      close();
+    });
+
     it('keeps a peer that answers every ping through many rounds', () => {
       const { socket, dead } = watchOne();
       for (let round = 0; round < 20; round++) {

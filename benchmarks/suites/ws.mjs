@@ -199,6 +199,21 @@ async function startClients() {
   return child;
 }
 
+/**
+ * After a warm-up that takes every connection through one full heartbeat round, the server's
+ * CPU (user + system) over CPU_PERIODS periods, per period. `onStart` runs as counting starts.
+ */
+async function cpuPerPeriod(onStart = () => {}) {
+  await sleep(PERIOD_MS * 1.5);
+  onStart();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await sleep(PERIOD_MS * CPU_PERIODS);
+  const cpu = process.cpuUsage(cpu0);
+  const elapsed = performance.now() - t0;
+  return { cpuMsPerPeriod: ((cpu.user + cpu.system) / 1000) * (PERIOD_MS / elapsed), elapsed };
+}
+
 /** One run of one candidate on fresh connections: heap, CPU, and (unless `none`) dead-peer detection. */
 async function runOnce(name, child, connections = CONNECTIONS) {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, backlog: 4096 });
@@ -223,14 +238,7 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   while (accepted < count) await sleep(10);
   phase('connected');
 
-  // Warm-up: every connection through one full heartbeat round.
-  await sleep(PERIOD_MS * 1.5);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  await sleep(PERIOD_MS * CPU_PERIODS);
-  const cpu = process.cpuUsage(cpu0);
-  const elapsed = performance.now() - t0;
-  const cpuMsPerPeriod = ((cpu.user + cpu.system) / 1000) * (PERIOD_MS / elapsed);
+  const { cpuMsPerPeriod } = await cpuPerPeriod();
   gc();
   const heapPerConnection = (process.memoryUsage().heapUsed - heapBefore) / wss.clients.size;
 
@@ -280,14 +288,8 @@ async function runMixed(name, child, connections = MIXED_CONNECTIONS) {
   await sleep(500);
   const { count } = await request(child, { cmd: 'connect', url: `ws://127.0.0.1:${wss.address().port}`, count: connections }, 'connected');
   await request(child, { cmd: 'talk' }, 'talking');
-  await sleep(PERIOD_MS * 1.5);
-  const received0 = received;
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  await sleep(PERIOD_MS * CPU_PERIODS);
-  const cpu = process.cpuUsage(cpu0);
-  const elapsed = performance.now() - t0;
-  const cpuMsPerPeriod = ((cpu.user + cpu.system) / 1000) * (PERIOD_MS / elapsed);
+  let received0 = 0;
+  const { cpuMsPerPeriod, elapsed } = await cpuPerPeriod(() => (received0 = received));
   const messagesPerPeriod = (received - received0) * (PERIOD_MS / elapsed);
   candidate.stop();
   for (const ws of wss.clients) ws.terminate();

@@ -43,13 +43,18 @@ function nextConnection(wss: WebSocketServer): Promise<WebSocket> {
   return next<WebSocket>(wss, 'connection');
 }
 
+/** One connection: the client, and the server's side of it. */
+async function pair(wss: WebSocketServer, url: string): Promise<{ client: WebSocket; server: WebSocket }> {
+  const accepted = nextConnection(wss);
+  const client = await connect(url);
+  return { client, server: await accepted };
+}
+
 describe('differential: bare ws vs ws with a heartbeat', () => {
   it("emits a 'ping' event (source: ws test/websocket.test.js, \"emits a 'ping' event\")", async () => {
     const { bare, wrapped } = await differential(async (wss, url, log) => {
-      const accepted = nextConnection(wss);
-      const client = await connect(url);
+      const { client, server } = await pair(wss, url);
       record(client, 'client', log);
-      const server = await accepted;
       server.ping('p');
       server.close();
       await next(client, 'close');
@@ -60,10 +65,8 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
 
   it("emits a 'pong' event (source: ws test/websocket.test.js, \"emits a 'pong' event\")", async () => {
     const { bare, wrapped } = await differential(async (wss, url, log) => {
-      const accepted = nextConnection(wss);
-      const client = await connect(url);
+      const { client, server } = await pair(wss, url);
       record(client, 'client', log);
-      const server = await accepted;
       server.pong('q');
       server.close();
       await next(client, 'close');
@@ -74,9 +77,7 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
 
   it('#pong is called automatically when a ping is received (source: ws test/websocket.test.js, "#pong is called automatically when a ping is received")', async () => {
     const { bare, wrapped } = await differential(async (wss, url, log) => {
-      const accepted = nextConnection(wss);
-      const client = await connect(url);
-      const server = await accepted;
+      const { client, server } = await pair(wss, url);
       record(server, 'server', log);
       record(client, 'client', log);
       client.ping('hi');
@@ -93,9 +94,7 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
 
   it('#close works when close reason is specified (source: ws test/websocket.test.js, "#close works when close reason is specified")', async () => {
     const { bare, wrapped } = await differential(async (wss, url, log) => {
-      const accepted = nextConnection(wss);
-      const client = await connect(url);
-      const server = await accepted;
+      const { client, server } = await pair(wss, url);
       record(server, 'server', log);
       client.close(1000, 'some reason');
       await next(server, 'close');
@@ -106,9 +105,7 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
 
   it('#close sends the close status code only when necessary (source: ws test/websocket.test.js, "#close sends the close status code only when necessary")', async () => {
     const { bare, wrapped } = await differential(async (wss, url, log) => {
-      const accepted = nextConnection(wss);
-      const client = await connect(url);
-      const server = await accepted;
+      const { client, server } = await pair(wss, url);
       record(server, 'server', log);
       record(client, 'client', log);
       server.close();
@@ -120,9 +117,7 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
 
   it('#terminate sets readyState to CLOSED once the connection is terminated (source: ws test/websocket.test.js, "readyState is set to `CLOSED` once connection is terminated")', async () => {
     const { bare, wrapped } = await differential(async (wss, url, log) => {
-      const accepted = nextConnection(wss);
-      const client = await connect(url);
-      const server = await accepted;
+      const { client, server } = await pair(wss, url);
       record(server, 'server', log);
       record(client, 'client', log);
       server.terminate();
@@ -134,9 +129,7 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
 
   it("echoes messages both ways and leaves the on{close,error,message,open} attributes alone (source: ws test/websocket.test.js, \"works like the `EventEmitter` interface\")", async () => {
     const { bare, wrapped } = await differential(async (wss, url, log) => {
-      const accepted = nextConnection(wss);
-      const client = await connect(url);
-      const server = await accepted;
+      const { client, server } = await pair(wss, url);
       server.on('message', (msg: Buffer, isBinary: boolean) => server.send(msg, { binary: isBinary }));
       log.push(`attributes ${[server.onmessage, server.onclose, server.onerror, server.onopen].map(String).join(',')}`);
       log.push(`listeners message=${server.listenerCount('message')} ping=${server.listenerCount('ping')}`);

@@ -29,7 +29,9 @@ function sleep(ms) {
  */
 export async function runDurable({ redisUrl } = {}) {
   const namespace = `game-buffs-${process.pid}-${Date.now()}`;
-  const options = { namespace, leaseMs: 5_000, pollIntervalMs: 250 };
+  // ioredis-mock's TIME is wrong (a documented limit of the mock): the stand-in runs in this
+  // process, so its timers follow this process's clock instead.
+  const options = { namespace, leaseMs: 5_000, pollIntervalMs: 250, timeSource: redisUrl ? 'redis' : 'local' };
   const events = [];
   const fired = [];
   const t0 = Date.now();

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { shardKeys, shardOf, wakeChannel } from '../src/keys.js';
+import { keyList, shardKeys, shardOf, wakeChannel } from '../src/keys.js';
 
 describe('keys', () => {
   describe('shardKeys', () => {
     it('puts every key of a shard under one hash tag', () => {
       const keys = shardKeys('tickwheel', 'buffs', 3);
       for (const key of Object.values(keys)) expect(key).toMatch(/^tickwheel:\{buffs:3\}:/);
-      expect(new Set(Object.values(keys)).size).toBe(4);
+      expect(new Set(Object.values(keys)).size).toBe(6);
+      expect(keyList(keys)).toEqual([keys.due, keys.lease, keys.timers, keys.seq, keys.failed, keys.reasons]);
     });
   });
 

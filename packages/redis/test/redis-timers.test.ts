@@ -2,13 +2,15 @@ import RedisMock from 'ioredis-mock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { RedisTimers } from '../src/redis-timers.js';
-import type { RedisClient } from '../src/types.js';
+import type { FiredTimer, RedisClient } from '../src/types.js';
 import { describeRedisTimers } from './helpers/behaviour.js';
 import { uniqueNamespace, until } from './helpers/wait.js';
 
 const mock = (): RedisClient => new RedisMock() as unknown as RedisClient;
 
-describeRedisTimers('ioredis-mock', mock);
+// ioredis-mock's TIME is wrong (seconds rounded, microseconds from an unrelated counter): its
+// limit, documented in the README; in-process fakes take this process's clock.
+describeRedisTimers('ioredis-mock', mock, { timeSource: 'local' });
 
 describe('RedisTimers', () => {
   describe('constructor', () => {
@@ -63,7 +65,7 @@ describe('RedisTimers', () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
       const { redis, claims } = countingMock();
-      const t = new RedisTimers({ redis, namespace: uniqueNamespace(), wheel, pollIntervalMs: 60_000 });
+      const t = new RedisTimers({ redis, timeSource: 'local', namespace: uniqueNamespace(), wheel, pollIntervalMs: 60_000 });
       const advance = (ms: number) => {
         vi.setSystemTime(Date.now() + ms);
         clock.advance(ms);
@@ -90,11 +92,40 @@ describe('RedisTimers', () => {
       wheel.close();
     });
 
+    it('never starts a handler whose lease passed while the claim reply was on its way (fencing)', async () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
+      const t = new RedisTimers({ redis, timeSource: 'local', namespace: uniqueNamespace(), wheel, leaseMs: 1_000, pollIntervalMs: 60_000 });
+      const target = redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> };
+      const claim = target.tickwheelClaim.bind(redis);
+      target.tickwheelClaim = async (...args: string[]) => {
+        const reply = await claim(...args);
+        // The process stalls (GC, SIGSTOP) after the server replied and before the reply is read.
+        if (reply.length > 4) clock.advance(1_001);
+        return reply;
+      };
+      const stale: [string, string][] = [];
+      t.on('stale', (timer: FiredTimer, stage: string) => stale.push([timer.id, stage]));
+      const ran: string[] = [];
+      await t.schedule('late', 0);
+      await t.start(({ id }) => {
+        ran.push(id);
+      });
+      await until(() => stale.length === 1, 'the dropped claim');
+      expect(stale).toEqual([['late', 'start']]);
+      expect(ran).toEqual([]);
+      expect(await t.get('late')).toMatchObject({ state: 'claimed', attempts: 1 });
+      await t.stop();
+      wheel.close();
+      redis.disconnect();
+    });
+
     it('costs no round trips while idle beyond the safety poll', async () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
       const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
-      const t = new RedisTimers({ redis, namespace: uniqueNamespace(), wheel, pollIntervalMs: 5_000 });
+      const t = new RedisTimers({ redis, timeSource: 'local', namespace: uniqueNamespace(), wheel, pollIntervalMs: 5_000 });
       let claims = 0;
       const claim = (redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> }).tickwheelClaim.bind(redis);
       (redis as unknown as { tickwheelClaim: unknown }).tickwheelClaim = (...args: string[]) => {

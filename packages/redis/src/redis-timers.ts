@@ -5,11 +5,12 @@
  */
 import { EventEmitter } from 'node:events';
 import { describeValue, requireFunction, requireMs, type TimingWheel } from '@tickwheel/core';
-import { withFailoverBudget } from './failover.js';
+import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
 import { resolveOptions, resolveScheduleOptions, requireInteger, type Policy } from './options.js';
 import { decodePayload, encodePayload } from './payload.js';
 import { parseRecord } from './record.js';
+import { ReplicationBarrier } from './replication.js';
 import { defineScripts, type ScriptCommands } from './scripts.js';
 import type { DueSpec, FailedTimer, FiredTimer, RedisClient, RedisTimersOptions, ScheduleOptions, TimerHandler, TimerInfo } from './types.js';
 import { Worker, type StaleStage } from './worker.js';
@@ -91,6 +92,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
   private readonly options: ReturnType<typeof resolveOptions>;
   private readonly policy: Policy;
   private worker: Worker | undefined;
+  private readonly barrier: ReplicationBarrier | undefined;
 
   /**
    * @param options - see {@link RedisTimersOptions}; every bad value throws here
@@ -107,6 +109,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     this.client = defineScripts(this.options.redis);
     this.keys = Array.from({ length: this.shards }, (_, shard) => shardKeys(this.options.keyPrefix, this.namespace, shard));
     this.channel = wakeChannel(this.options.keyPrefix, this.namespace);
+    const { waitForReplicas, waitForReplicasTimeoutMs } = this.options;
+    if (waitForReplicas > 0) this.barrier = new ReplicationBarrier(this.client, waitForReplicas, waitForReplicasTimeoutMs);
   }
 
   /** The scripts' trailing time argument: '' reads the server's TIME. */
@@ -115,26 +119,19 @@ export class RedisTimers<P = unknown> extends EventEmitter {
   }
 
   /**
-   * Runs one script on one shard, retrying transient errors within the failover budget; writes
-   * wait for `waitForReplicas` replicas in the same round trip (a pipeline: one node in a Cluster).
+   * Runs one script on one shard, retrying transient errors within the failover budget; a write
+   * then waits for `waitForReplicas` replicas (replication.ts) and is retried whole if they fail.
    */
   private run<T>(command: keyof ScriptCommands, keys: KeyList, args: string[], what: string, retrySafe: string, write = true): Promise<T> {
-    const { waitForReplicas: replicas, waitForReplicasTimeoutMs: timeoutMs, failoverBudgetMs } = this.options;
     const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
+    const barrier = write ? this.barrier : undefined;
     const once = async (): Promise<T> => {
-      if (!write || replicas === 0) return client[command]!(...keys, ...args);
-      const pipeline = this.client.pipeline() as unknown as Record<string, (...a: unknown[]) => unknown> & { exec(): Promise<[Error | null, unknown][] | null> };
-      pipeline[command]!(...keys, ...args);
-      pipeline['wait']!(replicas, timeoutMs);
-      const results = await pipeline.exec();
-      if (results === null) throw new Error('Connection is closed (pipeline discarded)');
-      const [[error, reply], [waitError, acked]] = results as [[Error | null, T], [Error | null, number]];
-      if (error) throw error;
-      if (waitError) throw waitError;
-      if (acked < replicas) throw new Error(`only ${acked} of ${replicas} replicas acknowledged the write within ${timeoutMs} ms`);
+      const reply = await client[command]!(...keys, ...args);
+      await barrier?.wait(keys[0]);
       return reply;
     };
-    return withFailoverBudget(once, failoverBudgetMs, what, retrySafe);
+    const tryTimeoutMs = Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000);
+    return withFailoverBudget(once, this.options.failoverBudgetMs, what, retrySafe, tryTimeoutMs, () => refreshSlots(this.client));
   }
 
   private shardOf(id: string): { index: number; keys: KeyList } {

@@ -68,7 +68,8 @@ export interface RedisTimersOptions extends ScheduleOptions {
   failoverBudgetMs?: number;
   /**
    * Replicas that must confirm each write of schedule, reschedule, cancel and the failed-set
-   * calls (Redis `WAIT`) before it resolves, so a failover cannot lose it. Default 0.
+   * calls (Redis `WAIT`) before it resolves, so a failover cannot lose it. A master with fewer
+   * replicas connected (one promoted by a failover, say) needs only those. Default 0.
    */
   waitForReplicas?: number;
   /** How long one `WAIT` waits for the replicas; too few in time counts as a transient failure. Default 1 000. */

@@ -26,14 +26,14 @@
  * reported to `onStale`.
  *
  * ## Faults
- * A failed claim is retried after 20 ms, doubling to 1 s (or the safety poll), per shard. Acks and
+ * A failed claim (or one unanswered for 2 s) is retried after 20 ms, doubling to 1 s (or the safety poll), per shard. Acks and
  * failure reports retry transient errors within the failover budget (they are fenced, so a retry
  * is harmless); what still fails is redelivered after its lease.
  */
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
 import { requireMs } from '@tickwheel/core';
 import { backoffDelayMs } from './backoff.js';
-import { withFailoverBudget, retryDelayMs } from './failover.js';
+import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, type KeyList, type ShardKeys } from './keys.js';
 import { decodePayload } from './payload.js';
 import type { ScriptCommands } from './scripts.js';
@@ -145,7 +145,7 @@ export class Worker {
   }
 
   private budgeted<T>(call: () => Promise<T>, what: string): Promise<T> {
-    return this.track(withFailoverBudget(call, this.ctx.failoverBudgetMs, what, 'the timer is redelivered after its lease'));
+    return this.track(withFailoverBudget(call, this.ctx.failoverBudgetMs, what, 'the timer is redelivered after its lease', TRY_TIMEOUT_MS, () => refreshSlots(this.ctx.client)));
   }
 
   private onMessage(channel: string, message: string): void {
@@ -206,7 +206,9 @@ export class Worker {
     this.reserved += limit;
     const clock = this.ctx.wheel.clock;
     const sent = clock.now();
-    const request = this.ctx.client.tickwheelClaim(...shard.keys, String(limit), String(this.ctx.leaseMs), this.ctx.now());
+    // A claim that never answers (see failover.ts) must not hold the shard: after TRY_TIMEOUT_MS it
+    // counts as failed; if it was applied after all, its timers are redelivered after their lease.
+    const request = raced(this.ctx.client.tickwheelClaim(...shard.keys, String(limit), String(this.ctx.leaseMs), this.ctx.now()), TRY_TIMEOUT_MS);
     this.track(request).then(
       (reply) => {
         const received = clock.now();
@@ -242,6 +244,7 @@ export class Worker {
         shard.claiming = false;
         // Back off from tens of ms: a failover is usually over in a second or two.
         const delay = retryDelayMs(shard.failures++, Math.min(1_000, this.ctx.pollIntervalMs));
+        refreshSlots(this.ctx.client);
         shard.next = Math.min(shard.hint, this.serverNow(clock.now()) + delay);
         shard.floor = Number.NEGATIVE_INFINITY;
         this.report(error);

@@ -121,6 +121,41 @@ describe('RedisTimers', () => {
       redis.disconnect();
     });
 
+    it('retries a failed claim after tens of ms, doubling, instead of a flat second', async () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
+      const t = new RedisTimers({ redis, timeSource: 'local', namespace: uniqueNamespace(), wheel, pollIntervalMs: 60_000 });
+      t.on('error', () => undefined);
+      const target = redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> };
+      const claim = target.tickwheelClaim.bind(redis);
+      const at: number[] = [];
+      target.tickwheelClaim = (...args: string[]) => {
+        at.push(clock.now());
+        return at.length <= 3 ? Promise.reject(new Error('CLUSTERDOWN The cluster is down')) : claim(...args);
+      };
+      await t.schedule('a', 0);
+      const fired: string[] = [];
+      await t.start(({ id }) => void fired.push(id));
+      await until(() => at.length === 1, 'the first claim');
+      for (let ms = 0; ms < 200 && fired.length === 0; ms++) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        clock.advance(1);
+      }
+      expect(fired).toEqual(['a']);
+      const gaps = at.slice(1).map((x, i) => x - at[i]!);
+      // retryDelayMs: 10-20 ms, then 20-40, then 40-80 (jittered), never the old flat 1 000 ms
+      expect(gaps[0]).toBeGreaterThanOrEqual(10);
+      expect(gaps[0]).toBeLessThanOrEqual(21);
+      expect(gaps[1]).toBeGreaterThanOrEqual(20);
+      expect(gaps[1]).toBeLessThanOrEqual(41);
+      expect(gaps[2]).toBeGreaterThanOrEqual(40);
+      expect(gaps[2]).toBeLessThanOrEqual(81);
+      await t.stop();
+      wheel.close();
+      redis.disconnect();
+    });
+
     it('costs no round trips while idle beyond the safety poll', async () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });

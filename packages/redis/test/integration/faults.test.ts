@@ -4,29 +4,15 @@
  * and schedule() calls made while redis-server is down (the failover budget). The SIGKILLed
  * worker and the AOF restart are in multi-process.test.ts.
  */
-import { Redis } from 'ioredis';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { RedisTimers } from '../../src/redis-timers.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useRedisResources } from '../helpers/cleanup.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { sleep, uniqueNamespace, until } from '../helpers/wait.js';
-import { forkWorker, killAllWorkers, type Start, type WorkerProcess } from '../helpers/workers.js';
+import { forkWorker, type Start, type WorkerProcess } from '../helpers/workers.js';
 
 describe('RedisTimers under faults', () => {
-  const clients: Redis[] = [];
-  const servers: RedisServer[] = [];
-
-  function client(url: string): Redis {
-    const c = new Redis(url);
-    c.on('error', () => undefined);
-    clients.push(c);
-    return c;
-  }
-
-  afterEach(async () => {
-    await killAllWorkers();
-    for (const c of clients.splice(0)) c.disconnect();
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
-  });
+  const { client, servers } = useRedisResources();
 
   it('a worker SIGSTOPped across its lease starts no handler after its lease, and its stale acks are refused', { timeout: 30_000 }, async () => {
     const url = inject('redisUrl');

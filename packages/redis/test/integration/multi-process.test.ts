@@ -3,12 +3,12 @@
  * fires, none twice without crashes; a worker killed with SIGKILL while holding claimed timers
  * loses none of them; a redis-server killed and restarted with AOF (fsync always) loses none.
  */
-import { Redis } from 'ioredis';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { RedisTimers } from '../../src/redis-timers.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useRedisResources } from '../helpers/cleanup.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { sleep, uniqueNamespace, until } from '../helpers/wait.js';
-import { forkWorker, killAllWorkers, type WorkerProcess } from '../helpers/workers.js';
+import { forkWorker, type WorkerProcess } from '../helpers/workers.js';
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -29,21 +29,7 @@ function firedIds(workers: WorkerProcess[]): string[] {
 }
 
 describe('RedisTimers across processes', () => {
-  const clients: Redis[] = [];
-  const servers: RedisServer[] = [];
-
-  function client(url: string): Redis {
-    const c = new Redis(url);
-    c.on('error', () => undefined);
-    clients.push(c);
-    return c;
-  }
-
-  afterEach(async () => {
-    await killAllWorkers();
-    for (const c of clients.splice(0)) c.disconnect();
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
-  });
+  const { client, servers } = useRedisResources();
 
   it('fires 10 000 timers across 3 worker processes, each exactly once', async () => {
     const url = inject('redisUrl');

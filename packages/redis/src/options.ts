@@ -114,3 +114,28 @@ export function resolveScheduleOptions(options: ScheduleOptions | undefined, def
   refuseUnknown(options, SCHEDULE_KNOWN, 'schedule');
   return resolvePolicy(options, defaults, 'options.');
 }
+
+export function requireId(id: unknown): string {
+  if (typeof id !== 'string' || id === '') throw new TypeError(`id must be a non-empty string, got ${describeValue(id)}`);
+  return id;
+}
+
+/** The latest time a Date can hold (epoch ms); due times and delays beyond it are refused. */
+const MAX_TIME_MS = 8_640_000_000_000_000;
+
+/** Validates a due spec; returns the script's mode and whole ms (rounded up: never early). */
+export function dueArgs(when: unknown, name: string): ['in' | 'at', string] {
+  let mode: 'in' | 'at' = 'in';
+  let ms: number;
+  if (when !== null && typeof when === 'object' && !(when instanceof Date)) {
+    const at = (when as { at?: unknown }).at;
+    if (at instanceof Date && Number.isNaN(at.getTime())) throw new RangeError(`${name}.at must be a valid Date, got an Invalid Date`);
+    mode = 'at';
+    name = `${name}.at`;
+    ms = requireMs(at instanceof Date ? at.getTime() : at, name);
+  } else {
+    ms = requireMs(when, name);
+  }
+  if (ms > MAX_TIME_MS) throw new RangeError(`${name} must be at most ${MAX_TIME_MS} (the last valid Date), got ${ms}`);
+  return [mode, String(Math.ceil(ms))];
+}

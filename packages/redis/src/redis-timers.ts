@@ -4,10 +4,10 @@
  * lives in worker.ts, the scripts in scripts.ts, the guarantees in the package README.
  */
 import { EventEmitter } from 'node:events';
-import { describeValue, requireFunction, requireMs, type TimingWheel } from '@tickwheel/core';
+import { requireFunction, type TimingWheel } from '@tickwheel/core';
 import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
-import { resolveOptions, resolveScheduleOptions, requireInteger, type Policy } from './options.js';
+import { dueArgs, requireId, requireInteger, resolveOptions, resolveScheduleOptions, type Policy } from './options.js';
 import { decodePayload, encodePayload } from './payload.js';
 import { parseRecord } from './record.js';
 import { ReplicationBarrier } from './replication.js';
@@ -15,33 +15,8 @@ import { defineScripts, type ScriptCommands } from './scripts.js';
 import type { DueSpec, FailedTimer, FiredTimer, RedisClient, RedisTimersOptions, ScheduleOptions, TimerHandler, TimerInfo } from './types.js';
 import { Worker, type StaleStage } from './worker.js';
 
-function requireId(id: unknown): string {
-  if (typeof id !== 'string' || id === '') throw new TypeError(`id must be a non-empty string, got ${describeValue(id)}`);
-  return id;
-}
-
-/** The latest time a Date can hold (epoch ms); due times and delays beyond it are refused. */
-const MAX_TIME_MS = 8_640_000_000_000_000;
-
 /** Failed-set calls over all of a shard go in batches of this many. */
 const FAILED_BATCH = 500;
-
-/** Validates a due spec; returns the script's mode and whole ms (rounded up: never early). */
-function dueArgs(when: unknown, name: string): ['in' | 'at', string] {
-  let mode: 'in' | 'at' = 'in';
-  let ms: number;
-  if (when !== null && typeof when === 'object' && !(when instanceof Date)) {
-    const at = (when as { at?: unknown }).at;
-    if (at instanceof Date && Number.isNaN(at.getTime())) throw new RangeError(`${name}.at must be a valid Date, got an Invalid Date`);
-    mode = 'at';
-    name = `${name}.at`;
-    ms = requireMs(at instanceof Date ? at.getTime() : at, name);
-  } else {
-    ms = requireMs(when, name);
-  }
-  if (ms > MAX_TIME_MS) throw new RangeError(`${name} must be at most ${MAX_TIME_MS} (the last valid Date), got ${ms}`);
-  return [mode, String(Math.ceil(ms))];
-}
 
 const RETRY_SAFE = {
   schedule: 'retrying is safe: schedule is idempotent by id',

@@ -61,7 +61,7 @@ local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
 local token = F(redis.call('INCR', KEYS[4]))
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-unlink(id)
+if record then unlink(id) end
 redis.call('ZADD', KEYS[1], F(due), id)
 redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. ARGV[8] .. ':' .. ARGV[9] .. ':' .. ARGV[4])
 wake(head, due, ARGV[5], ARGV[6])
@@ -159,16 +159,19 @@ end`;
 
 /**
  * Acks handled timers: ARGV holds pairs id, token. A timer is deleted only while it is still
- * claimed under that token. Returns the ids whose ack was refused (the lease was lost).
+ * claimed under that token (the ZREM from the lease set is the claimed check). A last error can
+ * exist only after a failed attempt, so a first attempt skips that HDEL. Returns the ids whose
+ * ack was refused (the lease was lost).
  */
-export const ACK = `${HELD}
-local refused = {}
+export const ACK = `local refused = {}
 for i = 1, #ARGV, 2 do
   local id = ARGV[i]
-  if held(id, ARGV[i + 1]) then
-    redis.call('ZREM', KEYS[2], id)
+  local record = redis.call('HGET', KEYS[3], id)
+  local token, attempts
+  if record then token, attempts = string.match(record, '^(%d+):%d+:(%d+):') end
+  if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
     redis.call('HDEL', KEYS[3], id)
-    redis.call('HDEL', KEYS[6], id)
+    if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
   else
     refused[#refused + 1] = id
   end

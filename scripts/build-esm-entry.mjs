@@ -22,15 +22,17 @@ const root = path.resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
 const clean = args[0] === '--clean';
 if (clean) args.shift();
-const folders = args.length > 0
-  ? args.map((folder) => path.resolve(folder))
-  : fs.readdirSync(path.join(root, 'packages')).map((name) => path.join(root, 'packages', name));
+const folders =
+  args.length > 0
+    ? args.map((folder) => path.resolve(folder))
+    : fs.readdirSync(path.join(root, 'packages')).map((name) => path.join(root, 'packages', name));
 
 for (const folder of folders) {
   const dist = path.join(folder, 'dist');
   const esm = path.join(dist, 'esm');
   const entry = path.join(dist, 'index.js');
-  if (!clean && !fs.existsSync(entry)) throw new Error(`${path.relative(root, entry)} is missing: run tsc --build first`);
+  if (!clean && !fs.existsSync(entry))
+    throw new Error(`${path.relative(root, entry)} is missing: run tsc --build first`);
   fs.rmSync(esm, { recursive: true, force: true });
   if (clean) continue;
   fs.mkdirSync(esm, { recursive: true });
@@ -44,7 +46,9 @@ for (const folder of folders) {
   }
 
   const name = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')).name;
-  const names = Object.keys(createRequire(entry)(entry)).filter((key) => key !== '__esModule').sort();
+  const names = Object.keys(createRequire(entry)(entry))
+    .filter((key) => key !== '__esModule')
+    .sort();
   fs.writeFileSync(
     path.join(esm, 'index.mjs'),
     `// ESM entry of ${name}: the CommonJS build's exports, so import and require() share one instance.\n` +

@@ -26,7 +26,10 @@ export function source(snippet: Snippet, style: 'esm' | 'cjs' | 'ts'): string {
       : `import { ${names.join(', ')} } from '${module}';`,
   );
   const main = `async function main() {${snippet.body}\n}\n`;
-  const body = style === 'ts' ? main : ts.transpileModule(main, { compilerOptions: { target: ts.ScriptTarget.ES2022 } }).outputText;
+  const body =
+    style === 'ts'
+      ? main
+      : ts.transpileModule(main, { compilerOptions: { target: ts.ScriptTarget.ES2022 } }).outputText;
   const run = `main().then((result) => console.log(JSON.stringify(result)), (error) => {\n  console.error(error);\n  process.exitCode = 1;\n});\n`;
   return `${header.join('\n')}\n\n${body}\n${run}`;
 }
@@ -54,6 +57,6 @@ export function compile(dir: string): void {
     execFileSync(process.execPath, [tsc, '-p', dir], { encoding: 'utf8', timeout: 60_000 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
-    throw new Error(`tsc -p ${path.basename(dir)} failed:\n${stdout ?? ''}${stderr ?? ''}`);
+    throw new Error(`tsc -p ${path.basename(dir)} failed:\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });
   }
 }

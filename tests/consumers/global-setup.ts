@@ -35,17 +35,29 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const packed = JSON.parse(
     execFileSync(
       'npm',
-      ['pack', '--json', '--ignore-scripts', '--pack-destination', root, ...packages.map((name) => `--workspace=packages/${name}`)],
+      [
+        'pack',
+        '--json',
+        '--ignore-scripts',
+        '--pack-destination',
+        root,
+        ...packages.map((name) => `--workspace=packages/${name}`),
+      ],
       { cwd: workspace, encoding: 'utf8', timeout: 60_000 },
     ),
   ) as Array<{ name: string; filename: string }>;
   const tarballs = Object.fromEntries(packed.map(({ name, filename }) => [name, path.join(root, filename)]));
 
-  const dependencies: Record<string, string> = Object.fromEntries(packed.map(({ name, filename }) => [name, `file:./${filename}`]));
+  const dependencies: Record<string, string> = Object.fromEntries(
+    packed.map(({ name, filename }) => [name, `file:./${filename}`]),
+  );
   for (const peer of ['ws', '@grpc/grpc-js', 'ioredis', '@types/node']) dependencies[peer] = testedVersion(peer);
   // fetch's own tests run on undici 7 (Node's global fetch is undici 6 on Node 20 and 22).
   dependencies.undici = testedVersion('undici', path.join(workspace, 'packages/fetch'));
-  fs.writeFileSync(path.join(root, 'package.json'), JSON.stringify({ name: 'consumer', private: true, dependencies }, null, 2));
+  fs.writeFileSync(
+    path.join(root, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, dependencies }, null, 2),
+  );
   execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -54,12 +66,17 @@ export default async function setup(project: TestProject): Promise<() => void> {
 
   ensureDebianPackages(['redis-server'], () => onPath('redis-server'), 'the consumer tests');
   const redisSocket = path.join(root, 'redis.sock');
-  const redis = spawn('redis-server', ['--port', '0', '--unixsocket', redisSocket, '--save', '', '--appendonly', 'no', '--dir', root], {
-    stdio: 'ignore',
-  });
+  const redis = spawn(
+    'redis-server',
+    ['--port', '0', '--unixsocket', redisSocket, '--save', '', '--appendonly', 'no', '--dir', root],
+    {
+      stdio: 'ignore',
+    },
+  );
   const startedBy = Date.now() + 10_000;
   while (!fs.existsSync(redisSocket)) {
-    if (redis.exitCode !== null || Date.now() > startedBy) throw new Error(`redis-server did not create ${redisSocket} within 10 s`);
+    if (redis.exitCode !== null || Date.now() > startedBy)
+      throw new Error(`redis-server did not create ${redisSocket} within 10 s`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 

@@ -18,7 +18,10 @@ describe('published package checks', () => {
     });
 
     it(`${name}: publint finds no error, warning or suggestion`, () => {
-      const out = execFileSync(bin('publint'), ['run', tarball, '--level', 'suggestion'], { encoding: 'utf8', timeout: 60_000 });
+      const out = execFileSync(bin('publint'), ['run', tarball, '--level', 'suggestion'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       expect(out.trim()).toMatch(/All good!$/);
     });
   }

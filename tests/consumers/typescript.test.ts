@@ -26,12 +26,16 @@ describe('a TypeScript project with module: node16 (.mts and .cts files)', () =>
 
   beforeAll(() => {
     writeProject(dir, {
-      'tsconfig.json': JSON.stringify({ compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16' } }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: { ...compilerOptions, module: 'node16', moduleResolution: 'node16' },
+      }),
       'package.json': JSON.stringify({ type: 'commonjs' }),
-      ...Object.fromEntries(snippets.flatMap((snippet) => [
-        [`${fileName(snippet)}.mts`, source(snippet, 'ts')],
-        [`${fileName(snippet)}.cts`, source(snippet, 'ts')],
-      ])),
+      ...Object.fromEntries(
+        snippets.flatMap((snippet) => [
+          [`${fileName(snippet)}.mts`, source(snippet, 'ts')],
+          [`${fileName(snippet)}.cts`, source(snippet, 'ts')],
+        ]),
+      ),
     });
     compile(dir);
   });
@@ -51,7 +55,9 @@ describe('a TypeScript project with moduleResolution: bundler', () => {
 
   beforeAll(() => {
     writeProject(dir, {
-      'tsconfig.json': JSON.stringify({ compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler' } }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: { ...compilerOptions, module: 'esnext', moduleResolution: 'bundler' },
+      }),
       'package.json': JSON.stringify({ type: 'module' }),
       ...Object.fromEntries(snippets.map((snippet) => [`${fileName(snippet)}.ts`, source(snippet, 'ts')])),
     });

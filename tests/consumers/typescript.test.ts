@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { build } from 'rolldown';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { compile, fileName, runNode, source, writeProject } from './consumer-project.js';
 import { snippets } from './snippets.js';
@@ -7,7 +8,8 @@ import { snippets } from './snippets.js';
 /**
  * TypeScript users of the installed tarballs: `module: node16` with .mts (ESM) and .cts (CommonJS)
  * files side by side, and `moduleResolution: bundler`. Each compiles with strict settings and
- * without skipLibCheck (our declarations are checked as the user's compiler reads them), then runs.
+ * without skipLibCheck (our declarations are checked as the user's compiler reads them), then runs;
+ * the bundler project's output also runs bundled by rolldown (the bundler vite uses).
  */
 const root = inject('consumerRoot');
 const env = { TICKWHEEL_REDIS_SOCKET: inject('redisSocket') };
@@ -68,6 +70,22 @@ describe('a TypeScript project with moduleResolution: bundler', () => {
     it(`compiles and runs ${snippet.entry}`, () => {
       expect(fs.existsSync(path.join(dir, 'out', `${fileName(snippet)}.js`))).toBe(true);
       expect(runNode(path.join(dir, 'out', `${fileName(snippet)}.js`), env)).toEqual(snippet.expected);
+    });
+
+    it(`runs ${snippet.entry} bundled by rolldown, our packages inlined and the peers external`, async () => {
+      const bundle = path.join(dir, 'bundle', `${fileName(snippet)}.mjs`);
+      await build({
+        input: path.join(dir, 'out', `${fileName(snippet)}.js`),
+        cwd: dir,
+        platform: 'node',
+        external: (id) => !id.startsWith('@tickwheel/') && !id.startsWith('.') && !path.isAbsolute(id),
+        output: { file: bundle, format: 'esm' },
+        logLevel: 'warn',
+      });
+      const code = fs.readFileSync(bundle, 'utf8');
+      expect(code).not.toMatch(/^import [^\n]*['"]@tickwheel\//m);
+      expect(code).not.toMatch(/require\(['"]@tickwheel\//);
+      expect(runNode(bundle, env)).toEqual(snippet.expected);
     });
   }
 });

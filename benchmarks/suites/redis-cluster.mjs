@@ -46,7 +46,10 @@ const CANDIDATES = ['tickwheel', 'bullmq'];
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const clusterClient = (ports, extra = {}) => {
-  const c = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })), extra);
+  const c = new Cluster(
+    ports.map((port) => ({ host: '127.0.0.1', port })),
+    extra,
+  );
   c.on('error', () => undefined);
   return c;
 };
@@ -65,7 +68,13 @@ async function workerMain(candidate, config) {
   let stop;
   if (candidate === 'tickwheel') {
     const redis = clusterClient(config.ports);
-    const timers = new RedisTimers({ redis, namespace: config.name, shards: config.shards, leaseMs: 30_000, concurrency: CONCURRENCY });
+    const timers = new RedisTimers({
+      redis,
+      namespace: config.name,
+      shards: config.shards,
+      leaseMs: 30_000,
+      concurrency: CONCURRENCY,
+    });
     timers.on('error', () => undefined);
     await timers.start(({ id, payload }) => {
       fired.push([id, payload, Date.now()]);
@@ -76,7 +85,11 @@ async function workerMain(candidate, config) {
     };
   } else {
     const connection = clusterClient(config.ports, { redisOptions: { maxRetriesPerRequest: null } });
-    const worker = new Worker(config.name, async (job) => void fired.push([job.id, job.data, Date.now()]), { connection, prefix: '{bull}', concurrency: CONCURRENCY });
+    const worker = new Worker(config.name, async (job) => void fired.push([job.id, job.data, Date.now()]), {
+      connection,
+      prefix: '{bull}',
+      concurrency: CONCURRENCY,
+    });
     worker.on('error', () => undefined);
     await worker.waitUntilReady();
     stop = async () => {
@@ -113,12 +126,36 @@ async function freePort() {
   throw new Error('no free port');
 }
 
-const cli = (port, ...args) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
+const cli = (port, ...args) =>
+  spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
 
 async function startNode() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-bench-cluster-'));
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec', '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(NODE_TIMEOUT_MS), '--cluster-announce-ip', '127.0.0.1', '--logfile', 'log'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    String(NODE_TIMEOUT_MS),
+    '--cluster-announce-ip',
+    '127.0.0.1',
+    '--logfile',
+    'log',
+  ];
   const child = spawn('redis-server', args, { stdio: 'ignore' });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   for (let i = 0; !/PONG/.test(cli(port, 'ping')); i++) {
@@ -134,7 +171,8 @@ async function startNode() {
 
 /** A cluster of `masters` masters (1 is made by hand: redis-cli wants 3), with `replicas` each. */
 async function startCluster(masters, replicas) {
-  if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0) throw new Error('redis-server is not installed (apt-get install -y redis-server)');
+  if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0)
+    throw new Error('redis-server is not installed (apt-get install -y redis-server)');
   const nodes = await Promise.all(Array.from({ length: masters * (1 + replicas) }, startNode));
   const stop = () => Promise.all(nodes.map((n) => n.stop()));
   try {
@@ -142,12 +180,25 @@ async function startCluster(masters, replicas) {
       if (replicas !== 0) throw new Error('a 1-master cluster is made without replicas');
       cli(nodes[0].port, 'cluster', 'addslotsrange', '0', '16383');
     } else {
-      const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+      const create = spawnSync(
+        'redis-cli',
+        [
+          '--cluster',
+          'create',
+          ...nodes.map((n) => `127.0.0.1:${n.port}`),
+          '--cluster-replicas',
+          String(replicas),
+          '--cluster-yes',
+        ],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
       if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
     }
     for (let i = 0; ; i++) {
       const ok = nodes.every((n) => /cluster_state:ok/.test(cli(n.port, 'cluster', 'info')));
-      const synced = nodes.filter((n) => /^slave/.test(cli(n.port, 'role')) && /connected/.test(cli(n.port, 'role'))).length === masters * replicas;
+      const synced =
+        nodes.filter((n) => /^slave/.test(cli(n.port, 'role')) && /connected/.test(cli(n.port, 'role'))).length ===
+        masters * replicas;
       if (ok && synced) break;
       if (i > 400) throw new Error('cluster did not become ready');
       await sleep(50);
@@ -159,10 +210,20 @@ async function startCluster(masters, replicas) {
   /** The live master serving `slot`, asked of a node other than `dead`. */
   const masterOf = (slot, dead) => {
     const asked = nodes.find((n) => n !== dead);
-    const line = cli(asked.port, 'cluster', 'nodes').trim().split('\n').map((l) => l.split(' ')).find((f) => f.length > 8 && f[2].includes('master') && !f[2].includes('fail') && f.slice(8).some((r) => {
-      const [a, b = a] = r.split('-').map(Number);
-      return a <= slot && slot <= b;
-    }));
+    const line = cli(asked.port, 'cluster', 'nodes')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .find(
+        (f) =>
+          f.length > 8 &&
+          f[2].includes('master') &&
+          !f[2].includes('fail') &&
+          f.slice(8).some((r) => {
+            const [a, b = a] = r.split('-').map(Number);
+            return a <= slot && slot <= b;
+          }),
+      );
     return line && nodes.find((n) => line[1].startsWith(`127.0.0.1:${n.port}@`));
   };
   return { nodes, ports: nodes.map((n) => n.port), masterOf, stop };
@@ -174,7 +235,9 @@ function redisCpuMicros(cluster) {
   for (const n of cluster.nodes) {
     const info = cli(n.port, 'info', 'cpu');
     if (!/role:master/.test(cli(n.port, 'info', 'replication'))) continue;
-    total += (Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1] ?? 0) + Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1] ?? 0)) * 1e6;
+    total +=
+      (Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1] ?? 0) + Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1] ?? 0)) *
+      1e6;
   }
   return total;
 }
@@ -188,7 +251,9 @@ async function startWorkers(candidate, cluster, name, count, shards) {
   const fired = [];
   const workers = [];
   for (let i = 0; i < count; i++) {
-    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ ports: cluster.ports, name, shards })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ ports: cluster.ports, name, shards })], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const w = { child, cpuMicros: 0 };
     w.ready = new Promise((resolve, reject) => {
       child.on('message', (m) => {
@@ -203,15 +268,21 @@ async function startWorkers(candidate, cluster, name, count, shards) {
   }
   await Promise.all(workers.map((w) => w.ready));
   let stopped;
-  const stop = () => (stopped ??= (async () => {
-    await Promise.all(workers.map((w) => new Promise((resolve) => {
-      if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve();
-      const timer = setTimeout(() => process.kill(w.child.pid, 'SIGKILL'), 15_000);
-      w.child.once('exit', () => (clearTimeout(timer), resolve()));
-      if (w.child.connected) w.child.send('stop');
-    })));
-    return workers.reduce((sum, w) => sum + w.cpuMicros, 0);
-  })());
+  const stop = () =>
+    (stopped ??= (async () => {
+      await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise((resolve) => {
+              if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve();
+              const timer = setTimeout(() => process.kill(w.child.pid, 'SIGKILL'), 15_000);
+              w.child.once('exit', () => (clearTimeout(timer), resolve()));
+              if (w.child.connected) w.child.send('stop');
+            }),
+        ),
+      );
+      return workers.reduce((sum, w) => sum + w.cpuMicros, 0);
+    })());
   return { fired, stop };
 }
 
@@ -227,7 +298,13 @@ async function scheduler(candidate, cluster, name, shards) {
   queue.on('error', () => undefined);
   await queue.waitUntilReady();
   return {
-    add: (id, due) => queue.add('t', due, { delay: Math.max(0, due - Date.now()), jobId: id, removeOnComplete: true, removeOnFail: true }),
+    add: (id, due) =>
+      queue.add('t', due, {
+        delay: Math.max(0, due - Date.now()),
+        jobId: id,
+        removeOnComplete: true,
+        removeOnFail: true,
+      }),
     close: async () => {
       await queue.close();
       connection.disconnect();
@@ -257,14 +334,22 @@ async function scaleRun(candidate, cluster, masters, workerCount) {
     await sleep(200);
     const cpu0 = redisCpuMicros(cluster);
     const dueAt = Date.now() + 3_000;
-    for (let i = 0; i < SCALE_TIMERS; i += 500) await Promise.all(Array.from({ length: Math.min(500, SCALE_TIMERS - i) }, (_, k) => sched.add(`t${i + k}`, dueAt)));
+    for (let i = 0; i < SCALE_TIMERS; i += 500)
+      await Promise.all(
+        Array.from({ length: Math.min(500, SCALE_TIMERS - i) }, (_, k) => sched.add(`t${i + k}`, dueAt)),
+      );
     if (Date.now() >= dueAt) throw new Error('scheduling took longer than the 3 s lead time');
-    if (!(await waitFor(() => workers.fired.length >= SCALE_TIMERS, 120_000))) throw new Error(`${candidate}: only ${workers.fired.length} fired`);
+    if (!(await waitFor(() => workers.fired.length >= SCALE_TIMERS, 120_000)))
+      throw new Error(`${candidate}: only ${workers.fired.length} fired`);
     const last = Math.max(...workers.fired.map(([, , at]) => at));
     await sleep(300);
     const redisMicros = redisCpuMicros(cluster) - cpu0;
     const workerMicros = await workers.stop();
-    return { firedPerSecond: SCALE_TIMERS / (Math.max(1, last - dueAt) / 1000), redisMicrosPerTimer: redisMicros / SCALE_TIMERS, workerMicrosPerTimer: workerMicros / SCALE_TIMERS };
+    return {
+      firedPerSecond: SCALE_TIMERS / (Math.max(1, last - dueAt) / 1000),
+      redisMicrosPerTimer: redisMicros / SCALE_TIMERS,
+      workerMicrosPerTimer: workerMicros / SCALE_TIMERS,
+    };
   } finally {
     await sched.close();
     await workers.stop();
@@ -285,20 +370,31 @@ async function failoverRun(candidate) {
     const stream = (async () => {
       for (let i = 0; i < STREAM; i++) {
         const id = `f${i}`;
-        calls.push(Promise.resolve(sched.add(id, Date.now() + 300)).then(() => accepted.add(id), () => rejected++));
+        calls.push(
+          Promise.resolve(sched.add(id, Date.now() + 300)).then(
+            () => accepted.add(id),
+            () => rejected++,
+          ),
+        );
         await sleep(5);
       }
     })();
     await sleep(1_500);
     // tickwheel's shard 0 lives at tag {name:0}; BullMQ's queue at {bull}.
-    const slot = Number(cli(cluster.ports[0], 'cluster', 'keyslot', candidate === 'tickwheel' ? `{${name}:0}` : '{bull}').trim());
+    const slot = Number(
+      cli(cluster.ports[0], 'cluster', 'keyslot', candidate === 'tickwheel' ? `{${name}:0}` : '{bull}').trim(),
+    );
     const victim = cluster.masterOf(slot);
     const killedAt = Date.now();
     await victim.kill();
     let failoverMs = NaN;
     while (Date.now() - killedAt < 30_000) {
       const owner = cluster.masterOf(slot, victim);
-      if (owner && owner !== victim && cluster.nodes.filter((n) => n !== victim).every((n) => /cluster_state:ok/.test(cli(n.port, 'cluster', 'info')))) {
+      if (
+        owner &&
+        owner !== victim &&
+        cluster.nodes.filter((n) => n !== victim).every((n) => /cluster_state:ok/.test(cli(n.port, 'cluster', 'info')))
+      ) {
         failoverMs = Date.now() - killedAt;
         break;
       }
@@ -312,14 +408,21 @@ async function failoverRun(candidate) {
     const lost = [...accepted].filter((id) => !first.has(id)).length;
     await sched.close();
     await workers.stop();
-    return { stallMs: Math.max(0, ...first.values()), failoverMs, rejected, lost, duplicates: workers.fired.length - first.size };
+    return {
+      stallMs: Math.max(0, ...first.values()),
+      failoverMs,
+      rejected,
+      lost,
+      duplicates: workers.fired.length - first.size,
+    };
   } finally {
     await workers?.stop();
     await cluster.stop();
   }
 }
 
-const summarize = (samples) => Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
+const summarize = (samples) =>
+  Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
 const perCandidate = () => Object.fromEntries(CANDIDATES.map((c) => [c, []]));
 
 export async function run() {
@@ -333,32 +436,84 @@ export async function run() {
         const redisCpu = perCandidate();
         const workerCpu = perCandidate();
         const throughput = await alternate(
-          Object.fromEntries(CANDIDATES.map((c) => [c, async () => {
-            const r = await scaleRun(c, cluster, masters, workerCount);
-            redisCpu[c].push(r.redisMicrosPerTimer);
-            workerCpu[c].push(r.workerMicrosPerTimer);
-            return r.firedPerSecond;
-          }])),
+          Object.fromEntries(
+            CANDIDATES.map((c) => [
+              c,
+              async () => {
+                const r = await scaleRun(c, cluster, masters, workerCount);
+                redisCpu[c].push(r.redisMicrosPerTimer);
+                workerCpu[c].push(r.workerMicrosPerTimer);
+                return r.firedPerSecond;
+              },
+            ]),
+          ),
           REPEATS,
         );
         const where = `${masters} master${masters > 1 ? 's' : ''}, ${workerCount} worker${workerCount > 1 ? 's' : ''}`;
         // Where the limit is: the rate the CPU per timer allows when each master / each worker
         // process has one core to itself (medians of this configuration's runs). A BullMQ queue
         // lives in one hash slot, so on one master whatever the cluster's size.
-        const bound = (samples, cores) => Object.fromEntries(CANDIDATES.map((c) => [c, { median: (cores(c) * 1e6) / median(samples[c]), samples: samples[c].map((us) => (cores(c) * 1e6) / us) }]));
+        const bound = (samples, cores) =>
+          Object.fromEntries(
+            CANDIDATES.map((c) => [
+              c,
+              { median: (cores(c) * 1e6) / median(samples[c]), samples: samples[c].map((us) => (cores(c) * 1e6) / us) },
+            ]),
+          );
         scenarios.push(
-          scenario({ ...common, id: `cluster-throughput-m${masters}-w${workerCount}`, title: `Cluster, ${where}: timers fired per second, ${SCALE_TIMERS.toLocaleString('en-US')} due at once`, unit: 'timers/s', higherIsBetter: true, results: throughput }),
-          scenario({ ...common, id: `cluster-redis-cpu-m${masters}-w${workerCount}`, title: `Cluster, ${where}: Redis CPU per fired timer (all masters, scheduling included)`, unit: 'µs', higherIsBetter: false, results: summarize(redisCpu) }),
-          scenario({ ...common, id: `cluster-worker-cpu-m${masters}-w${workerCount}`, title: `Cluster, ${where}: worker CPU per fired timer (all worker processes)`, unit: 'µs', higherIsBetter: false, results: summarize(workerCpu) }),
-          scenario({ ...common, id: `cluster-redis-bound-m${masters}-w${workerCount}`, title: `Cluster, ${where}: fired/s the masters' CPU allows (a core per master used: tickwheel spreads over all, a BullMQ queue is on one)`, unit: 'timers/s', higherIsBetter: true, results: bound(redisCpu, (c) => (c === 'bullmq' ? 1 : masters)) }),
-          scenario({ ...common, id: `cluster-worker-bound-m${masters}-w${workerCount}`, title: `Cluster, ${where}: fired/s the workers' CPU allows (a core each: workers x 10^6 / worker µs per timer)`, unit: 'timers/s', higherIsBetter: true, results: bound(workerCpu, () => workerCount) }),
+          scenario({
+            ...common,
+            id: `cluster-throughput-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: timers fired per second, ${SCALE_TIMERS.toLocaleString('en-US')} due at once`,
+            unit: 'timers/s',
+            higherIsBetter: true,
+            results: throughput,
+          }),
+          scenario({
+            ...common,
+            id: `cluster-redis-cpu-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: Redis CPU per fired timer (all masters, scheduling included)`,
+            unit: 'µs',
+            higherIsBetter: false,
+            results: summarize(redisCpu),
+          }),
+          scenario({
+            ...common,
+            id: `cluster-worker-cpu-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: worker CPU per fired timer (all worker processes)`,
+            unit: 'µs',
+            higherIsBetter: false,
+            results: summarize(workerCpu),
+          }),
+          scenario({
+            ...common,
+            id: `cluster-redis-bound-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: fired/s the masters' CPU allows (a core per master used: tickwheel spreads over all, a BullMQ queue is on one)`,
+            unit: 'timers/s',
+            higherIsBetter: true,
+            results: bound(redisCpu, (c) => (c === 'bullmq' ? 1 : masters)),
+          }),
+          scenario({
+            ...common,
+            id: `cluster-worker-bound-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: fired/s the workers' CPU allows (a core each: workers x 10^6 / worker µs per timer)`,
+            unit: 'timers/s',
+            higherIsBetter: true,
+            results: bound(workerCpu, () => workerCount),
+          }),
         );
       }
     } finally {
       await cluster.stop();
     }
   }
-  const fo = { stallMs: perCandidate(), failoverMs: perCandidate(), rejected: perCandidate(), lost: perCandidate(), duplicates: perCandidate() };
+  const fo = {
+    stallMs: perCandidate(),
+    failoverMs: perCandidate(),
+    rejected: perCandidate(),
+    lost: perCandidate(),
+    duplicates: perCandidate(),
+  };
   for (let round = 0; round < FAILOVER_REPEATS; round++) {
     for (const c of round % 2 ? [...CANDIDATES].reverse() : CANDIDATES) {
       const r = await failoverRun(c);
@@ -367,11 +522,49 @@ export async function run() {
   }
   const foTitle = `Failover (3 masters + 3 replicas, 3 workers, master of the candidate's keys SIGKILLed, ${STREAM.toLocaleString('en-US')} schedules)`;
   scenarios.push(
-    scenario({ ...common, id: 'failover-stall', title: `${foTitle}: worst lateness of a first delivery`, unit: 'ms', higherIsBetter: false, results: summarize(fo.stallMs), note: 'the failover time itself is the next row; tickwheel should stall at most that + 1 s' }),
-    scenario({ ...common, id: 'failover-time', title: `${foTitle}: failover time (kill to slot served again), for reference`, unit: 'ms', higherIsBetter: false, results: summarize(fo.failoverMs) }),
-    scenario({ ...common, id: 'failover-rejected', title: `${foTitle}: schedules rejected`, unit: 'calls', higherIsBetter: false, results: summarize(fo.rejected), target: { max: 0 } }),
-    scenario({ ...common, id: 'failover-lost', title: `${foTitle}: accepted timers never fired`, unit: 'timers', higherIsBetter: false, results: summarize(fo.lost), target: { max: 0 } }),
-    scenario({ ...common, id: 'failover-duplicates', title: `${foTitle}: duplicate deliveries`, unit: 'deliveries', higherIsBetter: false, results: summarize(fo.duplicates) }),
+    scenario({
+      ...common,
+      id: 'failover-stall',
+      title: `${foTitle}: worst lateness of a first delivery`,
+      unit: 'ms',
+      higherIsBetter: false,
+      results: summarize(fo.stallMs),
+      note: 'the failover time itself is the next row; tickwheel should stall at most that + 1 s',
+    }),
+    scenario({
+      ...common,
+      id: 'failover-time',
+      title: `${foTitle}: failover time (kill to slot served again), for reference`,
+      unit: 'ms',
+      higherIsBetter: false,
+      results: summarize(fo.failoverMs),
+    }),
+    scenario({
+      ...common,
+      id: 'failover-rejected',
+      title: `${foTitle}: schedules rejected`,
+      unit: 'calls',
+      higherIsBetter: false,
+      results: summarize(fo.rejected),
+      target: { max: 0 },
+    }),
+    scenario({
+      ...common,
+      id: 'failover-lost',
+      title: `${foTitle}: accepted timers never fired`,
+      unit: 'timers',
+      higherIsBetter: false,
+      results: summarize(fo.lost),
+      target: { max: 0 },
+    }),
+    scenario({
+      ...common,
+      id: 'failover-duplicates',
+      title: `${foTitle}: duplicate deliveries`,
+      unit: 'deliveries',
+      higherIsBetter: false,
+      results: summarize(fo.duplicates),
+    }),
   );
   for (const sc of scenarios) printScenario(sc);
   console.log(`  (redis-cluster suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
@@ -387,7 +580,15 @@ if (process.argv[2] === '--worker') {
     scenarios,
     command: 'npm run bench -- redis-cluster',
     repeats: REPEATS,
-    extra: { redisVersion: version, failoverRepeats: FAILOVER_REPEATS, timers: SCALE_TIMERS, concurrency: CONCURRENCY, clusterNodeTimeoutMs: NODE_TIMEOUT_MS, bullmq: createRequire(import.meta.url)('bullmq/package.json').version, ioredis: createRequire(import.meta.url)('ioredis/package.json').version },
+    extra: {
+      redisVersion: version,
+      failoverRepeats: FAILOVER_REPEATS,
+      timers: SCALE_TIMERS,
+      concurrency: CONCURRENCY,
+      clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
+      bullmq: createRequire(import.meta.url)('bullmq/package.json').version,
+      ioredis: createRequire(import.meta.url)('ioredis/package.json').version,
+    },
   });
   console.log(`  wrote ${file}`);
 }

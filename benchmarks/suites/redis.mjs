@@ -53,7 +53,14 @@ async function workerMain(candidate, config) {
   let stop;
   if (candidate === 'tickwheel') {
     const redis = new Redis(config.url);
-    const timers = new RedisTimers({ redis, namespace: config.name, shards: SHARDS, leaseMs: 30_000, concurrency: CONCURRENCY, batchSize: 100 });
+    const timers = new RedisTimers({
+      redis,
+      namespace: config.name,
+      shards: SHARDS,
+      leaseMs: 30_000,
+      concurrency: CONCURRENCY,
+      batchSize: 100,
+    });
     await timers.start(({ payload }) => {
       fired.push([payload, Date.now()]);
     });
@@ -105,7 +112,24 @@ async function startRedis() {
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-bench-redis-'));
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', path.join(dir, 'log')], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--logfile',
+      path.join(dir, 'log'),
+    ],
+    { stdio: 'ignore' },
+  );
   const admin = new Redis({ port, host: '127.0.0.1', retryStrategy: (n) => (n > 100 ? null : 20) });
   admin.on('error', () => undefined); // refused until the server listens; ping() below waits
   await admin.ping();
@@ -115,7 +139,13 @@ async function startRedis() {
     await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  return { port, url: `redis://127.0.0.1:${port}`, admin, stop, version: (await admin.info('server')).match(/redis_version:(\S+)/)[1] };
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    admin,
+    stop,
+    version: (await admin.info('server')).match(/redis_version:(\S+)/)[1],
+  };
 }
 
 /** Total `calls` over every command in INFO commandstats. */
@@ -135,7 +165,9 @@ async function startWorkers(candidate, server, name) {
   const workers = [];
   const fired = [];
   for (let i = 0; i < WORKERS; i++) {
-    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ url: server.url, port: server.port, name })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ url: server.url, port: server.port, name })], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const ready = new Promise((resolve, reject) => {
       child.on('message', (m) => {
         if (m.ready) resolve();
@@ -171,7 +203,8 @@ async function scheduler(candidate, server, name) {
     const timers = new RedisTimers({ redis, namespace: name, shards: SHARDS });
     return {
       async add(dues) {
-        for (let i = 0; i < dues.length; i += 1_000) await Promise.all(dues.slice(i, i + 1_000).map((due, k) => timers.schedule(`t${i + k}`, { at: due }, due)));
+        for (let i = 0; i < dues.length; i += 1_000)
+          await Promise.all(dues.slice(i, i + 1_000).map((due, k) => timers.schedule(`t${i + k}`, { at: due }, due)));
       },
       close: () => redis.disconnect(),
     };
@@ -182,7 +215,15 @@ async function scheduler(candidate, server, name) {
     async add(dues) {
       for (let i = 0; i < dues.length; i += 1_000) {
         const now = Date.now();
-        await queue.addBulk(dues.slice(i, i + 1_000).map((due, k) => ({ name: 't', data: due, opts: { delay: Math.max(0, due - now), jobId: `t${i + k}`, removeOnComplete: true, removeOnFail: true } })));
+        await queue.addBulk(
+          dues
+            .slice(i, i + 1_000)
+            .map((due, k) => ({
+              name: 't',
+              data: due,
+              opts: { delay: Math.max(0, due - now), jobId: `t${i + k}`, removeOnComplete: true, removeOnFail: true },
+            })),
+        );
       }
     },
     close: () => queue.close(),
@@ -212,8 +253,12 @@ async function throughputRun(candidate, server) {
     const last = Math.max(...workers.fired.map(([, at]) => at));
     await sleep(300); // acks and completions land
     const commands = (await commandCount(server.admin)) - before - 1;
-    if (workers.fired.length !== THROUGHPUT_TIMERS) throw new Error(`${candidate}: ${workers.fired.length} deliveries for ${THROUGHPUT_TIMERS} timers`);
-    return { firedPerSecond: THROUGHPUT_TIMERS / (Math.max(1, last - dueAt) / 1000), commandsPerTimer: commands / THROUGHPUT_TIMERS };
+    if (workers.fired.length !== THROUGHPUT_TIMERS)
+      throw new Error(`${candidate}: ${workers.fired.length} deliveries for ${THROUGHPUT_TIMERS} timers`);
+    return {
+      firedPerSecond: THROUGHPUT_TIMERS / (Math.max(1, last - dueAt) / 1000),
+      commandsPerTimer: commands / THROUGHPUT_TIMERS,
+    };
   } finally {
     await sched.close();
     await workers.stop();
@@ -314,7 +359,9 @@ export async function run() {
       }),
     ];
     for (const sc of scenarios) printScenario(sc);
-    console.log(`  (redis suite took ${((performance.now() - t0) / 1000).toFixed(0)} s, redis-server ${server.version})`);
+    console.log(
+      `  (redis suite took ${((performance.now() - t0) / 1000).toFixed(0)} s, redis-server ${server.version})`,
+    );
     return { scenarios, redisVersion: server.version };
   } finally {
     await server.stop();
@@ -329,7 +376,13 @@ if (process.argv[2] === '--worker') {
     scenarios,
     command: 'npm run bench -- redis',
     repeats: REPEATS,
-    extra: { redisVersion, workers: WORKERS, concurrency: CONCURRENCY, shards: SHARDS, bullmq: createRequire(import.meta.url)('bullmq/package.json').version },
+    extra: {
+      redisVersion,
+      workers: WORKERS,
+      concurrency: CONCURRENCY,
+      shards: SHARDS,
+      bullmq: createRequire(import.meta.url)('bullmq/package.json').version,
+    },
   });
   console.log(`  wrote ${file}`);
 }

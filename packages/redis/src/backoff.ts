@@ -40,14 +40,18 @@ export function encodeBackoff(value: unknown, name: string): string {
   }
   const { type, delayMs, jitter, ...rest } = value as Record<string, unknown>;
   const unknown = Object.keys(rest);
-  if (unknown.length > 0) throw new TypeError(`${name} has an unknown key ${describeValue(unknown[0])} (known: type, delayMs, jitter)`);
-  if (type !== 'fixed' && type !== 'exponential') throw new TypeError(`${name}.type must be 'fixed' or 'exponential', got ${describeValue(type)}`);
+  if (unknown.length > 0)
+    throw new TypeError(`${name} has an unknown key ${describeValue(unknown[0])} (known: type, delayMs, jitter)`);
+  if (type !== 'fixed' && type !== 'exponential')
+    throw new TypeError(`${name}.type must be 'fixed' or 'exponential', got ${describeValue(type)}`);
   const ms = Math.ceil(requireMs(delayMs, `${name}.delayMs`));
   if (ms > MAX_BACKOFF_MS) throw new RangeError(`${name}.delayMs must be at most ${MAX_BACKOFF_MS}, got ${ms}`);
   let encoded = `${type === 'fixed' ? 'f' : 'e'}${ms}`;
   if (jitter !== undefined) {
-    if (typeof jitter !== 'number') throw new TypeError(`${name}.jitter must be a number from 0 to 1, got ${describeValue(jitter)}`);
-    if (!(jitter >= 0 && jitter <= 1)) throw new RangeError(`${name}.jitter must be a number from 0 to 1, got ${describeValue(jitter)}`);
+    if (typeof jitter !== 'number')
+      throw new TypeError(`${name}.jitter must be a number from 0 to 1, got ${describeValue(jitter)}`);
+    if (!(jitter >= 0 && jitter <= 1))
+      throw new RangeError(`${name}.jitter must be a number from 0 to 1, got ${describeValue(jitter)}`);
     if (jitter > 0) encoded += `j${Math.round(jitter * 1000)}`;
   }
   return encoded;
@@ -71,7 +75,8 @@ export function backoffDelayMs(encoded: string, attempts: number, random = Math.
 /** Validates `attempts`: an integer >= 1, or Infinity for no limit (stored as 0). */
 export function encodeAttempts(value: unknown, name: string): number {
   if (value === Number.POSITIVE_INFINITY) return 0;
-  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer >= 1 or Infinity, got ${describeValue(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(`${name} must be an integer >= 1 or Infinity, got ${describeValue(value)}`);
   if (!Number.isInteger(value) || value < 1 || value > 1_000_000_000) {
     throw new RangeError(`${name} must be an integer from 1 to 1000000000 or Infinity, got ${describeValue(value)}`);
   }

@@ -27,11 +27,29 @@ export const TRY_TIMEOUT_MS = 2_000;
 
 const TRANSIENT = new RegExp(
   [
-    'CLUSTERDOWN', 'TRYAGAIN', 'MASTERDOWN', 'LOADING', 'READONLY', 'NOREPLICAS', 'replicas? acknowledged',
-    'Too many Cluster redirections', 'Connection is closed', 'Connection (is )?lost', 'Cluster isn.t ready',
-    'Failed to refresh slots cache', 'None of startup nodes is available', 'max retries per request',
-    "Stream isn't writeable", 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTCONN',
-    'did not answer within', '^(MOVED|ASK) ',
+    'CLUSTERDOWN',
+    'TRYAGAIN',
+    'MASTERDOWN',
+    'LOADING',
+    'READONLY',
+    'NOREPLICAS',
+    'replicas? acknowledged',
+    'Too many Cluster redirections',
+    'Connection is closed',
+    'Connection (is )?lost',
+    'Cluster isn.t ready',
+    'Failed to refresh slots cache',
+    'None of startup nodes is available',
+    'max retries per request',
+    "Stream isn't writeable",
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'ETIMEDOUT',
+    'EPIPE',
+    'EHOSTUNREACH',
+    'ENOTCONN',
+    'did not answer within',
+    '^(MOVED|ASK) ',
   ].join('|'),
   'i',
 );
@@ -44,8 +62,10 @@ export function isTransient(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   const text = `${error.message} ${error.name} ${typeof code === 'string' ? code : ''}`;
-  if (TRANSIENT.test(text) || error.name === 'MaxRetriesPerRequestError' || error.name === 'ClusterAllFailedError') return true;
-  const cause = (error as { lastNodeError?: unknown; cause?: unknown }).lastNodeError ?? (error as { cause?: unknown }).cause;
+  if (TRANSIENT.test(text) || error.name === 'MaxRetriesPerRequestError' || error.name === 'ClusterAllFailedError')
+    return true;
+  const cause =
+    (error as { lastNodeError?: unknown; cause?: unknown }).lastNodeError ?? (error as { cause?: unknown }).cause;
   return cause !== undefined && cause !== error && isTransient(cause);
 }
 

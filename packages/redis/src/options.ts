@@ -50,8 +50,10 @@ export interface ResolvedOptions {
 }
 
 export function requireInteger(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
-  if (!Number.isInteger(value) || value < min || value > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
+  if (typeof value !== 'number')
+    throw new TypeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
   return value;
 }
 
@@ -63,7 +65,8 @@ function requireName(value: unknown, name: string): string {
 }
 
 function requireOneOf<T extends string>(value: unknown, name: string, allowed: readonly T[]): T {
-  if (!allowed.includes(value as T)) throw new TypeError(`${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describeValue(value)}`);
+  if (!allowed.includes(value as T))
+    throw new TypeError(`${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describeValue(value)}`);
   return value as T;
 }
 
@@ -75,18 +78,32 @@ function refuseUnknown(options: object, known: Set<string>, what: string): void 
 
 function resolvePolicy(options: ScheduleOptions, defaults: Policy | undefined, prefix: string): Policy {
   return {
-    maxAttempts: options.attempts === undefined && defaults ? defaults.maxAttempts : String(encodeAttempts(options.attempts ?? DEFAULTS.attempts, `${prefix}attempts`)),
-    backoff: options.backoff === undefined && defaults ? defaults.backoff : encodeBackoff(options.backoff ?? DEFAULTS.backoff, `${prefix}backoff`),
-    ifExists: options.ifExists === undefined && defaults ? defaults.ifExists : requireOneOf(options.ifExists ?? DEFAULTS.ifExists, `${prefix}ifExists`, ['replace', 'keep']),
+    maxAttempts:
+      options.attempts === undefined && defaults
+        ? defaults.maxAttempts
+        : String(encodeAttempts(options.attempts ?? DEFAULTS.attempts, `${prefix}attempts`)),
+    backoff:
+      options.backoff === undefined && defaults
+        ? defaults.backoff
+        : encodeBackoff(options.backoff ?? DEFAULTS.backoff, `${prefix}backoff`),
+    ifExists:
+      options.ifExists === undefined && defaults
+        ? defaults.ifExists
+        : requireOneOf(options.ifExists ?? DEFAULTS.ifExists, `${prefix}ifExists`, ['replace', 'keep']),
   };
 }
 
 /** Validates and completes the constructor's options; every bad value throws here. */
 export function resolveOptions(options: RedisTimersOptions): ResolvedOptions {
-  if (options === null || typeof options !== 'object') throw new TypeError(`options must be an object, got ${describeValue(options)}`);
+  if (options === null || typeof options !== 'object')
+    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
   refuseUnknown(options, KNOWN, 'RedisTimers');
   const { redis } = options;
-  if (redis === null || typeof redis !== 'object' || typeof (redis as { defineCommand?: unknown }).defineCommand !== 'function') {
+  if (
+    redis === null ||
+    typeof redis !== 'object' ||
+    typeof (redis as { defineCommand?: unknown }).defineCommand !== 'function'
+  ) {
     throw new TypeError(`redis must be an ioredis client or Cluster, got ${describeValue(redis)}`);
   }
   return {
@@ -101,7 +118,9 @@ export function resolveOptions(options: RedisTimersOptions): ResolvedOptions {
     concurrency: requireInteger(options.concurrency ?? DEFAULTS.concurrency, 'concurrency', 1, 1_000_000),
     failoverBudgetMs: requireMs(options.failoverBudgetMs ?? DEFAULTS.failoverBudgetMs, 'failoverBudgetMs'),
     waitForReplicas: requireInteger(options.waitForReplicas ?? DEFAULTS.waitForReplicas, 'waitForReplicas', 0, 100),
-    waitForReplicasTimeoutMs: Math.ceil(requireMs(options.waitForReplicasTimeoutMs ?? DEFAULTS.waitForReplicasTimeoutMs, 'waitForReplicasTimeoutMs', 1)),
+    waitForReplicasTimeoutMs: Math.ceil(
+      requireMs(options.waitForReplicasTimeoutMs ?? DEFAULTS.waitForReplicasTimeoutMs, 'waitForReplicasTimeoutMs', 1),
+    ),
     localTime: requireOneOf(options.timeSource ?? DEFAULTS.timeSource, 'timeSource', ['redis', 'local']) === 'local',
     policy: resolvePolicy(options, undefined, ''),
   };
@@ -110,13 +129,15 @@ export function resolveOptions(options: RedisTimersOptions): ResolvedOptions {
 /** Validates schedule's per-timer options over the instance's defaults. */
 export function resolveScheduleOptions(options: ScheduleOptions | undefined, defaults: Policy): Policy {
   if (options === undefined) return defaults;
-  if (options === null || typeof options !== 'object') throw new TypeError(`options must be an object, got ${describeValue(options)}`);
+  if (options === null || typeof options !== 'object')
+    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
   refuseUnknown(options, SCHEDULE_KNOWN, 'schedule');
   return resolvePolicy(options, defaults, 'options.');
 }
 
 export function requireId(id: unknown): string {
-  if (typeof id !== 'string' || id === '') throw new TypeError(`id must be a non-empty string, got ${describeValue(id)}`);
+  if (typeof id !== 'string' || id === '')
+    throw new TypeError(`id must be a non-empty string, got ${describeValue(id)}`);
   return id;
 }
 
@@ -129,7 +150,8 @@ export function dueArgs(when: unknown, name: string): ['in' | 'at', string] {
   let ms: number;
   if (when !== null && typeof when === 'object' && !(when instanceof Date)) {
     const at = (when as { at?: unknown }).at;
-    if (at instanceof Date && Number.isNaN(at.getTime())) throw new RangeError(`${name}.at must be a valid Date, got an Invalid Date`);
+    if (at instanceof Date && Number.isNaN(at.getTime()))
+      throw new RangeError(`${name}.at must be a valid Date, got an Invalid Date`);
     mode = 'at';
     name = `${name}.at`;
     ms = requireMs(at instanceof Date ? at.getTime() : at, name);

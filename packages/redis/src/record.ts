@@ -26,13 +26,16 @@ export interface TimerRecord {
 /** Takes a record apart; the Lua scripts use the same pattern. */
 export function parseRecord(record: string): TimerRecord {
   const match = /^(\d+):(\d+):(\d+):(\d+):([^:]*):/.exec(record);
-  if (match === null) throw new Error(`@tickwheel/redis: unreadable timer record ${JSON.stringify(record.slice(0, 80))} (written by another version?)`);
+  if (match === null)
+    throw new Error(
+      `@tickwheel/redis: unreadable timer record ${JSON.stringify(record.slice(0, 80))} (written by another version?)`,
+    );
   return {
-    token: match[1]!,
+    token: match[1],
     dueAt: Number(match[2]),
     attempts: Number(match[3]),
     maxAttempts: Number(match[4]),
-    backoff: match[5]!,
+    backoff: match[5],
     payload: record.slice(match[0].length),
   };
 }

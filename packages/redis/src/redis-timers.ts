@@ -12,7 +12,15 @@ import { decodePayload, encodePayload } from './payload.js';
 import { parseRecord } from './record.js';
 import { ReplicationBarrier } from './replication.js';
 import { defineScripts, type ScriptCommands } from './scripts.js';
-import type { DueSpec, FailedTimer, FiredTimer, RedisClient, RedisTimersOptions, ScheduleOptions, TimerHandler, TimerInfo } from './types.js';
+import type {
+  DueSpec,
+  FailedTimer,
+  RedisClient,
+  RedisTimersOptions,
+  ScheduleOptions,
+  TimerHandler,
+  TimerInfo,
+} from './types.js';
 import { Worker, type StaleStage } from './worker.js';
 
 /** Failed-set calls over all of a shard go in batches of this many. */
@@ -82,10 +90,13 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     this.wheel = this.options.wheel;
     this.policy = this.options.policy;
     this.client = defineScripts(this.options.redis);
-    this.keys = Array.from({ length: this.shards }, (_, shard) => shardKeys(this.options.keyPrefix, this.namespace, shard));
+    this.keys = Array.from({ length: this.shards }, (_, shard) =>
+      shardKeys(this.options.keyPrefix, this.namespace, shard),
+    );
     this.channel = wakeChannel(this.options.keyPrefix, this.namespace);
     const { waitForReplicas, waitForReplicasTimeoutMs } = this.options;
-    if (waitForReplicas > 0) this.barrier = new ReplicationBarrier(this.client, waitForReplicas, waitForReplicasTimeoutMs);
+    if (waitForReplicas > 0)
+      this.barrier = new ReplicationBarrier(this.client, waitForReplicas, waitForReplicasTimeoutMs);
   }
 
   /** The scripts' trailing time argument: '' reads the server's TIME. */
@@ -97,21 +108,30 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * Runs one script on one shard, retrying transient errors within the failover budget; a write
    * then waits for `waitForReplicas` replicas (replication.ts) and is retried whole if they fail.
    */
-  private run<T>(command: keyof ScriptCommands, keys: KeyList, args: string[], what: string, retrySafe: string, write = true): Promise<T> {
+  private run<T>(
+    command: keyof ScriptCommands,
+    keys: KeyList,
+    args: string[],
+    what: string,
+    retrySafe: string,
+    write = true,
+  ): Promise<T> {
     const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
     const barrier = write ? this.barrier : undefined;
     const once = async (): Promise<T> => {
-      const reply = await client[command]!(...keys, ...args);
+      const reply = await client[command](...keys, ...args);
       await barrier?.wait(keys[0]);
       return reply;
     };
     const tryTimeoutMs = Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000);
-    return withFailoverBudget(once, this.options.failoverBudgetMs, what, retrySafe, tryTimeoutMs, () => refreshSlots(this.client));
+    return withFailoverBudget(once, this.options.failoverBudgetMs, what, retrySafe, tryTimeoutMs, () =>
+      refreshSlots(this.client),
+    );
   }
 
   private shardOf(id: string): { index: number; keys: KeyList } {
     const index = shardOf(id, this.shards);
-    return { index, keys: keyList(this.keys[index]!) };
+    return { index, keys: keyList(this.keys[index]) };
   }
 
   /**
@@ -139,8 +159,25 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     const json = encodePayload(payload);
     const policy = resolveScheduleOptions(options, this.policy);
     const { index, keys } = this.shardOf(id);
-    const args = [id, mode, ms, json, this.channel, String(index), policy.ifExists, policy.maxAttempts, policy.backoff, this.now()];
-    const [dueAt] = await this.run<[string, string, string]>('tickwheelSchedule', keys, args, `schedule(${JSON.stringify(id)})`, RETRY_SAFE.schedule);
+    const args = [
+      id,
+      mode,
+      ms,
+      json,
+      this.channel,
+      String(index),
+      policy.ifExists,
+      policy.maxAttempts,
+      policy.backoff,
+      this.now(),
+    ];
+    const [dueAt] = await this.run<[string, string, string]>(
+      'tickwheelSchedule',
+      keys,
+      args,
+      `schedule(${JSON.stringify(id)})`,
+      RETRY_SAFE.schedule,
+    );
     return Number(dueAt);
   }
 
@@ -157,7 +194,13 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async cancel(id: string): Promise<boolean> {
     requireId(id);
-    const reply = await this.run<number>('tickwheelCancel', this.shardOf(id).keys, [id], `cancel(${JSON.stringify(id)})`, RETRY_SAFE.cancel);
+    const reply = await this.run<number>(
+      'tickwheelCancel',
+      this.shardOf(id).keys,
+      [id],
+      `cancel(${JSON.stringify(id)})`,
+      RETRY_SAFE.cancel,
+    );
     return reply === 1;
   }
 
@@ -175,7 +218,13 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     requireId(id);
     const [mode, ms] = dueArgs(when, 'delayMs');
     const { index, keys } = this.shardOf(id);
-    const dueAt = await this.run<string>('tickwheelReschedule', keys, [id, mode, ms, this.channel, String(index), this.now()], `reschedule(${JSON.stringify(id)})`, RETRY_SAFE.other);
+    const dueAt = await this.run<string>(
+      'tickwheelReschedule',
+      keys,
+      [id, mode, ms, this.channel, String(index), this.now()],
+      `reschedule(${JSON.stringify(id)})`,
+      RETRY_SAFE.other,
+    );
     return dueAt === '' ? undefined : Number(dueAt);
   }
 
@@ -190,7 +239,14 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async get(id: string): Promise<TimerInfo<P> | undefined> {
     requireId(id);
-    const reply = await this.run<string | string[]>('tickwheelGet', this.shardOf(id).keys, [id], `get(${JSON.stringify(id)})`, RETRY_SAFE.other, false);
+    const reply = await this.run<string | string[]>(
+      'tickwheelGet',
+      this.shardOf(id).keys,
+      [id],
+      `get(${JSON.stringify(id)})`,
+      RETRY_SAFE.other,
+      false,
+    );
     if (!Array.isArray(reply)) return undefined;
     const [record, due, lease, failed, reason] = reply as [string, string, string, string, string];
     const r = parseRecord(record);
@@ -224,11 +280,25 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     for (const shard of this.keys) {
       for (let offset = 0; out.length < limit; offset += FAILED_BATCH) {
         const count = Math.min(FAILED_BATCH, limit - out.length);
-        const reply = await this.run<string[]>('tickwheelListFailed', keyList(shard), [String(offset), String(count)], 'listFailed', RETRY_SAFE.other, false);
+        const reply = await this.run<string[]>(
+          'tickwheelListFailed',
+          keyList(shard),
+          [String(offset), String(count)],
+          'listFailed',
+          RETRY_SAFE.other,
+          false,
+        );
         for (let i = 0; i < reply.length; i += 4) {
           if (reply[i + 2] === '') continue;
-          const r = parseRecord(reply[i + 2]!);
-          out.push({ id: reply[i]!, payload: decodePayload<P>(r.payload), dueAt: r.dueAt, attempts: r.attempts, failedAt: Number(reply[i + 1]), reason: reply[i + 3]! });
+          const r = parseRecord(reply[i + 2]);
+          out.push({
+            id: reply[i],
+            payload: decodePayload<P>(r.payload),
+            dueAt: r.dueAt,
+            attempts: r.attempts,
+            failedAt: Number(reply[i + 1]),
+            reason: reply[i + 3],
+          });
         }
         if (reply.length < count * 4) break;
       }
@@ -244,7 +314,11 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * @returns how many were moved back
    */
   async retryFailed(id?: string): Promise<number> {
-    return this.eachFailed(id, 'tickwheelRetryFailed', 'retryFailed', (index) => [this.channel, String(index), this.now()]);
+    return this.eachFailed(id, 'tickwheelRetryFailed', 'retryFailed', (index) => [
+      this.channel,
+      String(index),
+      this.now(),
+    ]);
   }
 
   /**
@@ -257,16 +331,33 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     return this.eachFailed(id, 'tickwheelPurgeFailed', 'purgeFailed', () => []);
   }
 
-  private async eachFailed(id: string | undefined, command: 'tickwheelRetryFailed' | 'tickwheelPurgeFailed', what: string, extra: (index: number) => string[]): Promise<number> {
+  private async eachFailed(
+    id: string | undefined,
+    command: 'tickwheelRetryFailed' | 'tickwheelPurgeFailed',
+    what: string,
+    extra: (index: number) => string[],
+  ): Promise<number> {
     if (id !== undefined) {
       requireId(id);
       const { index, keys } = this.shardOf(id);
-      return this.run<number>(command, keys, [id, '1', ...extra(index)], `${what}(${JSON.stringify(id)})`, RETRY_SAFE.other);
+      return this.run<number>(
+        command,
+        keys,
+        [id, '1', ...extra(index)],
+        `${what}(${JSON.stringify(id)})`,
+        RETRY_SAFE.other,
+      );
     }
     let total = 0;
     for (let index = 0; index < this.shards; index++) {
       for (;;) {
-        const n = await this.run<number>(command, keyList(this.keys[index]!), ['', String(FAILED_BATCH), ...extra(index)], what, RETRY_SAFE.other);
+        const n = await this.run<number>(
+          command,
+          keyList(this.keys[index]),
+          ['', String(FAILED_BATCH), ...extra(index)],
+          what,
+          RETRY_SAFE.other,
+        );
         total += n;
         if (n < FAILED_BATCH) break;
       }
@@ -290,7 +381,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async start(handler: TimerHandler<P>): Promise<void> {
     requireFunction(handler, 'handler');
-    if (this.worker !== undefined) throw new Error('RedisTimers.start: this instance is already a worker; call stop() first');
+    if (this.worker !== undefined)
+      throw new Error('RedisTimers.start: this instance is already a worker; call stop() first');
     const { pollIntervalMs, batchSize, concurrency, failoverBudgetMs } = this.options;
     const worker = new Worker({
       client: this.client,
@@ -308,8 +400,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
         if (this.listenerCount('error') > 0) this.emit('error', error);
         else console.error('[@tickwheel/redis] worker error:', error);
       },
-      onFailed: (timer, error) => this.emit('failed', timer as FiredTimer<P>, error),
-      onStale: (timer, stage: StaleStage) => this.emit('stale', timer as FiredTimer<P>, stage),
+      onFailed: (timer, error) => this.emit('failed', timer, error),
+      onStale: (timer, stage: StaleStage) => this.emit('stale', timer, stage),
     });
     this.worker = worker;
     try {

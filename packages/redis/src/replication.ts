@@ -17,7 +17,12 @@
  * one of the shard's keys, which routes them to the shard's master, the node of the write.
  */
 
-type Pipeline = { exists(key: string): Pipeline; info(section: string): Pipeline; wait(n: number, ms: number): Pipeline; exec(): Promise<[Error | null, unknown][] | null> };
+type Pipeline = {
+  exists(key: string): Pipeline;
+  info(section: string): Pipeline;
+  wait(n: number, ms: number): Pipeline;
+  exec(): Promise<[Error | null, unknown][] | null>;
+};
 
 async function exec(pipeline: Pipeline): Promise<unknown[]> {
   const results = await pipeline.exec();
@@ -42,10 +47,12 @@ export class ReplicationBarrier {
     if (waiting !== undefined) return waiting;
     const running = this.running.get(key);
     if (running === undefined) return this.start(key);
-    const next = running.catch(() => undefined).then(() => {
-      this.waiting.delete(key);
-      return this.start(key);
-    });
+    const next = running
+      .catch(() => undefined)
+      .then(() => {
+        this.waiting.delete(key);
+        return this.start(key);
+      });
     this.waiting.set(key, next);
     return next;
   }
@@ -64,6 +71,7 @@ export class ReplicationBarrier {
     const needed = Math.min(this.replicas, connected);
     if (needed === 0) return;
     const [, acked] = await exec((this.client.pipeline() as Pipeline).exists(key).wait(needed, this.timeoutMs));
-    if (Number(acked) < needed) throw new Error(`only ${String(acked)} of ${needed} replicas acknowledged the write within ${this.timeoutMs} ms`);
+    if (Number(acked) < needed)
+      throw new Error(`only ${String(acked)} of ${needed} replicas acknowledged the write within ${this.timeoutMs} ms`);
   }
 }

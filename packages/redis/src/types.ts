@@ -107,7 +107,7 @@ export interface FiredTimer<P = unknown> {
 }
 
 /** Runs a fired timer. Resolving acks it; rejecting (or throwing) is a failed attempt. */
-export type TimerHandler<P = unknown> = (timer: FiredTimer<P>) => unknown | Promise<unknown>;
+export type TimerHandler<P = unknown> = (timer: FiredTimer<P>) => unknown;
 
 /** A timer as stored, from {@link RedisTimers.get}. */
 export interface TimerInfo<P = unknown> {

@@ -101,7 +101,16 @@ export class Worker {
   private readonly wake = (): void => this.onWake();
 
   constructor(private readonly ctx: WorkerContext) {
-    this.shards = ctx.shards.map((keys, index) => ({ index, keys: keyList(keys), next: Number.NEGATIVE_INFINITY, floor: Number.NEGATIVE_INFINITY, claiming: false, hint: Infinity, failures: 0, acks: [] }));
+    this.shards = ctx.shards.map((keys, index) => ({
+      index,
+      keys: keyList(keys),
+      next: Number.NEGATIVE_INFINITY,
+      floor: Number.NEGATIVE_INFINITY,
+      claiming: false,
+      hint: Infinity,
+      failures: 0,
+      acks: [],
+    }));
     this.subscriber = ctx.client.duplicate();
     this.subscriber.on('error', (error: unknown) => this.report(error));
     this.subscriber.on('message', (channel: string, message: string) => this.onMessage(channel, message));
@@ -109,7 +118,12 @@ export class Worker {
 
   /** Subscribes to the wake-up channel (within the failover budget), then claims from every shard. */
   async start(): Promise<void> {
-    await withFailoverBudget(() => this.subscriber.subscribe(this.ctx.channel), this.ctx.failoverBudgetMs, 'start', 'calling start() again is safe');
+    await withFailoverBudget(
+      () => this.subscriber.subscribe(this.ctx.channel),
+      this.ctx.failoverBudgetMs,
+      'start',
+      'calling start() again is safe',
+    );
     // From now on a reconnect may have lost messages: poll everything once it is back.
     this.subscriber.on('ready', () => {
       this.lastPoll = Number.NEGATIVE_INFINITY;
@@ -145,7 +159,16 @@ export class Worker {
   }
 
   private budgeted<T>(call: () => Promise<T>, what: string): Promise<T> {
-    return this.track(withFailoverBudget(call, this.ctx.failoverBudgetMs, what, 'the timer is redelivered after its lease', TRY_TIMEOUT_MS, () => refreshSlots(this.ctx.client)));
+    return this.track(
+      withFailoverBudget(
+        call,
+        this.ctx.failoverBudgetMs,
+        what,
+        'the timer is redelivered after its lease',
+        TRY_TIMEOUT_MS,
+        () => refreshSlots(this.ctx.client),
+      ),
+    );
   }
 
   private onMessage(channel: string, message: string): void {
@@ -191,10 +214,13 @@ export class Worker {
     const full = now >= this.lastPoll + this.ctx.pollIntervalMs;
     if (full) this.lastPoll = now;
     const serverNow = this.serverNow(now);
-    const due = this.shards.filter((shard) => !shard.claiming && (full || (shard.next <= serverNow && shard.floor <= now)));
+    const due = this.shards.filter(
+      (shard) => !shard.claiming && (full || (shard.next <= serverNow && shard.floor <= now)),
+    );
     // Free handler slots are shared among the shards claimed now, so their claims go out together.
     const free = this.ctx.concurrency - this.running - this.reserved;
-    for (const shard of due) this.claim(shard, full, Math.min(this.ctx.batchSize, Math.max(1, Math.floor(free / due.length))));
+    for (const shard of due)
+      this.claim(shard, full, Math.min(this.ctx.batchSize, Math.max(1, Math.floor(free / due.length))));
     this.arm();
   }
 
@@ -208,7 +234,10 @@ export class Worker {
     const sent = clock.now();
     // A claim that never answers (see failover.ts) must not hold the shard: after TRY_TIMEOUT_MS it
     // counts as failed; if it was applied after all, its timers are redelivered after their lease.
-    const request = raced(this.ctx.client.tickwheelClaim(...shard.keys, String(limit), String(this.ctx.leaseMs), this.ctx.now()), TRY_TIMEOUT_MS);
+    const request = raced(
+      this.ctx.client.tickwheelClaim(...shard.keys, String(limit), String(this.ctx.leaseMs), this.ctx.now()),
+      TRY_TIMEOUT_MS,
+    );
     this.track(request).then(
       (reply) => {
         const received = clock.now();
@@ -234,8 +263,17 @@ export class Worker {
         const leaseExpiresAt = Number(reply[3]);
         for (let i = 4; i < reply.length; i += 7) {
           const maxAttempts = Number(reply[i + 4]);
-          const timer = this.firedTimer(shard, reply[i]!, reply[i + 1]!, Number(reply[i + 2]), Number(reply[i + 3]), maxAttempts === 0 ? Infinity : maxAttempts, leaseExpiresAt, reply[i + 6]!);
-          this.run(shard, { timer, backoff: reply[i + 5]! });
+          const timer = this.firedTimer(
+            shard,
+            reply[i],
+            reply[i + 1],
+            Number(reply[i + 2]),
+            Number(reply[i + 3]),
+            maxAttempts === 0 ? Infinity : maxAttempts,
+            leaseExpiresAt,
+            reply[i + 6],
+          );
+          this.run(shard, { timer, backoff: reply[i + 5] });
         }
         this.arm();
       },
@@ -253,7 +291,16 @@ export class Worker {
     );
   }
 
-  private firedTimer(shard: Shard, id: string, token: string, dueAt: number, attempts: number, maxAttempts: number, leaseExpiresAt: number, payload: string): FiredTimer {
+  private firedTimer(
+    shard: Shard,
+    id: string,
+    token: string,
+    dueAt: number,
+    attempts: number,
+    maxAttempts: number,
+    leaseExpiresAt: number,
+    payload: string,
+  ): FiredTimer {
     const timer: FiredTimer = {
       id,
       payload: decodePayload(payload),
@@ -264,7 +311,10 @@ export class Worker {
       leaseExpiresAt,
       extendLease: async (ms = this.ctx.leaseMs) => {
         requireMs(ms, 'extendLease(ms)', 1);
-        const until = await this.budgeted(() => this.ctx.client.tickwheelExtend(...shard.keys, id, token, String(Math.ceil(ms)), this.ctx.now()), `extendLease("${id}")`);
+        const until = await this.budgeted(
+          () => this.ctx.client.tickwheelExtend(...shard.keys, id, token, String(Math.ceil(ms)), this.ctx.now()),
+          `extendLease("${id}")`,
+        );
         if (until === '') return undefined;
         timer.leaseExpiresAt = Number(until);
         return timer.leaseExpiresAt;
@@ -281,13 +331,9 @@ export class Worker {
       return;
     }
     this.running++;
-    let result: Promise<unknown>;
-    try {
-      result = Promise.resolve(this.ctx.handler(timer));
-    } catch (error) {
-      result = Promise.reject(error);
-    }
-    this.track(
+    // Called synchronously (the executor runs at once); a throw becomes a rejection like an async one.
+    const result = new Promise<unknown>((resolve) => resolve(this.ctx.handler(timer)));
+    void this.track(
       result.then(
         () => {
           this.running--;
@@ -307,9 +353,25 @@ export class Worker {
 
   /** Sends a failed attempt to Redis: retried after the backoff, or moved to the failed set. */
   private reportFailure(shard: Shard, { timer, backoff }: Claimed, error: unknown): void {
-    const reason = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(0, MAX_REASON_CHARS);
+    const reason = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(
+      0,
+      MAX_REASON_CHARS,
+    );
     const delay = String(backoffDelayMs(backoff, timer.attempts));
-    this.budgeted(() => this.ctx.client.tickwheelFail(...shard.keys, timer.id, timer.token, delay, reason, this.ctx.channel, String(shard.index), this.ctx.now()), `fail("${timer.id}")`).then(
+    this.budgeted(
+      () =>
+        this.ctx.client.tickwheelFail(
+          ...shard.keys,
+          timer.id,
+          timer.token,
+          delay,
+          reason,
+          this.ctx.channel,
+          String(shard.index),
+          this.ctx.now(),
+        ),
+      `fail("${timer.id}")`,
+    ).then(
       (result) => {
         if (result === '') this.ctx.onStale(timer, 'fail');
       },

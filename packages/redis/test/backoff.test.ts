@@ -18,9 +18,17 @@ describe('backoff', () => {
       [{ type: 'linear', delayMs: 1 }, TypeError, "backoff.type must be 'fixed' or 'exponential', got \"linear\""],
       [{ type: 'fixed', delay: 1 }, TypeError, 'backoff has an unknown key "delay" (known: type, delayMs, jitter)'],
       [{ type: 'fixed', delayMs: Number.NaN }, RangeError, 'backoff.delayMs must be a finite number >= 0, got NaN'],
-      [{ type: 'fixed', delayMs: 2 ** 40 }, RangeError, 'backoff.delayMs must be at most 2147483647, got 1099511627776'],
+      [
+        { type: 'fixed', delayMs: 2 ** 40 },
+        RangeError,
+        'backoff.delayMs must be at most 2147483647, got 1099511627776',
+      ],
       // BullMQ job.test.ts "when jitter backoff option is provided with a value lesser than 0" / "greater than 1"
-      [{ type: 'fixed', delayMs: 1, jitter: -0.1 }, RangeError, 'backoff.jitter must be a number from 0 to 1, got -0.1'],
+      [
+        { type: 'fixed', delayMs: 1, jitter: -0.1 },
+        RangeError,
+        'backoff.jitter must be a number from 0 to 1, got -0.1',
+      ],
       [{ type: 'fixed', delayMs: 1, jitter: 1.5 }, RangeError, 'backoff.jitter must be a number from 0 to 1, got 1.5'],
     ])('refuses %o', (bad, type, message) => {
       expect(() => encodeBackoff(bad, 'backoff')).toThrow(type);
@@ -61,9 +69,13 @@ describe('backoff', () => {
     it('takes integers >= 1 and Infinity (stored as 0)', () => {
       expect(encodeAttempts(1, 'attempts')).toBe(1);
       expect(encodeAttempts(Infinity, 'attempts')).toBe(0);
-      expect(() => encodeAttempts(0, 'attempts')).toThrow(new RangeError('attempts must be an integer from 1 to 1000000000 or Infinity, got 0'));
+      expect(() => encodeAttempts(0, 'attempts')).toThrow(
+        new RangeError('attempts must be an integer from 1 to 1000000000 or Infinity, got 0'),
+      );
       expect(() => encodeAttempts(2.5, 'attempts')).toThrow(RangeError);
-      expect(() => encodeAttempts('3', 'attempts')).toThrow(new TypeError('attempts must be an integer >= 1 or Infinity, got "3"'));
+      expect(() => encodeAttempts('3', 'attempts')).toThrow(
+        new TypeError('attempts must be an integer >= 1 or Infinity, got "3"'),
+      );
     });
   });
 });

@@ -6,7 +6,7 @@ import type { FiredTimer, RedisClient } from '../src/types.js';
 import { describeRedisTimers } from './helpers/behaviour.js';
 import { uniqueNamespace, until } from './helpers/wait.js';
 
-const mock = (): RedisClient => new RedisMock() as unknown as RedisClient;
+const mock = (): RedisClient => new RedisMock();
 
 // ioredis-mock's TIME is wrong (seconds rounded, microseconds from an unrelated counter): its
 // limit, documented in the README; in-process fakes take this process's clock.
@@ -65,7 +65,13 @@ describe('RedisTimers', () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
       const { redis, claims } = countingMock();
-      const t = new RedisTimers({ redis, timeSource: 'local', namespace: uniqueNamespace(), wheel, pollIntervalMs: 60_000 });
+      const t = new RedisTimers({
+        redis,
+        timeSource: 'local',
+        namespace: uniqueNamespace(),
+        wheel,
+        pollIntervalMs: 60_000,
+      });
       const advance = (ms: number) => {
         vi.setSystemTime(Date.now() + ms);
         clock.advance(ms);
@@ -96,7 +102,14 @@ describe('RedisTimers', () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
       const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
-      const t = new RedisTimers({ redis, timeSource: 'local', namespace: uniqueNamespace(), wheel, leaseMs: 1_000, pollIntervalMs: 60_000 });
+      const t = new RedisTimers({
+        redis,
+        timeSource: 'local',
+        namespace: uniqueNamespace(),
+        wheel,
+        leaseMs: 1_000,
+        pollIntervalMs: 60_000,
+      });
       const target = redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> };
       const claim = target.tickwheelClaim.bind(redis);
       target.tickwheelClaim = async (...args: string[]) => {
@@ -125,7 +138,13 @@ describe('RedisTimers', () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
       const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
-      const t = new RedisTimers({ redis, timeSource: 'local', namespace: uniqueNamespace(), wheel, pollIntervalMs: 60_000 });
+      const t = new RedisTimers({
+        redis,
+        timeSource: 'local',
+        namespace: uniqueNamespace(),
+        wheel,
+        pollIntervalMs: 60_000,
+      });
       t.on('error', () => undefined);
       const target = redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> };
       const claim = target.tickwheelClaim.bind(redis);
@@ -143,7 +162,7 @@ describe('RedisTimers', () => {
         clock.advance(1);
       }
       expect(fired).toEqual(['a']);
-      const gaps = at.slice(1).map((x, i) => x - at[i]!);
+      const gaps = at.slice(1).map((x, i) => x - at[i]);
       // retryDelayMs: 10-20 ms, then 20-40, then 40-80 (jittered), never the old flat 1 000 ms
       expect(gaps[0]).toBeGreaterThanOrEqual(10);
       expect(gaps[0]).toBeLessThanOrEqual(21);
@@ -160,9 +179,17 @@ describe('RedisTimers', () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
       const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
-      const t = new RedisTimers({ redis, timeSource: 'local', namespace: uniqueNamespace(), wheel, pollIntervalMs: 5_000 });
+      const t = new RedisTimers({
+        redis,
+        timeSource: 'local',
+        namespace: uniqueNamespace(),
+        wheel,
+        pollIntervalMs: 5_000,
+      });
       let claims = 0;
-      const claim = (redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> }).tickwheelClaim.bind(redis);
+      const claim = (redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> }).tickwheelClaim.bind(
+        redis,
+      );
       (redis as unknown as { tickwheelClaim: unknown }).tickwheelClaim = (...args: string[]) => {
         claims++;
         return claim(...args);

@@ -9,7 +9,11 @@ import { sleep, uniqueNamespace, until } from './wait.js';
 
 type Payload = Record<string, unknown> | number | string | undefined;
 
-export function describeRedisTimers(backend: string, makeClient: () => RedisClient, base: Partial<RedisTimersOptions> = {}): void {
+export function describeRedisTimers(
+  backend: string,
+  makeClient: () => RedisClient,
+  base: Partial<RedisTimersOptions> = {},
+): void {
   describe(`RedisTimers on ${backend}`, () => {
     const clients: RedisClient[] = [];
     const instances: RedisTimers<Payload>[] = [];
@@ -27,7 +31,10 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
     }
 
     /** Starts a worker that records what it fires. */
-    async function worker(t: RedisTimers<Payload>, handler?: (timer: FiredTimer<Payload>) => unknown): Promise<FiredTimer<Payload>[]> {
+    async function worker(
+      t: RedisTimers<Payload>,
+      handler?: (timer: FiredTimer<Payload>) => unknown,
+    ): Promise<FiredTimer<Payload>[]> {
       const fired: FiredTimer<Payload>[] = [];
       await t.start(async (timer) => {
         fired.push({ ...timer, firedAt: Date.now() } as FiredTimer<Payload>);
@@ -49,8 +56,16 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         expect(dueAt).toBeGreaterThanOrEqual(before + 1_000 - 5);
         expect(dueAt).toBeLessThanOrEqual(Date.now() + 1_000 + 5);
         expect(await t.get('a')).toEqual({
-          id: 'a', payload: { x: 1 }, dueAt, attempts: 0, maxAttempts: 3, state: 'scheduled',
-          nextAttemptAt: dueAt, leaseExpiresAt: undefined, failedAt: undefined, lastError: undefined,
+          id: 'a',
+          payload: { x: 1 },
+          dueAt,
+          attempts: 0,
+          maxAttempts: 3,
+          state: 'scheduled',
+          nextAttemptAt: dueAt,
+          leaseExpiresAt: undefined,
+          failedAt: undefined,
+          lastError: undefined,
         });
       });
 
@@ -61,7 +76,7 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         expect((await t.get('a:b'))?.payload).toEqual(payload);
         const fired = await worker(t);
         await until(() => fired.length === 1, 'the timer');
-        expect(fired[0]!.payload).toEqual(payload);
+        expect(fired[0].payload).toEqual(payload);
       });
 
       it('accepts an absolute time with { at }, as epoch ms or a Date', async () => {
@@ -89,18 +104,26 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         cyclic['self'] = cyclic;
         await expect(t.schedule('', 10)).rejects.toThrow(new TypeError('id must be a non-empty string, got ""'));
         await expect(t.schedule(5 as unknown as string, 10)).rejects.toThrow(TypeError);
-        await expect(t.schedule('a', -5)).rejects.toThrow(new RangeError('delayMs must be a finite number >= 0, got -5'));
+        await expect(t.schedule('a', -5)).rejects.toThrow(
+          new RangeError('delayMs must be a finite number >= 0, got -5'),
+        );
         await expect(t.schedule('a', Number.NaN)).rejects.toThrow(RangeError);
         await expect(t.schedule('a', '10' as unknown as number)).rejects.toThrow(TypeError);
         await expect(t.schedule('a', { at: new Date(Number.NaN) })).rejects.toThrow(/delayMs\.at must be a valid Date/);
-        await expect(t.schedule('a', 10, { f: () => 1 })).rejects.toThrow(/payload\.f is not JSON-serialisable: function f/);
-        await expect(t.schedule('a', 10, { list: [1, { n: Number.NaN }] })).rejects.toThrow(/payload\.list\[1\]\.n is not JSON-serialisable: NaN/);
-        await expect(t.schedule('a', 10, { big: 10n } as unknown as Payload)).rejects.toThrow(/payload\.big .*BigInt/);
+        await expect(t.schedule('a', 10, { f: () => 1 })).rejects.toThrow(
+          /payload\.f is not JSON-serialisable: function f/,
+        );
+        await expect(t.schedule('a', 10, { list: [1, { n: Number.NaN }] })).rejects.toThrow(
+          /payload\.list\[1\]\.n is not JSON-serialisable: NaN/,
+        );
+        await expect(t.schedule('a', 10, { big: 10n })).rejects.toThrow(/payload\.big .*BigInt/);
         await expect(t.schedule('a', 10, { u: undefined })).rejects.toThrow(/payload\.u .*undefined/);
         await expect(t.schedule('a', 10, cyclic)).rejects.toThrow(/payload\.self .*circular/);
         await expect(t.schedule('a', 10, { when: new Date() })).rejects.toThrow(/payload\.when .*Date/);
         await expect(t.schedule('a', 1e300)).rejects.toThrow(/delayMs must be at most 8640000000000000/);
-        await expect(t.schedule('a', { at: -1 })).rejects.toThrow(new RangeError('delayMs.at must be a finite number >= 0, got -1'));
+        await expect(t.schedule('a', { at: -1 })).rejects.toThrow(
+          new RangeError('delayMs.at must be a finite number >= 0, got -1'),
+        );
         await expect(t.reschedule('a', -1)).rejects.toThrow(RangeError);
         expect(await t.get('a')).toBeUndefined();
         expect(await t.cancel('a')).toBe(false);
@@ -188,10 +211,10 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         });
         await until(() => fired.length === 2, 'the retry');
         expect(failures).toHaveLength(1);
-        expect((failures[0]![0] as Error).message).toBe('boom');
-        expect(failures[0]![1]).toMatchObject({ id: 'a', attempts: 1, maxAttempts: 3 });
-        expect(fired[1]!.attempts).toBe(2);
-        expect(fired[1]!.dueAt).toBe(fired[0]!.dueAt);
+        expect((failures[0][0] as Error).message).toBe('boom');
+        expect(failures[0][1]).toMatchObject({ id: 'a', attempts: 1, maxAttempts: 3 });
+        expect(fired[1].attempts).toBe(2);
+        expect(fired[1].dueAt).toBe(fired[0].dueAt);
         await until(async () => (await t.get('a')) === undefined, 'the ack of the retry');
       });
 
@@ -222,16 +245,20 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         await sleep(50); // the first claim has happened; the worker sleeps until the 'late' timer
         const dueAt = await scheduler.schedule('early', 40);
         await until(() => fired.length === 1, 'the pub/sub wake-up', 5_000);
-        expect(fired[0]!.id).toBe('early');
+        expect(fired[0].id).toBe('early');
         expect(Date.now()).toBeGreaterThanOrEqual(dueAt);
       });
 
       it('shares timers among workers: each timer fires exactly once', async () => {
         const namespace = uniqueNamespace();
-        const workers = [timers({ namespace, shards: 4 }), timers({ namespace, shards: 4 }), timers({ namespace, shards: 4 })];
+        const workers = [
+          timers({ namespace, shards: 4 }),
+          timers({ namespace, shards: 4 }),
+          timers({ namespace, shards: 4 }),
+        ];
         const fired = await Promise.all(workers.map((w) => worker(w)));
         const ids = Array.from({ length: 300 }, (_, i) => `j${i}`);
-        await Promise.all(ids.map((id, i) => workers[i % 3]!.schedule(id, i % 50)));
+        await Promise.all(ids.map((id, i) => workers[i % 3].schedule(id, i % 50)));
         const all = () => fired.flat().map((f) => f.id);
         await until(() => all().length >= 300, '300 timers');
         await sleep(100);
@@ -259,8 +286,8 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         const fired = await worker(t);
         await until(() => fired.length === 2, 'the redelivery');
         expect(errors).toHaveLength(1);
-        expect(fired[1]!.attempts).toBe(2);
-        expect(Number(fired[1]!.token)).toBeGreaterThan(Number(fired[0]!.token));
+        expect(fired[1].attempts).toBe(2);
+        expect(Number(fired[1].token)).toBeGreaterThan(Number(fired[0].token));
         await until(async () => (await t.get('a')) === undefined, 'the second ack');
         expect(ack).toHaveBeenCalledTimes(2);
       });
@@ -272,7 +299,11 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
           if ((timer.payload as number) < 3) await t.schedule('repeat', 10, (timer.payload as number) + 1);
         });
         await until(() => fired.length === 3, 'three rounds');
-        expect(fired.map((f) => [f.payload, f.attempts])).toEqual([[1, 1], [2, 1], [3, 1]]);
+        expect(fired.map((f) => [f.payload, f.attempts])).toEqual([
+          [1, 1],
+          [2, 1],
+          [3, 1],
+        ]);
         await until(async () => (await t.get('repeat')) === undefined, 'the last ack');
       });
 
@@ -303,10 +334,29 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         await until(async () => (await t.get('poison'))?.state === 'failed', 'the failed set');
         await sleep(50);
         expect(runs.map(([n]) => n)).toEqual([1, 2, 3]);
-        expect(failures.map((f) => [f.attempts, f.maxAttempts])).toEqual([[1, 3], [2, 3], [3, 3]]);
+        expect(failures.map((f) => [f.attempts, f.maxAttempts])).toEqual([
+          [1, 3],
+          [2, 3],
+          [3, 3],
+        ]);
         const info = await t.get('poison');
-        expect(info).toMatchObject({ state: 'failed', attempts: 3, lastError: 'Error: boom', nextAttemptAt: undefined, leaseExpiresAt: undefined });
-        expect(await t.listFailed()).toEqual([{ id: 'poison', payload: { x: 1 }, dueAt: info!.dueAt, attempts: 3, failedAt: info!.failedAt, reason: 'Error: boom' }]);
+        expect(info).toMatchObject({
+          state: 'failed',
+          attempts: 3,
+          lastError: 'Error: boom',
+          nextAttemptAt: undefined,
+          leaseExpiresAt: undefined,
+        });
+        expect(await t.listFailed()).toEqual([
+          {
+            id: 'poison',
+            payload: { x: 1 },
+            dueAt: info!.dueAt,
+            attempts: 3,
+            failedAt: info!.failedAt,
+            reason: 'Error: boom',
+          },
+        ]);
       });
 
       it('BullMQ worker.test.ts "when attempts is 1 and job fails: should execute job only once"', async () => {
@@ -323,10 +373,10 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         await t.schedule('fixed', 0, undefined, { attempts: 4, backoff: { type: 'fixed', delayMs: 60 } });
         const runs = await failing(t);
         await until(async () => (await t.get('fixed'))?.state === 'failed', 'the failed set');
-        const gaps = runs.slice(1).map(([, at], i) => at - runs[i]![1]);
+        const gaps = runs.slice(1).map(([, at], i) => at - runs[i][1]);
         expect(gaps).toHaveLength(3);
         for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(59);
-        expect(runs[3]![1] - runs[0]![1]).toBeLessThan(180 + 1_000);
+        expect(runs[3][1] - runs[0][1]).toBeLessThan(180 + 1_000);
       });
 
       it('BullMQ worker.test.ts "when backoff type is exponential": waits delayMs * 2^(attempts - 1)', async () => {
@@ -334,8 +384,8 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         await t.schedule('exp', 0, undefined, { attempts: 3 });
         const runs = await failing(t);
         await until(async () => (await t.get('exp'))?.state === 'failed', 'the failed set');
-        expect(runs[1]![1] - runs[0]![1]).toBeGreaterThanOrEqual(39);
-        expect(runs[2]![1] - runs[1]![1]).toBeGreaterThanOrEqual(79);
+        expect(runs[1][1] - runs[0][1]).toBeGreaterThanOrEqual(39);
+        expect(runs[2][1] - runs[1][1]).toBeGreaterThanOrEqual(79);
       });
 
       it('BullMQ worker.test.ts "when job has been failed and moved to wait: saves failedReason"', async () => {
@@ -361,7 +411,11 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         const firedB = await worker(b);
         await until(async () => (await b.get('stalled'))?.state === 'failed', 'the failed set', 5_000);
         expect(firedB).toHaveLength(0);
-        expect((await b.listFailed())[0]).toMatchObject({ id: 'stalled', attempts: 1, reason: expect.stringMatching(/lease expired on attempt 1 of 1/) });
+        expect((await b.listFailed())[0]).toMatchObject({
+          id: 'stalled',
+          attempts: 1,
+          reason: expect.stringMatching(/lease expired on attempt 1 of 1/),
+        });
         release();
       });
     });
@@ -390,7 +444,10 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
       it('BullMQ queue.test.ts ".retryJobs: retries all failed jobs by default"', async () => {
         const t = await failOnce(uniqueNamespace(), ['a', 'b', 'c']);
         expect(await t.retryFailed()).toBe(3);
-        await until(async () => (await Promise.all(['a', 'b', 'c'].map((id) => t.get(id)))).every((x) => x === undefined), 'all three acked');
+        await until(
+          async () => (await Promise.all(['a', 'b', 'c'].map((id) => t.get(id)))).every((x) => x === undefined),
+          'all three acked',
+        );
         expect(await t.listFailed()).toEqual([]);
       });
 
@@ -429,7 +486,11 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
           }
         });
         const firedB = await worker(b);
-        await until(async () => firedA.length === 1 && (await a.get('slow')) === undefined, 'the slow handler to finish and ack', 5_000);
+        await until(
+          async () => firedA.length === 1 && (await a.get('slow')) === undefined,
+          'the slow handler to finish and ack',
+          5_000,
+        );
         expect(firedB).toHaveLength(0);
         expect(extended.every((x) => typeof x === 'number')).toBe(true);
       });
@@ -459,7 +520,7 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         expect(extendAfterTakeover).toBeUndefined();
         expect(await b.get('x')).toMatchObject({ state: 'claimed', attempts: 2 });
         releaseB();
-        await until(async () => (await b.get('x')) === undefined, 'the new holder\'s ack');
+        await until(async () => (await b.get('x')) === undefined, "the new holder's ack");
       });
     });
 

@@ -8,7 +8,7 @@ import { afterEach } from 'vitest';
 import type { RedisServer } from './redis-server.js';
 import { killAllWorkers } from './workers.js';
 
-export function useRedisResources(): { client(url: string): Redis; servers: RedisServer[] } {
+export function useRedisResources(): { client: (url: string) => Redis; servers: RedisServer[] } {
   const clients: Redis[] = [];
   const servers: RedisServer[] = [];
   afterEach(async () => {
@@ -17,7 +17,7 @@ export function useRedisResources(): { client(url: string): Redis; servers: Redi
     await Promise.all(servers.splice(0).map((s) => s.stop()));
   });
   return {
-    client(url) {
+    client: (url) => {
       const c = new Redis(url);
       c.on('error', () => undefined);
       clients.push(c);

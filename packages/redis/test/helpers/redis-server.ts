@@ -58,7 +58,13 @@ export interface RedisServer {
 async function waitForPing(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0 });
+    const client = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      retryStrategy: () => null,
+      maxRetriesPerRequest: 0,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -83,10 +89,34 @@ function exited(child: ChildProcess): Promise<void> {
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-redis-'));
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no', '--protected-mode', 'yes', '--logfile', path.join(dir, 'redis.log')];
-  if (options.appendOnly) args.push('--appendonly', 'yes', '--appendfsync', options.appendOnly === 'everysec' ? 'everysec' : 'always');
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--daemonize',
+    'no',
+    '--protected-mode',
+    'yes',
+    '--logfile',
+    path.join(dir, 'redis.log'),
+  ];
+  if (options.appendOnly)
+    args.push('--appendonly', 'yes', '--appendfsync', options.appendOnly === 'everysec' ? 'everysec' : 'always');
   else args.push('--appendonly', 'no');
-  if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', path.join(dir, 'nodes.conf'), '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2_000));
+  if (options.cluster)
+    args.push(
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      path.join(dir, 'nodes.conf'),
+      '--cluster-node-timeout',
+      String(options.nodeTimeoutMs ?? 2_000),
+    );
   let child: ChildProcess | undefined;
   const launch = async (): Promise<void> => {
     child = spawn('redis-server', args, { stdio: 'ignore' });
@@ -137,16 +167,32 @@ export async function startRedisCluster(masters = 3, replicas = 0, nodeTimeoutMs
   const nodes: RedisServer[] = [];
   try {
     const count = masters * (1 + replicas);
-    const started = await Promise.all(Array.from({ length: count }, () => startRedisServer({ cluster: true, appendOnly: 'everysec', nodeTimeoutMs })));
+    const started = await Promise.all(
+      Array.from({ length: count }, () => startRedisServer({ cluster: true, appendOnly: 'everysec', nodeTimeoutMs })),
+    );
     nodes.push(...started);
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+    const create = spawnSync(
+      'redis-cli',
+      [
+        '--cluster',
+        'create',
+        ...nodes.map((n) => `127.0.0.1:${n.port}`),
+        '--cluster-replicas',
+        String(replicas),
+        '--cluster-yes',
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
     const deadline = Date.now() + 20_000;
     for (;;) {
       const states = nodes.map((n) => clusterCli(n.port, 'cluster', 'info'));
-      const replicasUp = nodes.map((n) => clusterCli(n.port, 'role')).filter((r) => /^slave/.test(r) && /connected/.test(r)).length;
+      const replicasUp = nodes
+        .map((n) => clusterCli(n.port, 'role'))
+        .filter((r) => /^slave/.test(r) && /connected/.test(r)).length;
       if (states.every((s) => /cluster_state:ok/.test(s)) && replicasUp === masters * replicas) break;
-      if (Date.now() > deadline) throw new Error(`cluster did not reach cluster_state:ok with its replicas in sync: ${states.join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(`cluster did not reach cluster_state:ok with its replicas in sync: ${states.join('\n')}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   } catch (error) {
@@ -154,14 +200,17 @@ export async function startRedisCluster(masters = 3, replicas = 0, nodeTimeoutMs
     throw error;
   }
   // `cluster nodes`: <id> <ip:port@bus> <flags> <master id or -> ... <slot ranges>
-  const lines = clusterCli(nodes[0]!.port, 'cluster', 'nodes').trim().split('\n').map((l) => l.split(' '));
-  const byId = new Map(lines.map((f) => [f[0]!, nodes.find((n) => f[1]!.startsWith(`127.0.0.1:${n.port}@`))!]));
+  const lines = clusterCli(nodes[0].port, 'cluster', 'nodes')
+    .trim()
+    .split('\n')
+    .map((l) => l.split(' '));
+  const byId = new Map(lines.map((f) => [f[0], nodes.find((n) => f[1].startsWith(`127.0.0.1:${n.port}@`))!]));
   const shards = lines
-    .filter((f) => f[2]!.includes('master'))
+    .filter((f) => f[2].includes('master'))
     .map((f) => ({
-      master: byId.get(f[0]!)!,
+      master: byId.get(f[0])!,
       replica: [...byId.entries()].find(([id]) => lines.find((g) => g[0] === id)![3] === f[0])?.[1],
-      firstSlot: Number(f[8]!.split('-')[0]),
+      firstSlot: Number(f[8].split('-')[0]),
     }));
   return { nodes, shards, stop: () => Promise.all(nodes.map((n) => n.stop())).then(() => undefined) };
 }
@@ -170,30 +219,62 @@ export async function startRedisCluster(masters = 3, replicas = 0, nodeTimeoutMs
  * Waits until `firstSlot` is served by a live master and every live node says cluster_state:ok
  * (the failover of a killed master is over); returns when that was seen.
  */
-export async function waitForFailover(cluster: RedisCluster, dead: RedisServer, firstSlot: number, timeoutMs: number): Promise<number> {
+export async function waitForFailover(
+  cluster: RedisCluster,
+  dead: RedisServer,
+  firstSlot: number,
+  timeoutMs: number,
+): Promise<number> {
   const alive = cluster.nodes.filter((n) => n !== dead);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const probe = new Redis({ port: alive[0]!.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const probe = new Redis({
+      port: alive[0].port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     probe.on('error', () => undefined);
     try {
       await probe.connect();
       const nodesText = String(await probe.call('cluster', 'nodes'));
-      const owner = nodesText.split('\n').map((l) => l.split(' ')).find((f) => f[2]?.includes('master') && !f[2].includes('fail') && f.slice(8).some((r) => {
-        const [a, b] = r.split('-').map(Number);
-        return a! <= firstSlot && firstSlot <= (b ?? a)!;
-      }));
-      const states = await Promise.all(alive.map(async (n) => {
-        const c = new Redis({ port: n.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-        c.on('error', () => undefined);
-        try {
-          await c.connect();
-          return String(await c.call('cluster', 'info'));
-        } finally {
-          c.disconnect();
-        }
-      }));
-      if (owner !== undefined && !owner[1]!.startsWith(`127.0.0.1:${dead.port}@`) && states.every((s) => /cluster_state:ok/.test(s))) return Date.now();
+      const owner = nodesText
+        .split('\n')
+        .map((l) => l.split(' '))
+        .find(
+          (f) =>
+            f[2]?.includes('master') &&
+            !f[2].includes('fail') &&
+            f.slice(8).some((r) => {
+              const [a, b] = r.split('-').map(Number);
+              return a <= firstSlot && firstSlot <= (b ?? a);
+            }),
+        );
+      const states = await Promise.all(
+        alive.map(async (n) => {
+          const c = new Redis({
+            port: n.port,
+            host: '127.0.0.1',
+            lazyConnect: true,
+            maxRetriesPerRequest: 0,
+            retryStrategy: () => null,
+          });
+          c.on('error', () => undefined);
+          try {
+            await c.connect();
+            return String(await c.call('cluster', 'info'));
+          } finally {
+            c.disconnect();
+          }
+        }),
+      );
+      if (
+        owner !== undefined &&
+        !owner[1].startsWith(`127.0.0.1:${dead.port}@`) &&
+        states.every((s) => /cluster_state:ok/.test(s))
+      )
+        return Date.now();
     } catch {
       // a node is busy electing: ask again
     } finally {

@@ -1,11 +1,11 @@
-/** Worker processes (test/integration/fixtures/worker.cjs) forked and tracked for cleanup by pid. */
+/** Worker processes (test/integration/fixtures/worker.mjs) forked and tracked for cleanup by pid. */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const SCRIPT = path.join(HERE, '../integration/fixtures/worker.cjs');
+const SCRIPT = path.join(HERE, '../integration/fixtures/worker.mjs');
 const DIST = path.join(HERE, '../../dist/index.js');
 
 export interface WorkerConfig {
@@ -42,21 +42,33 @@ const alive = new Set<ChildProcess>();
 
 export function forkWorker(config: WorkerConfig): WorkerProcess {
   if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: build first (npx tsc --build)`);
-  const child = fork(SCRIPT, [], { env: { ...process.env, TICKWHEEL_WORKER: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(SCRIPT, [], {
+    env: { ...process.env, TICKWHEEL_WORKER: JSON.stringify(config) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   alive.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => alive.delete(child));
   const worker = { fired: [] as Start[], stale: [] as [string, string][], failed: [] as [string, number][] };
   let stopped: ((errors: number) => void) | undefined;
   const ready = new Promise<void>((resolve, reject) => {
-    child.on('message', (message: { type: string; fired?: Start[]; stale?: [string, string][]; failed?: [string, number][]; errors?: number }) => {
-      if (message.type === 'ready') resolve();
-      else if (message.type === 'report') {
-        worker.fired.push(...message.fired!);
-        worker.stale.push(...message.stale!);
-        worker.failed.push(...message.failed!);
-      } else if (message.type === 'stopped') stopped?.(message.errors ?? 0);
-    });
+    child.on(
+      'message',
+      (message: {
+        type: string;
+        fired?: Start[];
+        stale?: [string, string][];
+        failed?: [string, number][];
+        errors?: number;
+      }) => {
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'report') {
+          worker.fired.push(...message.fired!);
+          worker.stale.push(...message.stale!);
+          worker.failed.push(...message.failed!);
+        } else if (message.type === 'stopped') stopped?.(message.errors ?? 0);
+      },
+    );
     child.once('exit', (code, signal) => reject(new Error(`worker exited before it was ready (${code ?? signal})`)));
   });
   ready.catch(() => undefined);
@@ -70,7 +82,8 @@ export function forkWorker(config: WorkerConfig): WorkerProcess {
         child.send('stop');
       }),
     async kill() {
-      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+        process.kill(child.pid, 'SIGKILL');
       await exited;
     },
     signal(signal) {

@@ -42,23 +42,30 @@ describe('RedisTimers on a Redis Cluster (3 masters, 3 replicas)', () => {
     await cluster?.stop();
   });
 
-  it('spreads a sharded namespace over the nodes and fires every timer once across worker processes', { timeout: 40_000 }, async () => {
-    const namespace = uniqueNamespace('cluster');
-    const redis = client();
-    const timers = new RedisTimers({ redis, namespace, shards: 6 });
-    const ids = Array.from({ length: 2_000 }, (_, i) => `c${i}`);
-    await Promise.all(ids.map((id, i) => timers.schedule(id, 1_000 + (i % 500), { i })));
-    const keysPerNode = await Promise.all(redis.nodes('master').map((node) => node.dbsize()));
-    expect(keysPerNode.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
-    const workers = [forkWorker({ clusterPorts: ports, namespace, leaseMs: 30_000, shards: 6 }), forkWorker({ clusterPorts: ports, namespace, leaseMs: 30_000, shards: 6 })];
-    await Promise.all(workers.map((w) => w.ready));
-    const fired = () => workers.flatMap((w) => w.fired);
-    await until(() => fired().length >= 2_000, '2 000 timers fired on the cluster', 30_000);
-    await sleep(200);
-    expect(fired()).toHaveLength(2_000);
-    expect(new Set(fired().map(([id]) => id))).toEqual(new Set(ids));
-    await Promise.all(workers.map((w) => w.stop()));
-  });
+  it(
+    'spreads a sharded namespace over the nodes and fires every timer once across worker processes',
+    { timeout: 40_000 },
+    async () => {
+      const namespace = uniqueNamespace('cluster');
+      const redis = client();
+      const timers = new RedisTimers({ redis, namespace, shards: 6 });
+      const ids = Array.from({ length: 2_000 }, (_, i) => `c${i}`);
+      await Promise.all(ids.map((id, i) => timers.schedule(id, 1_000 + (i % 500), { i })));
+      const keysPerNode = await Promise.all(redis.nodes('master').map((node) => node.dbsize()));
+      expect(keysPerNode.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
+      const workers = [
+        forkWorker({ clusterPorts: ports, namespace, leaseMs: 30_000, shards: 6 }),
+        forkWorker({ clusterPorts: ports, namespace, leaseMs: 30_000, shards: 6 }),
+      ];
+      await Promise.all(workers.map((w) => w.ready));
+      const fired = () => workers.flatMap((w) => w.fired);
+      await until(() => fired().length >= 2_000, '2 000 timers fired on the cluster', 30_000);
+      await sleep(200);
+      expect(fired()).toHaveLength(2_000);
+      expect(new Set(fired().map(([id]) => id))).toEqual(new Set(ids));
+      await Promise.all(workers.map((w) => w.stop()));
+    },
+  );
 
   it('wakes a worker through pub/sub for an earlier timer scheduled by another client', async () => {
     const namespace = uniqueNamespace('cluster-wake');
@@ -76,43 +83,54 @@ describe('RedisTimers on a Redis Cluster (3 masters, 3 replicas)', () => {
     await worker.stop();
   });
 
-  it('a master SIGKILLed mid-run: no schedule rejected or lost, no timer lost, firing stalls at most the failover time + 1 s', { timeout: 50_000 }, async () => {
-    const namespace = uniqueNamespace('failover');
-    const shards = 6;
-    const workers = [0, 1, 2].map(() => forkWorker({ clusterPorts: ports, namespace, leaseMs: 5_000, shards }));
-    await Promise.all(workers.map((w) => w.ready));
-    const timers = new RedisTimers({ redis: client(), namespace, shards, waitForReplicas: 1 });
-    const victim = cluster.shards[0]!;
+  it(
+    'a master SIGKILLed mid-run: no schedule rejected or lost, no timer lost, firing stalls at most the failover time + 1 s',
+    { timeout: 50_000 },
+    async () => {
+      const namespace = uniqueNamespace('failover');
+      const shards = 6;
+      const workers = [0, 1, 2].map(() => forkWorker({ clusterPorts: ports, namespace, leaseMs: 5_000, shards }));
+      await Promise.all(workers.map((w) => w.ready));
+      const timers = new RedisTimers({ redis: client(), namespace, shards, waitForReplicas: 1 });
+      const victim = cluster.shards[0];
 
-    // A steady stream: a timer every 5 ms for 5 s, each due 300 ms after its schedule() call.
-    const accepted: string[] = [];
-    const rejected: unknown[] = [];
-    const calls: Promise<void>[] = [];
-    const stream = (async () => {
-      for (let i = 0; i < 1_000; i++) {
-        const id = `f${i}`;
-        calls.push(timers.schedule(id, 300).then(() => void accepted.push(id), (error: unknown) => void rejected.push(error)));
-        await sleep(5);
-      }
-    })();
-    await sleep(1_500);
-    const killedAt = Date.now();
-    await victim.master.kill();
-    const failedOverAt = await waitForFailover(cluster, victim.master, victim.firstSlot, 30_000);
-    const failoverMs = failedOverAt - killedAt;
-    await stream;
-    await Promise.all(calls);
-    expect(rejected.map((e) => String(e))).toEqual([]);
-    expect(accepted).toHaveLength(1_000);
+      // A steady stream: a timer every 5 ms for 5 s, each due 300 ms after its schedule() call.
+      const accepted: string[] = [];
+      const rejected: unknown[] = [];
+      const calls: Promise<void>[] = [];
+      const stream = (async () => {
+        for (let i = 0; i < 1_000; i++) {
+          const id = `f${i}`;
+          calls.push(
+            timers.schedule(id, 300).then(
+              () => void accepted.push(id),
+              (error: unknown) => void rejected.push(error),
+            ),
+          );
+          await sleep(5);
+        }
+      })();
+      await sleep(1_500);
+      const killedAt = Date.now();
+      await victim.master.kill();
+      const failedOverAt = await waitForFailover(cluster, victim.master, victim.firstSlot, 30_000);
+      const failoverMs = failedOverAt - killedAt;
+      await stream;
+      await Promise.all(calls);
+      expect(rejected.map((e) => String(e))).toEqual([]);
+      expect(accepted).toHaveLength(1_000);
 
-    const fired = (): Start[] => workers.flatMap((w) => w.fired);
-    await until(() => new Set(fired().map(([id]) => id)).size === 1_000, 'every accepted timer fired', 30_000);
-    const first = new Map<string, number>();
-    for (const [id, , lateness] of fired()) if (!first.has(id)) first.set(id, lateness);
-    const stall = Math.max(...first.values());
-    const duplicates = fired().length - 1_000;
-    console.log(`failover: ${failoverMs} ms (cluster-node-timeout ${NODE_TIMEOUT_MS} ms); schedules rejected 0 of 1 000; worst lateness ${stall} ms; ${duplicates} duplicate deliveries`);
-    expect(stall).toBeLessThanOrEqual(failoverMs + 1_000);
-    await Promise.all(workers.map((w) => w.stop()));
-  });
+      const fired = (): Start[] => workers.flatMap((w) => w.fired);
+      await until(() => new Set(fired().map(([id]) => id)).size === 1_000, 'every accepted timer fired', 30_000);
+      const first = new Map<string, number>();
+      for (const [id, , lateness] of fired()) if (!first.has(id)) first.set(id, lateness);
+      const stall = Math.max(...first.values());
+      const duplicates = fired().length - 1_000;
+      console.log(
+        `failover: ${failoverMs} ms (cluster-node-timeout ${NODE_TIMEOUT_MS} ms); schedules rejected 0 of 1 000; worst lateness ${stall} ms; ${duplicates} duplicate deliveries`,
+      );
+      expect(stall).toBeLessThanOrEqual(failoverMs + 1_000);
+      await Promise.all(workers.map((w) => w.stop()));
+    },
+  );
 });

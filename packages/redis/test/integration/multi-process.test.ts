@@ -12,14 +12,18 @@ import { forkWorker, type WorkerProcess } from '../helpers/workers.js';
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 /** Schedules `count` timers `timer-<i>` due `baseMs + (i % spreadMs)` from now, 1 000 at a time. */
 async function scheduleMany(timers: RedisTimers, count: number, baseMs: number, spreadMs: number): Promise<string[]> {
   const ids = Array.from({ length: count }, (_, i) => `timer-${i}`);
   for (let from = 0; from < count; from += 1_000) {
-    await Promise.all(ids.slice(from, from + 1_000).map((id, k) => timers.schedule(id, baseMs + ((from + k) % spreadMs), { n: from + k })));
+    await Promise.all(
+      ids
+        .slice(from, from + 1_000)
+        .map((id, k) => timers.schedule(id, baseMs + ((from + k) % spreadMs), { n: from + k })),
+    );
   }
   return ids;
 }
@@ -72,7 +76,7 @@ describe('RedisTimers across processes', () => {
     expect(bySurvivors).toHaveLength(500); // no crash among them: none twice
     const attempts = new Map(bySurvivors.map(([id, n]) => [id, n]));
     for (const id of held) expect(attempts.get(id)).toBe(2);
-    expect(await timers.get(held[0]!)).toBeUndefined();
+    expect(await timers.get(held[0])).toBeUndefined();
     await Promise.all(survivors.map((w) => w.stop()));
   });
 
@@ -87,7 +91,8 @@ describe('RedisTimers across processes', () => {
     await server.kill();
     await server.restart();
     const check = client(server.url);
-    const pending = async () => (await check.zcard(`tickwheel:{${namespace}:0}:due`)) + (await check.zcard(`tickwheel:{${namespace}:1}:due`));
+    const pending = async () =>
+      (await check.zcard(`tickwheel:{${namespace}:0}:due`)) + (await check.zcard(`tickwheel:{${namespace}:1}:due`));
     await until(async () => (await pending()) === 2_000, 'the 2 000 timers back from the AOF');
 
     // Crash again while a worker is firing them.
@@ -97,11 +102,20 @@ describe('RedisTimers across processes', () => {
     await server.kill();
     await sleep(300);
     await server.restart();
-    await until(() => new Set(worker.fired.map(([id]) => id)).size === 2_000, 'every timer fired after the restart', 30_000);
+    await until(
+      () => new Set(worker.fired.map(([id]) => id)).size === 2_000,
+      'every timer fired after the restart',
+      30_000,
+    );
     expect(new Set(worker.fired.map(([id]) => id))).toEqual(new Set(ids));
     const redelivered = worker.fired.length - 2_000;
-    console.log(`AOF restart: ${worker.fired.length} deliveries for 2 000 timers (${redelivered} redelivered after the crash)`);
-    await until(async () => (await check.exists(`tickwheel:{${namespace}:0}:timers`, `tickwheel:{${namespace}:1}:timers`)) === 0, 'every timer acked');
+    console.log(
+      `AOF restart: ${worker.fired.length} deliveries for 2 000 timers (${redelivered} redelivered after the crash)`,
+    );
+    await until(
+      async () => (await check.exists(`tickwheel:{${namespace}:0}:timers`, `tickwheel:{${namespace}:1}:timers`)) === 0,
+      'every timer acked',
+    );
     await worker.stop();
   });
 });

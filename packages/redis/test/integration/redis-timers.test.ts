@@ -13,9 +13,18 @@ describe('RedisTimers', () => {
   describe('#schedule', () => {
     async function unreachable(failoverBudgetMs: number): Promise<{ timers: RedisTimers; redis: Redis }> {
       const port = await freePort(); // nothing listens there
-      const redis = new Redis({ port, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
+      const redis = new Redis({
+        port,
+        host: '127.0.0.1',
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        retryStrategy: () => null,
+      });
       redis.on('error', () => undefined);
-      return { redis, timers: new RedisTimers({ redis: redis as RedisClient, namespace: 'unreachable', failoverBudgetMs }) };
+      return {
+        redis,
+        timers: new RedisTimers({ redis: redis as RedisClient, namespace: 'unreachable', failoverBudgetMs }),
+      };
     }
 
     it('rejects with the Redis error at once when failoverBudgetMs is 0', async () => {
@@ -31,11 +40,15 @@ describe('RedisTimers', () => {
       const error = await timers.schedule('a', 10).catch((e: unknown) => e);
       const elapsed = performance.now() - started;
       expect(error).toBeInstanceOf(RedisUnavailableError);
-      expect((error as Error).message).toMatch(/^@tickwheel\/redis: schedule\("a"\) failed: Redis was unavailable for the whole failoverBudgetMs \(300 ms, \d+ tries; last error: .+\)\. It may or may not have been applied; retrying is safe: schedule is idempotent by id$/);
+      expect((error as Error).message).toMatch(
+        /^@tickwheel\/redis: schedule\("a"\) failed: Redis was unavailable for the whole failoverBudgetMs \(300 ms, \d+ tries; last error: .+\)\. It may or may not have been applied; retrying is safe: schedule is idempotent by id$/,
+      );
       expect((error as RedisUnavailableError).attempts).toBeGreaterThan(2);
       expect(elapsed).toBeGreaterThanOrEqual(290);
       expect(elapsed).toBeLessThan(1_500);
-      await expect(timers.cancel('a')).rejects.toThrow(/cancel\("a"\) failed: .* retrying is safe: cancel is idempotent/);
+      await expect(timers.cancel('a')).rejects.toThrow(
+        /cancel\("a"\) failed: .* retrying is safe: cancel is idempotent/,
+      );
       redis.disconnect();
     });
   });

@@ -26,13 +26,13 @@
 import { fork, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Cluster } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
+import { freePort } from '../lib/free-port.mjs';
 import { alternate, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -112,26 +112,12 @@ async function workerMain(candidate, config) {
 // ---------------------------------------------------------------------------------------------
 // Clusters.
 
-async function freePort() {
-  const listen = (port) =>
-    new Promise((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (let i = 0; i < 200; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
-    if ((await listen(port)) && (await listen(port + 10_000))) return port;
-  }
-  throw new Error('no free port');
-}
-
 const cli = (port, ...args) =>
   spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
 
 async function startNode() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-bench-cluster-'));
-  const port = await freePort();
+  const port = await freePort({ withBusPort: true });
   const args = [
     '--port',
     String(port),

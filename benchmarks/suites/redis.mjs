@@ -21,13 +21,13 @@
 import { fork, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
+import { freePort } from '../lib/free-port.mjs';
 import { alternate, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -91,20 +91,6 @@ async function workerMain(candidate, config) {
 
 // ---------------------------------------------------------------------------------------------
 // The redis-server and its command counter.
-
-async function freePort() {
-  const listen = (port) =>
-    new Promise((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (let i = 0; i < 200; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
-    if (await listen(port)) return port;
-  }
-  throw new Error('no free port');
-}
 
 async function startRedis() {
   if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0) {
@@ -216,13 +202,11 @@ async function scheduler(candidate, server, name) {
       for (let i = 0; i < dues.length; i += 1_000) {
         const now = Date.now();
         await queue.addBulk(
-          dues
-            .slice(i, i + 1_000)
-            .map((due, k) => ({
-              name: 't',
-              data: due,
-              opts: { delay: Math.max(0, due - now), jobId: `t${i + k}`, removeOnComplete: true, removeOnFail: true },
-            })),
+          dues.slice(i, i + 1_000).map((due, k) => ({
+            name: 't',
+            data: due,
+            opts: { delay: Math.max(0, due - now), jobId: `t${i + k}`, removeOnComplete: true, removeOnFail: true },
+          })),
         );
       }
     },

@@ -52,6 +52,15 @@ describe('RedisTimers', () => {
       return { redis, claims: () => claims };
     }
 
+    type Claim = (...args: string[]) => Promise<string[]>;
+
+    /** Routes the client's claim command (defined by the RedisTimers constructor) through `wrap`. */
+    function wrapClaim(redis: RedisClient, wrap: (claim: Claim, args: string[]) => Promise<string[]>): void {
+      const target = redis as unknown as { tickwheelClaim: Claim };
+      const claim = target.tickwheelClaim.bind(redis);
+      target.tickwheelClaim = (...args: string[]) => wrap(claim, args);
+    }
+
     /** Lets the mock's promise-based replies land (real timers are not faked here). */
     const settle = () => new Promise((resolve) => setTimeout(resolve, 15));
 
@@ -101,7 +110,7 @@ describe('RedisTimers', () => {
     it('never starts a handler whose lease passed while the claim reply was on its way (fencing)', async () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
-      const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
+      const redis = mock();
       const t = new RedisTimers({
         redis,
         timeSource: 'local',
@@ -110,14 +119,12 @@ describe('RedisTimers', () => {
         leaseMs: 1_000,
         pollIntervalMs: 60_000,
       });
-      const target = redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> };
-      const claim = target.tickwheelClaim.bind(redis);
-      target.tickwheelClaim = async (...args: string[]) => {
+      wrapClaim(redis, async (claim, args) => {
         const reply = await claim(...args);
         // The process stalls (GC, SIGSTOP) after the server replied and before the reply is read.
         if (reply.length > 4) clock.advance(1_001);
         return reply;
-      };
+      });
       const stale: [string, string][] = [];
       t.on('stale', (timer: FiredTimer, stage: string) => stale.push([timer.id, stage]));
       const ran: string[] = [];
@@ -137,7 +144,7 @@ describe('RedisTimers', () => {
     it('retries a failed claim after tens of ms, doubling, instead of a flat second', async () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
-      const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
+      const redis = mock();
       const t = new RedisTimers({
         redis,
         timeSource: 'local',
@@ -146,13 +153,11 @@ describe('RedisTimers', () => {
         pollIntervalMs: 60_000,
       });
       t.on('error', () => undefined);
-      const target = redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> };
-      const claim = target.tickwheelClaim.bind(redis);
       const at: number[] = [];
-      target.tickwheelClaim = (...args: string[]) => {
+      wrapClaim(redis, (claim, args) => {
         at.push(clock.now());
         return at.length <= 3 ? Promise.reject(new Error('CLUSTERDOWN The cluster is down')) : claim(...args);
-      };
+      });
       await t.schedule('a', 0);
       const fired: string[] = [];
       await t.start(({ id }) => void fired.push(id));
@@ -178,7 +183,7 @@ describe('RedisTimers', () => {
     it('costs no round trips while idle beyond the safety poll', async () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });
-      const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
+      const redis = mock();
       const t = new RedisTimers({
         redis,
         timeSource: 'local',
@@ -187,13 +192,10 @@ describe('RedisTimers', () => {
         pollIntervalMs: 5_000,
       });
       let claims = 0;
-      const claim = (redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> }).tickwheelClaim.bind(
-        redis,
-      );
-      (redis as unknown as { tickwheelClaim: unknown }).tickwheelClaim = (...args: string[]) => {
+      wrapClaim(redis, (claim, args) => {
         claims++;
         return claim(...args);
-      };
+      });
       await t.start(() => undefined);
       await until(() => claims === 1, 'the first claim');
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -2,7 +2,7 @@ import RedisMock from 'ioredis-mock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { RedisTimers } from '../src/redis-timers.js';
-import type { FiredTimer, RedisClient } from '../src/types.js';
+import type { FiredTimer, RedisClient, RedisTimersOptions } from '../src/types.js';
 import { describeRedisTimers } from './helpers/behaviour.js';
 import { uniqueNamespace, until } from './helpers/wait.js';
 
@@ -52,6 +52,22 @@ describe('RedisTimers', () => {
       return { redis, claims: () => claims };
     }
 
+    /** A RedisTimers on the mock with its worker's wheel on a ManualClock (the mock's "server" time is Date). */
+    function onManualClock(options: Partial<RedisTimersOptions> & { redis?: RedisClient } = {}) {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const redis = options.redis ?? mock();
+      const t = new RedisTimers({
+        timeSource: 'local',
+        namespace: uniqueNamespace(),
+        wheel,
+        pollIntervalMs: 60_000,
+        ...options,
+        redis,
+      });
+      return { clock, wheel, redis, t };
+    }
+
     type Claim = (...args: string[]) => Promise<string[]>;
 
     /** Routes the client's claim command (defined by the RedisTimers constructor) through `wrap`. */
@@ -71,16 +87,8 @@ describe('RedisTimers', () => {
     it('arms one wheel handle for the next due time and claims on that millisecond, not before', async () => {
       vi.useFakeTimers({ toFake: ['Date'] });
       vi.setSystemTime(1_800_000_000_000);
-      const clock = new ManualClock(0);
-      const wheel = new TimingWheel({ clock });
       const { redis, claims } = countingMock();
-      const t = new RedisTimers({
-        redis,
-        timeSource: 'local',
-        namespace: uniqueNamespace(),
-        wheel,
-        pollIntervalMs: 60_000,
-      });
+      const { clock, wheel, t } = onManualClock({ redis, pollIntervalMs: 60_000 });
       const advance = (ms: number) => {
         vi.setSystemTime(Date.now() + ms);
         clock.advance(ms);
@@ -108,17 +116,7 @@ describe('RedisTimers', () => {
     });
 
     it('never starts a handler whose lease passed while the claim reply was on its way (fencing)', async () => {
-      const clock = new ManualClock(0);
-      const wheel = new TimingWheel({ clock });
-      const redis = mock();
-      const t = new RedisTimers({
-        redis,
-        timeSource: 'local',
-        namespace: uniqueNamespace(),
-        wheel,
-        leaseMs: 1_000,
-        pollIntervalMs: 60_000,
-      });
+      const { clock, wheel, redis, t } = onManualClock({ leaseMs: 1_000, pollIntervalMs: 60_000 });
       wrapClaim(redis, async (claim, args) => {
         const reply = await claim(...args);
         // The process stalls (GC, SIGSTOP) after the server replied and before the reply is read.
@@ -142,16 +140,7 @@ describe('RedisTimers', () => {
     });
 
     it('retries a failed claim after tens of ms, doubling, instead of a flat second', async () => {
-      const clock = new ManualClock(0);
-      const wheel = new TimingWheel({ clock });
-      const redis = mock();
-      const t = new RedisTimers({
-        redis,
-        timeSource: 'local',
-        namespace: uniqueNamespace(),
-        wheel,
-        pollIntervalMs: 60_000,
-      });
+      const { clock, wheel, redis, t } = onManualClock({ pollIntervalMs: 60_000 });
       t.on('error', () => undefined);
       const at: number[] = [];
       wrapClaim(redis, (claim, args) => {
@@ -181,16 +170,7 @@ describe('RedisTimers', () => {
     });
 
     it('costs no round trips while idle beyond the safety poll', async () => {
-      const clock = new ManualClock(0);
-      const wheel = new TimingWheel({ clock });
-      const redis = mock();
-      const t = new RedisTimers({
-        redis,
-        timeSource: 'local',
-        namespace: uniqueNamespace(),
-        wheel,
-        pollIntervalMs: 5_000,
-      });
+      const { clock, wheel, redis, t } = onManualClock({ pollIntervalMs: 5_000 });
       let claims = 0;
       wrapClaim(redis, (claim, args) => {
         claims++;

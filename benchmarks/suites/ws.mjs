@@ -79,18 +79,20 @@ async function clientMain() {
         for (let j = i; j < Math.min(count, i + batch); j++) {
           const ws = new WebSocket(url);
           ws.on('error', () => {});
-          opened.push(new Promise((resolve) => {
-            let open = false;
-            ws.once('open', () => {
-              open = true;
-              sockets.push(ws);
-              resolve();
-            });
-            ws.once('close', () => {
-              if (!open) failed++;
-              resolve();
-            });
-          }));
+          opened.push(
+            new Promise((resolve) => {
+              let open = false;
+              ws.once('open', () => {
+                open = true;
+                sockets.push(ws);
+                resolve();
+              });
+              ws.once('close', () => {
+                if (!open) failed++;
+                resolve();
+              });
+            }),
+          );
         }
         await Promise.all(opened);
       }
@@ -100,17 +102,23 @@ async function clientMain() {
       // at every phase of the heartbeat. Identified by local port (= the server's remote port).
       const step = Math.floor(sockets.length / message.count);
       const stalls = [];
-      await Promise.all(Array.from({ length: message.count }, (_, i) => new Promise((resolve) => {
-        setTimeout(() => {
-          const ws = sockets[i * step];
-          // One the server already terminated (a false positive) cannot stall any more.
-          if (ws.readyState === WebSocket.OPEN) {
-            stalls.push({ port: ws._socket.localPort, at: wallNow() });
-            ws.pause();
-          }
-          resolve();
-        }, Math.random() * message.withinMs);
-      })));
+      await Promise.all(
+        Array.from(
+          { length: message.count },
+          (_, i) =>
+            new Promise((resolve) => {
+              setTimeout(() => {
+                const ws = sockets[i * step];
+                // One the server already terminated (a false positive) cannot stall any more.
+                if (ws.readyState === WebSocket.OPEN) {
+                  stalls.push({ port: ws._socket.localPort, at: wallNow() });
+                  ws.pause();
+                }
+                resolve();
+              }, Math.random() * message.withinMs);
+            }),
+        ),
+      );
       send({ cmd: 'stalled', stalls });
     } else if (message.cmd === 'talk') {
       // Every other connection talks; the talkers are spread over the TALK_MS cycle in slots.
@@ -169,8 +177,14 @@ function attachReadme(wss, detections, portOf) {
 }
 
 function attachTickwheel(wss, detections, portOf) {
-  const beat = heartbeat(wss, { pingIntervalMs: PERIOD_MS, pongTimeoutMs: PONG_TIMEOUT_MS, pingSlackMs: PING_SLACK_MS });
-  beat.on('dead', (event) => detections.push({ port: portOf.get(event.socket), at: wallNow(), waitedMs: event.waitedMs }));
+  const beat = heartbeat(wss, {
+    pingIntervalMs: PERIOD_MS,
+    pongTimeoutMs: PONG_TIMEOUT_MS,
+    pingSlackMs: PING_SLACK_MS,
+  });
+  beat.on('dead', (event) =>
+    detections.push({ port: portOf.get(event.socket), at: wallNow(), waitedMs: event.waitedMs }),
+  );
   return { stop: () => beat.stop() };
 }
 
@@ -231,7 +245,11 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   const heapBefore = process.memoryUsage().heapUsed;
   let accepted = 0;
   wss.on('connection', () => accepted++);
-  const { count, failed } = await request(child, { cmd: 'connect', url: `ws://127.0.0.1:${wss.address().port}`, count: connections }, 'connected');
+  const { count, failed } = await request(
+    child,
+    { cmd: 'connect', url: `ws://127.0.0.1:${wss.address().port}`, count: connections },
+    'connected',
+  );
   if (failed > 0) console.log(`  ${name}: ${failed} of ${connections} connections failed to open`);
   // Connections the heartbeat already terminated (a client slow to answer while it was still
   // opening the others) count as accepted; they show up in the false-positive figure.
@@ -253,7 +271,8 @@ async function runOnce(name, child, connections = CONNECTIONS) {
     const deadline = performance.now() + PERIOD_MS * 3 + 2_000;
     while (stalledDetected().length < stalls.length && performance.now() < deadline) await sleep(20);
     const found = stalledDetected();
-    if (found.length !== stalls.length) throw new Error(`${name}: ${found.length} of ${stalls.length} stalled peers detected`);
+    if (found.length !== stalls.length)
+      throw new Error(`${name}: ${found.length} of ${stalls.length} stalled peers detected`);
     stallToDead = found.map((d) => d.at - stalledAt.get(d.port));
     pingToDead = found.map((d) => d.waitedMs);
   }
@@ -286,7 +305,11 @@ async function runMixed(name, child, connections = MIXED_CONNECTIONS) {
   });
   const candidate = CANDIDATES[name](wss, [], new Map());
   await sleep(500);
-  const { count } = await request(child, { cmd: 'connect', url: `ws://127.0.0.1:${wss.address().port}`, count: connections }, 'connected');
+  const { count } = await request(
+    child,
+    { cmd: 'connect', url: `ws://127.0.0.1:${wss.address().port}`, count: connections },
+    'connected',
+  );
   await request(child, { cmd: 'talk' }, 'talking');
   let received0 = 0;
   const { cpuMsPerPeriod, elapsed } = await cpuPerPeriod(() => (received0 = received));
@@ -315,7 +338,12 @@ export async function run() {
     await runOnce(name, child, WARMUP_CONNECTIONS);
     console.log(`  warm-up ${name} done`);
   }
-  const detect = Object.fromEntries(['tickwheel', 'readme'].map((n) => [n, { p50: [], p99: [], pingP50: [], pingP99: [], pingMax: [], falseDeaths: [] }]));
+  const detect = Object.fromEntries(
+    ['tickwheel', 'readme'].map((n) => [
+      n,
+      { p50: [], p99: [], pingP50: [], pingP99: [], pingMax: [], falseDeaths: [] },
+    ]),
+  );
   let connections = CONNECTIONS;
   for (let round = 0; round < REPEATS; round++) {
     const order = names.slice(round % names.length).concat(names.slice(0, round % names.length));
@@ -333,8 +361,12 @@ export async function run() {
         detect[name].pingMax.push(Math.max(...r.pingToDead));
         detect[name].falseDeaths.push(r.falseDeaths);
       }
-      console.log(`  round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period, heap ${Math.round(r.heapPerConnection)} B/conn` +
-        (name === 'none' ? '' : `, stall->dead p50 ${percentile(r.stallToDead, 50).toFixed(0)} p99 ${percentile(r.stallToDead, 99).toFixed(0)} ms, ping->dead max ${Math.max(...r.pingToDead).toFixed(1)} ms, healthy terminated ${r.falseDeaths}`));
+      console.log(
+        `  round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period, heap ${Math.round(r.heapPerConnection)} B/conn` +
+          (name === 'none'
+            ? ''
+            : `, stall->dead p50 ${percentile(r.stallToDead, 50).toFixed(0)} p99 ${percentile(r.stallToDead, 99).toFixed(0)} ms, ping->dead max ${Math.max(...r.pingToDead).toFixed(1)} ms, healthy terminated ${r.falseDeaths}`),
+      );
     }
   }
   // Mixed traffic: half the connections talk. Same alternation; the floor is each round's `none`.
@@ -353,7 +385,9 @@ export async function run() {
       messagesPerPeriod = r.messagesPerPeriod;
       totals[name] = r.cpuMsPerPeriod;
       mixed[name].push(r.cpuMsPerPeriod);
-      console.log(`  mixed round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period, ${Math.round(r.messagesPerPeriod)} messages/period`);
+      console.log(
+        `  mixed round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period, ${Math.round(r.messagesPerPeriod)} messages/period`,
+      );
     }
     for (const name of ['tickwheel', 'readme']) ownCost[name].push(totals[name] - totals.none);
   }
@@ -366,59 +400,113 @@ export async function run() {
   const pick = (field) => Object.fromEntries(Object.entries(detect).map(([n, d]) => [n, d[field]]));
   const scenarios = [
     scenario({
-      id: 'cpu-per-period', title: 'Server CPU per heartbeat period', unit: 'ms', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(cpu), target: { ratio: 1 },
+      id: 'cpu-per-period',
+      title: 'Server CPU per heartbeat period',
+      unit: 'ms',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(cpu),
+      target: { ratio: 1 },
       note: `${setup}. user+system CPU of the server process over ${CPU_PERIODS} periods / ${CPU_PERIODS}; 'none' is the floor with no heartbeat. Every idle connection gets one ping and sends one pong per period with either design, and those writes and reads dominate.`,
     }),
     scenario({
-      id: 'heap-per-connection', title: 'Server heap per connection', unit: 'bytes', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(heap), target: { maxOver: 128 },
+      id: 'heap-per-connection',
+      title: 'Server heap per connection',
+      unit: 'bytes',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(heap),
+      target: { maxOver: 128 },
       note: `${setup}. (heapUsed after full GC with every connection open and one heartbeat round done - heapUsed before connecting) / connections; includes ws's own per-connection objects, which 'none' shows alone.`,
     }),
     scenario({
-      id: 'detect-p50', title: 'Dead-peer detection, stall to termination, p50', unit: 'ms', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('p50')),
+      id: 'detect-p50',
+      title: 'Dead-peer detection, stall to termination, p50',
+      unit: 'ms',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(pick('p50')),
       note: `${STALLED} of the connections stop reading (ws.pause() in the client), each at a random instant within one period; time until the server terminates each. Ours: at most one quiet period before the ping, then pongTimeoutMs. README: one to two periods.`,
     }),
     scenario({
-      id: 'detect-p99', title: 'Dead-peer detection, stall to termination, p99', unit: 'ms', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('p99')),
+      id: 'detect-p99',
+      title: 'Dead-peer detection, stall to termination, p99',
+      unit: 'ms',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(pick('p99')),
       target: { max: PERIOD_MS + PING_SLACK_MS + PONG_TIMEOUT_MS + TICK_MS },
       note: `Target: within one quiet period, the ping slack, pongTimeoutMs and one tick (${PERIOD_MS} + ${PING_SLACK_MS} + ${PONG_TIMEOUT_MS} + ${TICK_MS} ms); the README pattern needs up to two periods.`,
     }),
     scenario({
-      id: 'ping-to-dead-p50', title: 'Unanswered ping to termination, p50', unit: 'ms', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('pingP50')),
+      id: 'ping-to-dead-p50',
+      title: 'Unanswered ping to termination, p50',
+      unit: 'ms',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(pick('pingP50')),
       target: { max: PONG_TIMEOUT_MS + TICK_MS },
       note: `Target: pongTimeoutMs + one tick (${PONG_TIMEOUT_MS} + ${TICK_MS} ms).`,
     }),
     scenario({
-      id: 'ping-to-dead-p99', title: 'Unanswered ping to termination, p99', unit: 'ms', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('pingP99')),
+      id: 'ping-to-dead-p99',
+      title: 'Unanswered ping to termination, p99',
+      unit: 'ms',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(pick('pingP99')),
       target: { max: PONG_TIMEOUT_MS + 5 },
       note: `Target: pongTimeoutMs + 5 ms (${PONG_TIMEOUT_MS} + 5 ms): one tick plus event-loop delay on a busy server. The README pattern checks a ping's answer one full period later.`,
     }),
     scenario({
-      id: 'ping-to-dead-max', title: 'Unanswered ping to termination, max', unit: 'ms', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('pingMax')),
+      id: 'ping-to-dead-max',
+      title: 'Unanswered ping to termination, max',
+      unit: 'ms',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(pick('pingMax')),
       note: `Worst case of each run; includes event-loop delay on a shared machine.`,
     }),
     scenario({
-      id: 'healthy-terminated', title: 'Healthy connections terminated as dead', unit: 'connections', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(pick('falseDeaths')), target: { max: 0 },
+      id: 'healthy-terminated',
+      title: 'Healthy connections terminated as dead',
+      unit: 'connections',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(pick('falseDeaths')),
+      target: { max: 0 },
       note: `Connections that never stopped reading but were terminated anyway (their pong was not read in time), per run of ${connections.toLocaleString('en-US')}.`,
     }),
   ];
   const mixedSetup = `${mixedConnections.toLocaleString('en-US')} connections on 127.0.0.1, every other one sending a ${TALK_MESSAGE.length}-byte message every ${TALK_MS} ms (${Math.round(messagesPerPeriod).toLocaleString('en-US')} messages per period), the app listening to messages; heartbeat period ${PERIOD_MS} ms`;
   scenarios.push(
     scenario({
-      id: 'mixed-cpu-per-period', title: 'Mixed traffic (half the connections talk): server CPU per period', unit: 'ms', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(mixed),
+      id: 'mixed-cpu-per-period',
+      title: 'Mixed traffic (half the connections talk): server CPU per period',
+      unit: 'ms',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(mixed),
       note: `${mixedSetup}. Totals; 'none' is the floor (the same traffic with no heartbeat). The README pattern pings every socket every period; ours pings only the quiet half.`,
     }),
     scenario({
-      id: 'mixed-heartbeat-cpu', title: 'Mixed traffic: heartbeat CPU above the no-heartbeat floor, per period', unit: 'ms', higherIsBetter: false,
-      subject: 'tickwheel', baseline: 'readme', results: summarize(ownCost), target: { ratio: 1 / 0.55 },
+      id: 'mixed-heartbeat-cpu',
+      title: 'Mixed traffic: heartbeat CPU above the no-heartbeat floor, per period',
+      unit: 'ms',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(ownCost),
+      target: { ratio: 1 / 0.55 },
       note: `${mixedSetup}. Each round's total minus the same round's floor ('none'). Target: at most 0.55x the README pattern's (ratio >= ${(1 / 0.55).toFixed(2)}).`,
     }),
   );
@@ -435,6 +523,18 @@ if (process.argv[2] === '--clients') {
     process.exit(1);
   }
   const { scenarios, connections } = await run();
-  const file = writeResults('ws', { scenarios, command: 'npm run bench -- ws', repeats: REPEATS, extra: { connections, mixedConnections: MIXED_CONNECTIONS, talkMs: TALK_MS, periodMs: PERIOD_MS, pongTimeoutMs: PONG_TIMEOUT_MS, stalled: STALLED } });
+  const file = writeResults('ws', {
+    scenarios,
+    command: 'npm run bench -- ws',
+    repeats: REPEATS,
+    extra: {
+      connections,
+      mixedConnections: MIXED_CONNECTIONS,
+      talkMs: TALK_MS,
+      periodMs: PERIOD_MS,
+      pongTimeoutMs: PONG_TIMEOUT_MS,
+      stalled: STALLED,
+    },
+  });
   console.log(`  wrote ${file}`);
 }

@@ -2,7 +2,12 @@ import { InterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
 import { expiredDetails, idleDetails } from './details.js';
-import { GRPC_TIMEOUT_HEADER, grpcTimeoutValue, MAX_GRPC_TIMEOUT_MS, TICKWHEEL_TIMEOUT_HEADER } from './grpc-timeout.js';
+import {
+  GRPC_TIMEOUT_HEADER,
+  grpcTimeoutValue,
+  MAX_GRPC_TIMEOUT_MS,
+  TICKWHEEL_TIMEOUT_HEADER,
+} from './grpc-timeout.js';
 import { unwatchParentAbort, watchParentAbort, type ParentAbortListener } from './parent-abort.js';
 import type { DeadlineLimit } from './types.js';
 
@@ -112,7 +117,9 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
 
   private expire(): void {
     const details =
-      this.wheel.clock.now() >= this.expiresAt ? expiredDetails(this.limit, this.budgetMs, this.path) : idleDetails(this.idleMs, this.path);
+      this.wheel.clock.now() >= this.expiresAt
+        ? expiredDetails(this.limit, this.budgetMs, this.path)
+        : idleDetails(this.idleMs, this.path);
     this.next.cancelWithStatus(Status.DEADLINE_EXCEEDED, details);
   }
 }

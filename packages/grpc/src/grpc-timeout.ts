@@ -67,7 +67,7 @@ export function grpcTimeoutValue(timeoutMs: number): string {
     if (amount <= MAX_AMOUNT && Math.abs(amount * ms - timeoutMs) < EXACT_WITHIN_MS) return `${amount}${unit}`;
   }
   for (let i = UNITS.length - 1; i >= 0; i--) {
-    const [unit, ms] = UNITS[i]!;
+    const [unit, ms] = UNITS[i];
     const amount = Math.ceil(timeoutMs / ms);
     if (amount <= MAX_AMOUNT) return `${amount}${unit}`;
   }
@@ -85,7 +85,7 @@ export function grpcTimeoutValue(timeoutMs: number): string {
  */
 export function parseGrpcTimeout(value: string): number | undefined {
   const match = VALUE.exec(value);
-  return match === null ? undefined : Number(match[1]) * UNIT_MS[match[2]!]!;
+  return match === null ? undefined : Number(match[1]) * UNIT_MS[match[2]];
 }
 
 /**

@@ -181,7 +181,9 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     if (this.phase === FINISHED) return;
     const spent = this.scope === undefined;
     this.phase = FINISHED;
-    const details = spent ? spentDetails(this.limit, this.plan.path) : expiredDetails(this.limit, this.budgetMs, this.plan.path);
+    const details = spent
+      ? spentDetails(this.limit, this.plan.path)
+      : expiredDetails(this.limit, this.budgetMs, this.plan.path);
     this.next.sendStatus(
       isTimeout(reason)
         ? { code: Status.DEADLINE_EXCEEDED, details, metadata: null }

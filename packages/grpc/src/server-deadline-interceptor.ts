@@ -96,7 +96,8 @@ const WRAPPED_BELOW_MS = -1_000;
 function disarmGrpcJsTimer(call: ServerInterceptingCallInterface): boolean {
   const base = call as { deadlineTimer?: unknown };
   const timer = base.deadlineTimer;
-  if (timer === null || typeof timer !== 'object' || typeof (timer as NodeJS.Timeout).hasRef !== 'function') return false;
+  if (timer === null || typeof timer !== 'object' || typeof (timer as NodeJS.Timeout).hasRef !== 'function')
+    return false;
   clearTimeout(timer as NodeJS.Timeout);
   // grpc-js only ever clears it (`if (this.deadlineTimer) clearTimeout(...)`); dropping it frees
   // the Timeout and its closure for the rest of the call.

@@ -58,7 +58,8 @@ describe('grpc-timeout', () => {
     });
 
     it('rejects what the spec does not allow', () => {
-      for (const bad of ['', '1', 'H', '123456789m', '-5S', '5 S', '5s', '1.5S', ' 5S', '5SS']) expect(parseGrpcTimeout(bad)).toBeUndefined();
+      for (const bad of ['', '1', 'H', '123456789m', '-5S', '5 S', '5s', '1.5S', ' 5S', '5SS'])
+        expect(parseGrpcTimeout(bad)).toBeUndefined();
     });
   });
 

@@ -105,10 +105,14 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     super();
     this.options = resolveOptions(options);
     if (target !== null && typeof target === 'object' && running.has(target)) {
-      throw new Error('heartbeat() is already running on this target: use the controller it returned, or stop() it first');
+      throw new Error(
+        'heartbeat() is already running on this target: use the controller it returned, or stop() it first',
+      );
     }
     this.target = target;
 
+    // ws calls these listeners with the socket as `this`, so the controller needs another name.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const controller = this;
     const connections = this.connections;
     const clock = this.options.wheel.clock;
@@ -153,7 +157,12 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     // `wss.removeAllListeners('connection')` (say, to swap the app's handler) takes ours too: put
     // it back once the removal is over, and adopt whatever connected in between.
     this.onServerListenerRemoved = (_event, listener): void => {
-      if (this.stopped || this.reattachQueued || (listener !== this.onConnection && listener !== this.onServerListenerRemoved)) return;
+      if (
+        this.stopped ||
+        this.reattachQueued ||
+        (listener !== this.onConnection && listener !== this.onServerListenerRemoved)
+      )
+        return;
       this.reattachQueued = true;
       process.nextTick(() => this.reattachServerHooks());
     };
@@ -331,7 +340,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     c.noticeReads(now);
 
     if (c.awaitingPong) {
-      if (c.lastReadAt >= c.lastPingAt) c.awaitingPong = false; // answered
+      if (c.lastReadAt >= c.lastPingAt)
+        c.awaitingPong = false; // answered
       else if (now >= c.lastPingAt + o.pongTimeoutMs) {
         // Checked late (our own loop was busy): the answer may be waiting in the kernel. Let one
         // I/O poll read it first; on time, nothing is waiting that a poll would read.
@@ -375,7 +385,15 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     for (const idle of due) {
       if (this.connections.get(socket) !== c) return; // a listener removed it or stopped us
       this.counters.idle++;
-      this.emit('idle', { reason: 'idle', kind: idle.kind, socket, idleMs: idle.idleMs, first: idle.first, closing, state: c.snapshot() });
+      this.emit('idle', {
+        reason: 'idle',
+        kind: idle.kind,
+        socket,
+        idleMs: idle.idleMs,
+        first: idle.first,
+        closing,
+        state: c.snapshot(),
+      });
     }
     if (closing && socket.readyState === OPEN) socket.close(o.idleCloseCode, o.idleCloseReason);
   }
@@ -387,7 +405,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     if (this.stopped || server === undefined) return;
     const onConnection = this.onConnection as (socket: WebSocket) => void;
     if (server.listenerCount('connection', onConnection) === 0) server.on('connection', onConnection);
-    if (server.listenerCount('removeListener', this.onServerListenerRemoved) === 0) server.on('removeListener', this.onServerListenerRemoved);
+    if (server.listenerCount('removeListener', this.onServerListenerRemoved) === 0)
+      server.on('removeListener', this.onServerListenerRemoved);
     if (server.clients !== undefined) for (const socket of server.clients) this.add(socket as S);
   }
 
@@ -435,9 +454,15 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
  * beat.on('dead', ({ socket, state }) => console.log('dead peer, last read at', state.lastReadAt));
  * ```
  */
-export function heartbeat<T extends typeof WebSocket>(server: WebSocketServer<T>, options?: HeartbeatOptions): HeartbeatController<InstanceType<T>>;
+export function heartbeat<T extends typeof WebSocket>(
+  server: WebSocketServer<T>,
+  options?: HeartbeatOptions,
+): HeartbeatController<InstanceType<T>>;
 export function heartbeat<S extends WebSocket>(socket: S, options?: HeartbeatOptions): HeartbeatController<S>;
-export function heartbeat(target: WebSocketServer | WebSocket, options?: HeartbeatOptions): HeartbeatController<WebSocket> {
+export function heartbeat(
+  target: WebSocketServer | WebSocket,
+  options?: HeartbeatOptions,
+): HeartbeatController<WebSocket> {
   return new HeartbeatController<WebSocket>(target, options);
 }
 
@@ -450,9 +475,20 @@ function delayUntil(due: number, now: number): number {
 }
 
 function isServer(value: unknown): value is WebSocketServer {
-  return value !== null && typeof value === 'object' && typeof (value as WebSocketServer).handleUpgrade === 'function' && typeof (value as WebSocketServer).on === 'function';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as WebSocketServer).handleUpgrade === 'function' &&
+    typeof (value as WebSocketServer).on === 'function'
+  );
 }
 
 function isSocket(value: unknown): value is WebSocket {
-  return value !== null && typeof value === 'object' && typeof (value as WebSocket).ping === 'function' && typeof (value as WebSocket).terminate === 'function' && typeof (value as WebSocket).readyState === 'number';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as WebSocket).ping === 'function' &&
+    typeof (value as WebSocket).terminate === 'function' &&
+    typeof (value as WebSocket).readyState === 'number'
+  );
 }

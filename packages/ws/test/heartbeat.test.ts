@@ -19,7 +19,13 @@ afterEach(() => {
 /** A heartbeat on a fake server with one connection, on the manual clock. */
 function watchOne(options: HeartbeatOptions = {}) {
   const server = new FakeServer();
-  const beat = heartbeat(server as never, { pingIntervalMs: 100, pongTimeoutMs: 30, pingSlackMs: 0, wheel, ...options });
+  const beat = heartbeat(server as never, {
+    pingIntervalMs: 100,
+    pongTimeoutMs: 30,
+    pingSlackMs: 0,
+    wheel,
+    ...options,
+  });
   const socket = new FakeSocket();
   server.connect(socket);
   const dead: DeadPeerEvent[] = [];
@@ -124,7 +130,13 @@ describe('heartbeat', () => {
       clock.advance(100);
       clock.advance(7);
       socket.emit('pong', Buffer.alloc(0));
-      expect(beat.state(socket.ws)).toMatchObject({ rttMs: 7, awaitingPong: false, lastPingAt: 100, lastReadAt: 107, pingsSent: 1 });
+      expect(beat.state(socket.ws)).toMatchObject({
+        rttMs: 7,
+        awaitingPong: false,
+        lastPingAt: 100,
+        lastReadAt: 107,
+        pingsSent: 1,
+      });
     });
 
     it('sends pings due close together in one pass, up to pingSlackMs late', () => {
@@ -149,11 +161,16 @@ describe('heartbeat', () => {
       expect(socket.pings).toBe(1);
       clock.advanceTo(130);
       expect(dead).toHaveLength(1);
-      expect(dead[0]!.waitedMs).toBe(30);
+      expect(dead[0].waitedMs).toBe(30);
     });
 
     it('sends no pings when pingIntervalMs is 0', () => {
-      const { socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
+      const { socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        readerIdleMs: 50,
+      });
       clock.advance(1_000);
       expect(socket.pings).toBe(0);
       expect(socket.terminated).toBe(false);
@@ -169,7 +186,7 @@ describe('heartbeat', () => {
       expect(socket.terminated).toBe(true);
       expect(dead).toHaveLength(1);
       expect(dead[0]).toMatchObject({ reason: 'dead', socket: socket.ws, waitedMs: 30 });
-      expect(dead[0]!.state).toMatchObject({ awaitingPong: true, lastPingAt: 100, lastReadAt: 0, pingsSent: 1 });
+      expect(dead[0].state).toMatchObject({ awaitingPong: true, lastPingAt: 100, lastReadAt: 0, pingsSent: 1 });
       expect(beat.state(socket.ws)).toBeUndefined();
       expect(wheel.size).toBe(0);
     });
@@ -207,7 +224,12 @@ describe('heartbeat', () => {
       })(0);
       const lateWheel = new TimingWheel({ clock: lagging });
       const server = new FakeServer();
-      const beat = heartbeat(server as never, { pingIntervalMs: 100, pongTimeoutMs: 30, pingSlackMs: 0, wheel: lateWheel });
+      const beat = heartbeat(server as never, {
+        pingIntervalMs: 100,
+        pongTimeoutMs: 30,
+        pingSlackMs: 0,
+        wheel: lateWheel,
+      });
       const socket = new FakeSocket();
       server.connect(socket);
       const dead: DeadPeerEvent[] = [];
@@ -224,7 +246,7 @@ describe('heartbeat', () => {
       expect(socket.terminated).toBe(false);
       await new Promise((resolve) => setImmediate(resolve));
       expect(socket.terminated).toBe(true);
-      expect(dead[0]!.waitedMs).toBe(40);
+      expect(dead[0].waitedMs).toBe(40);
       close();
     });
 
@@ -252,20 +274,33 @@ describe('heartbeat', () => {
 
   describe('idle', () => {
     it('reports reader idleness, then again every readerIdleMs while it lasts', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        readerIdleMs: 50,
+      });
       clock.advance(49);
       expect(idle).toEqual([]);
       clock.advance(1);
       expect(idle.map((e) => [e.kind, e.idleMs, e.first])).toEqual([['reader', 50, true]]);
       clock.advance(50);
-      expect(idle.map((e) => [e.kind, e.idleMs, e.first])).toEqual([['reader', 50, true], ['reader', 100, false]]);
+      expect(idle.map((e) => [e.kind, e.idleMs, e.first])).toEqual([
+        ['reader', 50, true],
+        ['reader', 100, false],
+      ]);
       socket.emit('message', Buffer.from('x'), false);
       clock.advance(50);
       expect(idle.at(-1)).toMatchObject({ kind: 'reader', idleMs: 50, first: true, closing: false });
     });
 
     it('reports writer idleness measured from completed sends', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, writerIdleMs: 50 });
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        writerIdleMs: 50,
+      });
       clock.advance(40);
       socket.ws.send('hello');
       clock.advance(40);
@@ -275,7 +310,12 @@ describe('heartbeat', () => {
     });
 
     it('does not count a failed send as write activity', () => {
-      const { idle, socket, beat } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, writerIdleMs: 50 });
+      const { idle, socket, beat } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        writerIdleMs: 50,
+      });
       clock.advance(40);
       socket.readyState = 2;
       socket.ws.send('too late');
@@ -284,7 +324,12 @@ describe('heartbeat', () => {
     });
 
     it('reports all-idleness only when neither side was active', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, allIdleMs: 50 });
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        allIdleMs: 50,
+      });
       clock.advance(30);
       socket.ws.send('out');
       clock.advance(30);
@@ -306,14 +351,24 @@ describe('heartbeat', () => {
     });
 
     it('only reports by default, leaving the connection open', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        readerIdleMs: 50,
+      });
       clock.advance(500);
       expect(idle).toHaveLength(10);
       expect(socket.closed).toEqual([]);
     });
 
     it('closes with idleCloseCode and idleCloseReason when closeOnIdle is set', () => {
-      const { idle, socket } = watchOne({ readerIdleMs: 50, closeOnIdle: true, idleCloseCode: 4001, idleCloseReason: 'bye' });
+      const { idle, socket } = watchOne({
+        readerIdleMs: 50,
+        closeOnIdle: true,
+        idleCloseCode: 4001,
+        idleCloseReason: 'bye',
+      });
       clock.advance(50);
       expect(idle).toMatchObject([{ kind: 'reader', closing: true }]);
       expect(socket.closed).toEqual([{ code: 4001, reason: 'bye' }]);
@@ -322,7 +377,12 @@ describe('heartbeat', () => {
     });
 
     it('stays armed when an idle listener throws', () => {
-      const { beat, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
+      const { beat, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        readerIdleMs: 50,
+      });
       beat.once('idle', () => {
         throw new Error('listener bug');
       });
@@ -429,12 +489,18 @@ describe('heartbeat', () => {
       expect(wheel.size).toBe(0);
       expect(server.listenerCount('connection')).toBe(0);
       for (const s of sockets) {
-        expect(s.listenerCount('message') + s.listenerCount('ping') + s.listenerCount('pong') + s.listenerCount('close')).toBe(0);
+        expect(
+          s.listenerCount('message') + s.listenerCount('ping') + s.listenerCount('pong') + s.listenerCount('close'),
+        ).toBe(0);
         expect(Object.prototype.hasOwnProperty.call(s, 'send')).toBe(false);
       }
       server.connect(new FakeSocket());
       clock.advance(1_000);
-      expect(sockets.map((s) => [s.pings, s.closed.length, s.terminated])).toEqual([[0, 0, false], [0, 0, false], [0, 0, false]]);
+      expect(sockets.map((s) => [s.pings, s.closed.length, s.terminated])).toEqual([
+        [0, 0, false],
+        [0, 0, false],
+        [0, 0, false],
+      ]);
       expect(beat.size).toBe(0);
     });
 
@@ -531,7 +597,7 @@ describe('heartbeat', () => {
       expect(beat.size).toBe(0);
     });
 
-    it('puts its connection hook back after wss.removeAllListeners(\'connection\'), adopting sockets that came in between', async () => {
+    it("puts its connection hook back after wss.removeAllListeners('connection'), adopting sockets that came in between", async () => {
       const { server, beat } = watchOne();
       server.on('connection', () => {});
       server.removeAllListeners('connection');

@@ -2,7 +2,20 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
-import { collect, echoClient, echoImplementation, EchoService, newLog, ready, startServer, unary, type EchoClient, type EchoReply, type EchoRequest, type Running } from '../helpers/echo.js';
+import {
+  collect,
+  echoClient,
+  echoImplementation,
+  EchoService,
+  newLog,
+  ready,
+  startServer,
+  unary,
+  type EchoClient,
+  type EchoReply,
+  type EchoRequest,
+  type Running,
+} from '../helpers/echo.js';
 
 // Tests adapted from grpc-node's own suite (github:grpc/grpc-node, packages/grpc-js/test:
 // test-server-deadlines.ts, test-call-propagation.ts, test-metadata.ts), run twice: with bare
@@ -99,7 +112,12 @@ describe('differential: bare grpc-js vs our interceptors', () => {
       while (!cancelledInServer) await new Promise((resolve) => setImmediate(resolve));
       return { ...outcome(err), messages: messages.length, cancelledInServer };
     });
-    expect(bare).toEqual({ code: grpc.status.CANCELLED, details: 'Cancelled on client', messages: 0, cancelledInServer: true });
+    expect(bare).toEqual({
+      code: grpc.status.CANCELLED,
+      details: 'Cancelled on client',
+      messages: 0,
+      cancelledInServer: true,
+    });
     expect(wrapped).toEqual(bare);
   });
 
@@ -179,7 +197,9 @@ describe('differential: bare grpc-js vs our interceptors', () => {
       const headers: Array<Record<string, unknown>> = [];
       const trailers: Array<Record<string, unknown>> = [];
       const { err, res } = await new Promise<{ err: grpc.ServiceError | null; res?: EchoReply }>((resolve) => {
-        const call = client.Unary({ text: 'md' }, metadata, { deadline: Date.now() + 10_000 }, (e, r) => resolve({ err: e, res: r }));
+        const call = client.Unary({ text: 'md' }, metadata, { deadline: Date.now() + 10_000 }, (e, r) =>
+          resolve({ err: e, res: r }),
+        );
         call.on('metadata', (m: grpc.Metadata) => headers.push(m.getMap()));
         call.on('status', (s: grpc.StatusObject) => trailers.push(s.metadata.getMap()));
       });

@@ -7,7 +7,20 @@ import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { MAX_GRPC_TIMEOUT_MS } from '../../src/grpc-timeout.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
 import { PYTHON } from '../global-setup.js';
-import { echoClient, echoImplementation, EchoService, newLog, packageDefinition, ready, startServer, unary, type EchoReply, type EchoRequest, type HandlerLog, type Running } from '../helpers/echo.js';
+import {
+  echoClient,
+  echoImplementation,
+  EchoService,
+  newLog,
+  packageDefinition,
+  ready,
+  startServer,
+  unary,
+  type EchoReply,
+  type EchoRequest,
+  type HandlerLog,
+  type Running,
+} from '../helpers/echo.js';
 
 // Budgets past 2^31 - 1 ms (about 24.8 days), on real grpc-js servers and clients and with
 // Python's grpcio (gRPC's C core) as a client. Bare grpc-js reads grpc-timeout as 32-bit
@@ -20,7 +33,12 @@ const TRILLION_MS = 1e12;
 const UNARY = '/tickwheel.test.Echo/Unary';
 const SCRIPT = path.join(__dirname, '..', 'fixtures', 'python_client.py');
 const run = promisify(execFile);
-const unaryDefinition = (packageDefinition['tickwheel.test.Echo'] as Record<string, { requestSerialize(v: EchoRequest): Buffer; responseDeserialize(b: Buffer): EchoReply }>).Unary!;
+const unaryDefinition = (
+  packageDefinition['tickwheel.test.Echo'] as Record<
+    string,
+    { requestSerialize(v: EchoRequest): Buffer; responseDeserialize(b: Buffer): EchoReply }
+  >
+).Unary;
 
 const running: Running[] = [];
 const clients: grpc.Client[] = [];
@@ -44,7 +62,10 @@ async function client(address: string, interceptors: grpc.Interceptor[]) {
 }
 
 describe('long deadlines', () => {
-  for (const [name, budgetMs] of [['30 days', THIRTY_DAYS_MS], ['1e12 ms', TRILLION_MS]] as const) {
+  for (const [name, budgetMs] of [
+    ['30 days', THIRTY_DAYS_MS],
+    ['1e12 ms', TRILLION_MS],
+  ] as const) {
     it(`carries a ${name} timeoutMs to a grpc-js server with serverDeadlineInterceptor, unshrunk`, async () => {
       const { log, address } = await serve([serverDeadlineInterceptor()]);
       const c = await client(address, [deadlineInterceptor({ timeoutMs: budgetMs })]);
@@ -86,10 +107,17 @@ describe('long deadlines', () => {
   it('hands the handler metadata without the out-of-band header', async () => {
     let seen: grpc.Metadata | undefined;
     const server = await startServer(
-      [[EchoService.service, { Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, cb: grpc.sendUnaryData<EchoReply>) {
-        seen = call.metadata;
-        cb(null, { text: 'ok', remainingMs: 0 });
-      } }]],
+      [
+        [
+          EchoService.service,
+          {
+            Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, cb: grpc.sendUnaryData<EchoReply>) {
+              seen = call.metadata;
+              cb(null, { text: 'ok', remainingMs: 0 });
+            },
+          },
+        ],
+      ],
       { interceptors: [serverDeadlineInterceptor()] },
     );
     running.push(server);
@@ -111,7 +139,10 @@ describe('long deadlines', () => {
       return JSON.parse(stdout) as { code: string; details: string; response: string | null };
     }
 
-    for (const [name, budgetMs] of [['30 days', THIRTY_DAYS_MS], ['1e12 ms', TRILLION_MS]] as const) {
+    for (const [name, budgetMs] of [
+      ['30 days', THIRTY_DAYS_MS],
+      ['1e12 ms', TRILLION_MS],
+    ] as const) {
       it(`answers a ${name} budget that grpc-js alone would fail at once`, async () => {
         // gRPC's C core sends these as 43300M and 27000H: past 2^31 - 1 ms, which grpc-js reads as negative.
         const { log, address } = await serve([serverDeadlineInterceptor({ maxTimeoutMs: 40 * DAY_MS })]);

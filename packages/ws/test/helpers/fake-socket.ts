@@ -29,7 +29,8 @@ export class FakeSocket extends EventEmitter {
   }
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
-    if (event === 'message' || event === 'ping' || event === 'pong') this.receiveBytes(2 + ((args[0] as Buffer | undefined)?.length ?? 0));
+    if (event === 'message' || event === 'ping' || event === 'pong')
+      this.receiveBytes(2 + ((args[0] as Buffer | undefined)?.length ?? 0));
     return super.emit(event, ...args);
   }
 

@@ -27,7 +27,7 @@ async function differential(scenario: Scenario): Promise<{ bare: Log; wrapped: L
     }
     logs.push(log);
   }
-  return { bare: logs[0]!, wrapped: logs[1]! };
+  return { bare: logs[0], wrapped: logs[1] };
 }
 
 /** Records a socket's events into the log, with `who` as a prefix. */
@@ -35,7 +35,9 @@ function record(ws: WebSocket, who: string, log: Log): void {
   ws.on('ping', (data: Buffer) => log.push(`${who} ping ${data.toString()}`));
   ws.on('pong', (data: Buffer) => log.push(`${who} pong ${data.toString()}`));
   ws.on('message', (data: Buffer, isBinary: boolean) => log.push(`${who} message ${data.toString()} ${isBinary}`));
-  ws.on('close', (code: number, reason: Buffer) => log.push(`${who} close ${code} ${reason.toString()} readyState=${ws.readyState}`));
+  ws.on('close', (code: number, reason: Buffer) =>
+    log.push(`${who} close ${code} ${reason.toString()} readyState=${ws.readyState}`),
+  );
   ws.on('error', (err: Error) => log.push(`${who} error ${err.message}`));
 }
 
@@ -127,13 +129,13 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
     expect(wrapped.sort()).toEqual(bare);
   });
 
-  it("echoes messages both ways and leaves the on{close,error,message,open} attributes alone (source: ws test/websocket.test.js, \"works like the `EventEmitter` interface\")", async () => {
+  it('echoes messages both ways and leaves the on{close,error,message,open} attributes alone (source: ws test/websocket.test.js, "works like the `EventEmitter` interface")', async () => {
     const { bare, wrapped } = await differential(async (wss, url, log) => {
       const { client, server } = await pair(wss, url);
       server.on('message', (msg: Buffer, isBinary: boolean) => server.send(msg, { binary: isBinary }));
       log.push(`attributes ${[server.onmessage, server.onclose, server.onerror, server.onopen].map(String).join(',')}`);
       log.push(`listeners message=${server.listenerCount('message')} ping=${server.listenerCount('ping')}`);
-      client.onmessage = (event) => log.push(`client onmessage ${String(event.data)}`);
+      client.onmessage = (event) => log.push(`client onmessage ${(event.data as Buffer).toString()}`);
       const closed = new Promise<void>((resolve) => {
         client.onclose = (event) => {
           log.push(`client onclose ${event.wasClean} ${event.code} ${event.reason}`);
@@ -145,7 +147,12 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
       client.close();
       await closed;
     });
-    expect(bare).toEqual(['attributes null,null,null,null', 'listeners message=1 ping=0', 'client onmessage foo', 'client onclose true 1005 ']);
+    expect(bare).toEqual([
+      'attributes null,null,null,null',
+      'listeners message=1 ping=0',
+      'client onmessage foo',
+      'client onclose true 1005 ',
+    ]);
     expect(wrapped).toEqual(bare);
   });
 

@@ -167,9 +167,14 @@ describe('differential: bare grpc-js vs our interceptors', () => {
         proxy.Unary({ text: 'x' }, { deadline: Date.now() + 100 }, (err) => resolve(outcome(err).code));
       });
       const ms = performance.now() - started;
-      return { outer, inner: await inner!, inTime: ms >= 95 && ms < 1_500 };
+      // The inner call ends on the same instant as the outer one: on its own deadline, or on the
+      // cancel that the outer call's end propagates when that reaches the proxy first (a race on
+      // a loaded machine, in grpc-js alone as with us). Either way it ends with the budget.
+      const innerCode = await inner!;
+      const innerEnded = ([grpc.status.DEADLINE_EXCEEDED, grpc.status.CANCELLED] as number[]).includes(innerCode);
+      return { outer, innerEnded, inTime: ms >= 95 && ms < 1_500 };
     });
-    expect(bare).toEqual({ outer: grpc.status.DEADLINE_EXCEEDED, inner: grpc.status.DEADLINE_EXCEEDED, inTime: true });
+    expect(bare).toEqual({ outer: grpc.status.DEADLINE_EXCEEDED, innerEnded: true, inTime: true });
     expect(wrapped).toEqual(bare);
   });
 

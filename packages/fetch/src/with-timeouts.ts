@@ -2,7 +2,7 @@ import { currentDeadline, requireFunction } from '@tickwheel/core';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { RequestTimer } from './request-timer.js';
 import type { TimeoutError } from './timeout-error.js';
-import { callerSignal, isReplayable, isRequest, requestMethod, requestUrl, type InitLike } from './request-info.js';
+import { attemptInit, callerSignal, copyInit, isReplayable, isRequest, requestMethod, requestUrl, type InitLike } from './request-info.js';
 import type { FetchLike, ResponseLike, TimedFetch, TimeoutOptions } from './types.js';
 
 /** The wrapped function as the wrapper calls it. */
@@ -41,25 +41,26 @@ export function withTimeouts<F extends FetchLike>(fetchFn: F, options: TimeoutOp
 
 async function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unknown, init: InitLike | undefined): Promise<ResponseLike> {
   let options = base;
-  let fetchInit = init;
-  if (init != null && 'timeouts' in init) {
-    if (init.timeouts !== undefined) options = resolveOptions(init.timeouts as TimeoutOptions, base, 'timeouts.');
-    fetchInit = { ...init };
-    delete fetchInit.timeouts;
-  }
+  if (init?.timeouts !== undefined) options = resolveOptions(init.timeouts as TimeoutOptions, base, 'timeouts.');
   const deadline = currentDeadline();
-  if (options.untimed && deadline === undefined) return fetchFn(input, fetchInit);
+  if (options.untimed && deadline === undefined) {
+    // Nothing to time: fetch gets the caller's own arguments (without `timeouts`).
+    return init != null && 'timeouts' in init ? fetchFn(input, copyInit(init)) : fetchFn(input, init);
+  }
 
-  const method = requestMethod(input, fetchInit);
-  const timer = new RequestTimer(options, requestUrl(input), method, callerSignal(input, fetchInit), deadline);
-  const retry = options.retry !== undefined && options.retry.methods.has(method) && isReplayable(fetchInit);
-  const cloneInput = retry && isRequest(input) && input.body != null;
+  const method = requestMethod(input, init);
+  const timer = new RequestTimer(options, requestUrl(input), method, callerSignal(input, init), deadline, init?.dispatcher);
+  const retry = options.retry !== undefined && options.retry.methods.has(method) && isReplayable(init);
+  // A Request body can be sent once: the first attempt sends (and consumes) the caller's
+  // Request as bare fetch would, retries send copies of a clone taken before it.
+  let spare = retry && isRequest(input) && input.body != null ? (input.clone() as typeof input) : undefined;
   try {
     for (let attempt = 0; ; attempt++) {
       const signal = timer.beginAttempt();
+      const attemptInput = attempt === 0 || spare === undefined ? input : spare.clone();
       let response: ResponseLike;
       try {
-        response = await fetchFn(cloneInput ? (input as { clone(): unknown }).clone() : input, { ...fetchInit, signal });
+        response = await fetchFn(attemptInput, attemptInit(attemptInput, init, signal, timer.tap));
       } catch (error) {
         const reason = timer.attemptFailed(error);
         const delay = retry ? timer.retryDelay(reason, attempt) : undefined;
@@ -74,5 +75,11 @@ async function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unk
   } catch (error) {
     timer.finish();
     throw error;
+  } finally {
+    // The clone tees the body: cancelling the spare branch frees what it buffered.
+    (spare?.body as ReadableStream | null | undefined)?.cancel().catch(ignore);
+    spare = undefined;
   }
 }
+
+function ignore(): void {}

@@ -240,11 +240,14 @@ describe('withTimeouts', () => {
       expect(wheel.size).toBe(0);
     });
 
-    it('rejects at once, without calling fetch, for an already aborted signal', async () => {
+    it('rejects with the reason of an already aborted signal by handing fetch an aborted signal, as bare fetch would get', async () => {
       const timed = withTimeouts(server.fetch, { totalMs: 1_000, wheel });
       const error = await rejectionOf(timed(URL_A, { signal: AbortSignal.abort('early') }));
       expect(error).toBe('early');
-      expect(server.calls).toHaveLength(0);
+      // fetch itself rejects (and consumes a Request input, as it does without the wrapper).
+      expect(server.calls).toHaveLength(1);
+      expect(server.last.signal.reason).toBe('early');
+      expect(wheel.size).toBe(0);
     });
 
     it('honours the signal of a Request input', async () => {
@@ -388,16 +391,17 @@ describe('withTimeouts', () => {
       expect(server.calls).toHaveLength(1);
     });
 
-    it('sends a fresh clone of a Request input on each attempt', async () => {
+    it('sends the Request input itself first, as bare fetch does, and a clone of it on each retry', async () => {
       const timed = withTimeouts(server.fetch, { headersMs: 10, wheel, retry: { limit: 1, backoffMs: 0 } });
       const request = new Request(URL_A, { method: 'PUT', body: 'payload' });
       track(timed(request));
       clock.advance(10);
       await settle();
       expect(server.calls).toHaveLength(2);
-      expect(server.calls[0]!.input).not.toBe(request);
+      expect(server.calls[0]!.input).toBe(request);
+      expect(server.calls[1]!.input).not.toBe(request);
       expect(await (server.calls[1]!.input as Request).text()).toBe('payload');
-      expect(request.bodyUsed).toBe(false);
+      expect(await request.text()).toBe('payload');
     });
 
     it('bounds all attempts by budgetMs and reports the budget', async () => {

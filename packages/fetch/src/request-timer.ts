@@ -104,6 +104,11 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     }
   }
 
+  /** The caller's signal (or the deadline's parent) was aborted when the request was made. */
+  get abortedBeforeStart(): boolean {
+    return this.aborted && this.controller === undefined && this.phase === HEADERS;
+  }
+
   /**
    * Starts an attempt: a fresh AbortController, a fresh {@link tap}, and the handle armed for
    * its first limit. A caller's signal that is already aborted gives an aborted signal: fetch

@@ -39,17 +39,36 @@ export function withTimeouts<F extends FetchLike>(fetchFn: F, options: TimeoutOp
   return timedFetch as unknown as TimedFetch<F>;
 }
 
-async function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unknown, init: InitLike | undefined): Promise<ResponseLike> {
+function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unknown, init: InitLike | undefined): Promise<ResponseLike> {
   let options = base;
-  if (init?.timeouts !== undefined) options = resolveOptions(init.timeouts as TimeoutOptions, base, 'timeouts.');
+  if (init?.timeouts !== undefined) {
+    try {
+      options = resolveOptions(init.timeouts as TimeoutOptions, base, 'timeouts.');
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
   const deadline = currentDeadline();
   if (options.untimed && deadline === undefined) {
     // Nothing to time: fetch gets the caller's own arguments (without `timeouts`).
     return init != null && 'timeouts' in init ? fetchFn(input, copyInit(init)) : fetchFn(input, init);
   }
-
   const method = requestMethod(input, init);
   const timer = new RequestTimer(options, requestUrl(input), method, callerSignal(input, init), deadline, init?.dispatcher);
+  if (timer.abortedBeforeStart) {
+    // fetch rejects with the caller's reason at once, as bare: hand out its very promise, so
+    // that even the microtask it rejects in is the same.
+    const pending = fetchFn(input, attemptInit(input, init, timer.beginAttempt(), timer.tap));
+    pending.then(
+      () => timer.finish(),
+      () => timer.finish(),
+    );
+    return pending;
+  }
+  return attempts(fetchFn, options, timer, method, input, init);
+}
+
+async function attempts(fetchFn: RawFetch, options: ResolvedOptions, timer: RequestTimer, method: string, input: unknown, init: InitLike | undefined): Promise<ResponseLike> {
   const retry = options.retry !== undefined && options.retry.methods.has(method) && isReplayable(init);
   // A Request body can be sent once: the first attempt sends (and consumes) the caller's
   // Request as bare fetch would, retries send copies of a clone taken before it.

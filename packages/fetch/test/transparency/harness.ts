@@ -84,6 +84,8 @@ export type Deviation = (name: string, scenario: Scenario, check: (bare: unknown
 /** An error as a caller can observe it: class, name, message, code, and its cause, recursively. */
 export function describeError(error: unknown, depth = 0): unknown {
   if (error === null || typeof error !== 'object') return { thrown: error };
+  // Non-errors (undici's redirect-loop cause is its internal response, with timings) by class only.
+  if (!(error instanceof Error) && !(error instanceof DOMException)) return { class: (error as object).constructor?.name };
   const e = error as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown };
   return {
     class: (error as object).constructor?.name,

@@ -111,6 +111,10 @@ export class TransparencyServer {
         res.writeHead(Number(query('status') ?? 302), { location: query('to') ?? '/echo' });
         res.end('moved');
         return;
+      case '/loop':
+        res.writeHead(302, { location: '/loop' });
+        res.end();
+        return;
       case '/compressed': {
         const coding = query('coding') ?? 'gzip';
         const encode = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync }[coding as 'gzip'];

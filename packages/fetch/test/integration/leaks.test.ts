@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { TimingWheel } from '@tickwheel/core';
+import { currentDeadline, TimingWheel, withDeadline } from '@tickwheel/core';
 import * as undici from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTimeouts } from '../../src/with-timeouts.js';
@@ -92,6 +92,41 @@ describe.each([
     expect(alive).toBe(0);
     expect(retained / REQUESTS).toBeLessThan(MAX_RETAINED_BYTES_PER_REQUEST);
     console.log(`${_name}: ${(retained / REQUESTS).toFixed(1)} bytes retained per request, ${sampled.length} sampled objects all collected`);
+    wheel.close();
+  });
+
+  it('is quiet under fan-out: 500 concurrent requests on one caller signal and inside one withDeadline, nothing kept after', { timeout: 60_000 }, async () => {
+    const FAN_OUT = 500;
+    const wheel = new TimingWheel();
+    const timed = withTimeouts(fetchFn, { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000, wheel });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    const caller = new AbortController();
+    const sampled: Array<WeakRef<object>> = [];
+    let deadlineSignal: AbortSignal | undefined;
+    try {
+      await withDeadline(60_000, async () => {
+        deadlineSignal = currentDeadline()!.signal;
+        await Promise.all(
+          Array.from({ length: FAN_OUT }, async () => {
+            const res = await timed(`${base}/fast`, { signal: caller.signal });
+            sampled.push(new WeakRef(res));
+            expect(await res.text()).toBe('ok');
+          }),
+        );
+      }, { wheel });
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.map((w) => w.name)).toEqual([]);
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    expect(getEventListeners(deadlineSignal!, 'abort')).toHaveLength(0);
+    expect(wheel.size).toBe(0);
+    await quiesce();
+    expect(sampled.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
     wheel.close();
   });
 });

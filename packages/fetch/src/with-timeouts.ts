@@ -10,8 +10,14 @@ type RawFetch = (input: unknown, init?: InitLike) => Promise<ResponseLike>;
 
 /**
  * Wraps a fetch function with phase timeouts on the tickwheel timing wheel: `headersMs` until
- * the response headers, `bodyIdleMs` between body chunks, `totalMs` until the body is fully read,
- * and optional retries of idempotent requests that time out before their headers arrive.
+ * the response headers, `bodyIdleMs` while the body waits on the server, `totalMs` until the
+ * body has fully arrived, and optional retries of idempotent requests that time out before
+ * their headers arrive.
+ *
+ * Apart from its timeouts the result behaves exactly like `fetchFn`: the Response is fetch's
+ * own, untouched. The wrapper gives fetch a signal of its own (aborted with the TimeoutError, or
+ * with your signal's reason) and, for Node's fetch and `undici.fetch`, a dispatcher that
+ * watches the body arrive on its way to the dispatcher fetch would have used.
  *
  * Inside `withDeadline()` (or a handler wrapped by `@tickwheel/grpc`) a request never outlives the
  * ambient deadline, and one whose deadline has passed rejects without calling fetch. Every

@@ -23,6 +23,17 @@ export type Scenario = (context: Context) => Promise<unknown>;
 /** Limits far too long to fire during a scenario: every request and body is timed, none times out. */
 const LIMITS = { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000 } as const;
 
+/**
+ * `TICKWHEEL_TRANSPARENCY=rebuilt` measures the fallback design instead: the wrapper around a
+ * fetch that ignores `init.dispatcher`, so responses are rebuilt around a timed relay (the
+ * README's comparison of designs counts the scenarios that differ then).
+ */
+const REBUILT = process.env.TICKWHEEL_TRANSPARENCY === 'rebuilt';
+
+function withoutDispatcher(fetchFn: AnyFetch): AnyFetch {
+  return (input, init) => fetchFn(input, init === undefined ? init : { ...init, dispatcher: undefined } as RequestInit);
+}
+
 const implementations = [
   { name: 'global fetch', fetch: globalThis.fetch as AnyFetch, Request: globalThis.Request, Response: globalThis.Response },
   { name: 'undici.fetch', fetch: undici.fetch as unknown as AnyFetch, Request: undici.Request as unknown as typeof Request, Response: undici.Response as unknown as typeof Response },
@@ -47,7 +58,7 @@ export function differential(title: string, body: (same: (name: string, scenario
       wheel.close();
     });
     const context = (wrapped: boolean): Context => ({
-      fetch: wrapped ? (withTimeouts(implementation.fetch, { ...LIMITS, wheel }) as AnyFetch) : implementation.fetch,
+      fetch: wrapped ? (withTimeouts(REBUILT ? withoutDispatcher(implementation.fetch) : implementation.fetch, { ...LIMITS, wheel }) as AnyFetch) : implementation.fetch,
       server,
       base: server.base,
       Request: implementation.Request,

@@ -125,16 +125,17 @@ differential('transparency: response bodies', (same) => {
 
   same('issue 13 (APM agents, mocks): a Response.prototype.text patched after the response arrived is what callers run', async (c) => {
     const res = await c.fetch(`${c.base}/text`);
-    const original = c.Response.prototype.text;
+    const prototype = c.Response.prototype as { text(this: Response): Promise<string> };
+    const original = prototype.text;
     const calls: unknown[] = [];
-    c.Response.prototype.text = function (this: Response) {
+    prototype.text = function (this: Response) {
       calls.push(this === res);
       return original.call(this);
     };
     try {
       return { text: await res.text(), calls };
     } finally {
-      c.Response.prototype.text = original;
+      prototype.text = original;
     }
   });
 

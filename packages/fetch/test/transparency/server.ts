@@ -11,6 +11,8 @@ export interface Received {
 }
 
 const COMPRESSIBLE = 'compressed body, '.repeat(200);
+/** Bytes that are not valid UTF-8 (ky test/response-consumption.ts uses the same kind). */
+const BINARY = Buffer.from([0, 255, 128, 13, 10, 0, 195, 40]);
 /** 50 MiB, sent in 64 KiB chunks. */
 export const BIG_BYTES = 50 * 2 ** 20;
 const BIG_CHUNK = Buffer.alloc(64 * 1024, 0).map((_, i) => i % 251);
@@ -95,6 +97,10 @@ export class TransparencyServer {
       case '/multipart':
         res.writeHead(200, { 'content-type': 'multipart/form-data; boundary=XyZ' });
         res.end('--XyZ\r\nContent-Disposition: form-data; name="field"\r\n\r\nvalue\r\n--XyZ\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nfile body\r\n--XyZ--\r\n');
+        return;
+      case '/binary':
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BINARY.length) });
+        res.end(BINARY);
         return;
       case '/empty':
         res.end();

@@ -1,8 +1,8 @@
 import type { Deadline, TimerHandle, TimingWheel } from '@tickwheel/core';
 import type { ResolvedOptions } from './options.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
-import { rebuildResponse, TimedBody, type BodyObserver } from './timed-body.js';
-import { TimeoutError } from './timeout-error.js';
+import { relayResponse, type BodyObserver, type TimedBody } from './timed-body.js';
+import { limitErrors, type TimeoutError } from './timeout-error.js';
 import { TransportTap, type TransportObserver } from './transport-tap.js';
 import type { ResponseLike } from './types.js';
 
@@ -203,17 +203,16 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
       this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
       return response;
     }
-    const body = new TimedBody(source, this);
-    const rebuilt = rebuildResponse(response, new ReadableStream(body, { highWaterMark: 0 }));
-    if (rebuilt === undefined) {
+    const relayed = relayResponse(response, source, this);
+    if (relayed === undefined) {
       // Not a fetch Response: its body cannot be timed, but totalMs still aborts the fetch.
       if (this.totalAt === Infinity) this.finish();
       else this.arm(this.totalAt, now);
       return response;
     }
-    this.body = body;
+    this.body = relayed.body;
     this.arm(this.totalAt, now);
-    return rebuilt;
+    return relayed.response;
   }
 
   /** Releases the handle and every listener. Idempotent. */
@@ -304,7 +303,7 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     switch (this.phase) {
       case HEADERS:
         if (this.headersAt <= this.totalAt) {
-          this.expire(this.error('headers', this.options.headersMs, `no response headers within ${this.options.headersMs} ms (headersMs)`));
+          this.expire(limitErrors.headers(this, this.options.headersMs));
         } else {
           this.expire(this.totalError());
         }
@@ -313,7 +312,7 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
         if (now >= this.totalAt) {
           this.expire(this.totalError());
         } else if (this.waiting && now >= this.idleAt) {
-          this.expire(this.error('body', this.options.bodyIdleMs, `no body data for ${this.options.bodyIdleMs} ms (bodyIdleMs)`));
+          this.expire(limitErrors.body(this, this.options.bodyIdleMs));
         } else {
           // The idle limit passed while the consumer, not the server, was busy: only total remains.
           this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
@@ -331,18 +330,11 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
 
   /** The error for the budget: the ambient deadline's or the retry budget's. */
   private budgetError(): TimeoutError {
-    const left = this.deadlineLeft;
-    if (left === undefined) {
-      return this.error('total', this.options.budgetMs, `not complete within the retry budget of ${this.options.budgetMs} ms (retry.budgetMs)`);
-    }
-    return left === 0
-      ? this.error('total', 0, 'the ambient deadline had already passed; fetch was not called')
-      : this.error('total', left, `not complete within the ${Math.round(left)} ms left of the ambient deadline`);
+    return limitErrors.budget(this, this.options.budgetMs, this.deadlineLeft);
   }
 
   private totalError(): TimeoutError {
-    if (this.totalIsBudget) return this.budgetError();
-    return this.error('total', this.options.totalMs, `not complete within ${this.options.totalMs} ms (totalMs)`);
+    return this.totalIsBudget ? this.budgetError() : limitErrors.total(this, this.options.totalMs);
   }
 
   /** A limit fired: abort the attempt with `error`, and error the body if it is being relayed. */
@@ -376,10 +368,6 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     body?.fail(reason);
     controller?.abort(reason);
     backoff?.reject(reason);
-  }
-
-  private error(phase: TimeoutError['phase'], timeoutMs: number, what: string): TimeoutError {
-    return new TimeoutError(`${this.method} ${this.url}: ${what}`, phase, timeoutMs, this.url, this.method);
   }
 }
 

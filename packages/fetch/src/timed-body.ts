@@ -113,3 +113,14 @@ export function rebuildResponse<R extends ResponseLike>(response: R, body: Reada
   }
   return rebuilt;
 }
+
+/**
+ * Times the body of a `response` that fetch did not dispatch through the tap: a Response like it
+ * (see {@link rebuildResponse}) around a relay of `source` that tells `observer` about each read.
+ * @returns undefined when `response` cannot be rebuilt (not a fetch Response)
+ */
+export function relayResponse<R extends ResponseLike>(response: R, source: ReadableStream<Uint8Array>, observer: BodyObserver): { response: R; body: TimedBody } | undefined {
+  const body = new TimedBody(source, observer);
+  const rebuilt = rebuildResponse(response, new ReadableStream(body, { highWaterMark: 0 }));
+  return rebuilt === undefined ? undefined : { response: rebuilt, body };
+}

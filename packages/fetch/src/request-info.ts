@@ -22,7 +22,13 @@ interface RequestLike {
 
 /** True for a `Request` (of any fetch implementation) as fetch's first argument. */
 export function isRequest(input: unknown): input is RequestLike {
-  return typeof input === 'object' && input !== null && !(input instanceof URL) && typeof (input as RequestLike).url === 'string' && typeof (input as RequestLike).clone === 'function';
+  return (
+    typeof input === 'object' &&
+    input !== null &&
+    !(input instanceof URL) &&
+    typeof (input as RequestLike).url === 'string' &&
+    typeof (input as RequestLike).clone === 'function'
+  );
 }
 
 /** The request URL as a string, for errors. */
@@ -55,8 +61,22 @@ export function callerSignal(input: unknown, init: InitLike | undefined): AbortS
  * policy (Fetch standard, the Request constructor, step 25).
  */
 const REQUEST_INIT_MEMBERS = [
-  'method', 'headers', 'body', 'referrer', 'referrerPolicy', 'mode', 'credentials', 'cache', 'redirect',
-  'integrity', 'keepalive', 'signal', 'duplex', 'priority', 'window', 'dispatcher',
+  'method',
+  'headers',
+  'body',
+  'referrer',
+  'referrerPolicy',
+  'mode',
+  'credentials',
+  'cache',
+  'redirect',
+  'integrity',
+  'keepalive',
+  'signal',
+  'duplex',
+  'priority',
+  'window',
+  'dispatcher',
 ] as const;
 
 /**
@@ -67,7 +87,12 @@ const REQUEST_INIT_MEMBERS = [
  * Request input's referrer; when the caller's init was empty, the Request's own referrer and
  * policy are passed along so that what reaches the server does not change.
  */
-export function attemptInit(input: unknown, init: InitLike | undefined, signal: AbortSignal, dispatcher: unknown): InitLike {
+export function attemptInit(
+  input: unknown,
+  init: InitLike | undefined,
+  signal: AbortSignal,
+  dispatcher: unknown,
+): InitLike {
   const attempt = init == null ? {} : copyInit(init);
   if (isRequest(input) && !REQUEST_INIT_MEMBERS.some((key) => init?.[key] !== undefined)) {
     attempt.referrer = (input as RequestLike & { referrer: string }).referrer;
@@ -109,5 +134,5 @@ export function copyInit(init: InitLike): InitLike {
   for (const key of REQUEST_INIT_MEMBERS) {
     if (!(key in copy) && init[key] !== undefined) copy[key] = init[key];
   }
-  return copy as InitLike;
+  return copy;
 }

@@ -189,7 +189,11 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     }
     this.phase = BODY;
     const source = response.body;
-    const needsBody = this.totalAt !== Infinity || this.options.bodyIdleMs !== Infinity || this.callerSignal !== undefined || this.deadline !== undefined;
+    const needsBody =
+      this.totalAt !== Infinity ||
+      this.options.bodyIdleMs !== Infinity ||
+      this.callerSignal !== undefined ||
+      this.deadline !== undefined;
     const tap = this.tap;
     if (source === null || !needsBody || (tap?.dispatched === true && tap.ended)) {
       this.finish();

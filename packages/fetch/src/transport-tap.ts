@@ -74,13 +74,20 @@ export class TransportTap {
   dispatch(options: unknown, handler: object): boolean {
     const controllerProtocol = typeof (handler as { onResponseStart?: unknown }).onResponseStart === 'function';
     const globals = globalThis as unknown as Globals;
-    const target = this.target ?? (controllerProtocol ? (globals[GLOBAL_DISPATCHER] ?? globals[LEGACY_GLOBAL_DISPATCHER]) : globals[LEGACY_GLOBAL_DISPATCHER]);
-    if (target === undefined) throw new TypeError('@tickwheel/fetch: no undici global dispatcher to send the request through');
+    const target =
+      this.target ??
+      (controllerProtocol
+        ? (globals[GLOBAL_DISPATCHER] ?? globals[LEGACY_GLOBAL_DISPATCHER])
+        : globals[LEGACY_GLOBAL_DISPATCHER]);
+    if (target === undefined)
+      throw new TypeError('@tickwheel/fetch: no undici global dispatcher to send the request through');
     this.dispatched = true;
     this.ended = false;
     this.paused = false;
     const id = ++this.latest;
-    const tapped = controllerProtocol ? new ControllerHandler(handler as UndiciHandler, this, id) : new CallbackHandler(handler as CallbackProtocol, this, id);
+    const tapped = controllerProtocol
+      ? new ControllerHandler(handler, this, id)
+      : new CallbackHandler(handler, this, id);
     return target.dispatch(options, tapped);
   }
 
@@ -247,7 +254,8 @@ class ControllerHandler {
   }
 
   private wrap(controller: UndiciController): UndiciController {
-    if (this.outer === undefined || this.outer.inner !== controller) this.outer = new TapController(controller, this.tap, this.id);
+    if (this.outer === undefined || this.outer.inner !== controller)
+      this.outer = new TapController(controller, this.tap, this.id);
     return this.outer;
   }
 }

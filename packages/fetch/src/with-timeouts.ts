@@ -2,7 +2,16 @@ import { currentDeadline, requireFunction } from '@tickwheel/core';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { RequestTimer } from './request-timer.js';
 import type { TimeoutError } from './timeout-error.js';
-import { attemptInit, callerSignal, copyInit, isReplayable, isRequest, requestMethod, requestUrl, type InitLike } from './request-info.js';
+import {
+  attemptInit,
+  callerSignal,
+  copyInit,
+  isReplayable,
+  isRequest,
+  requestMethod,
+  requestUrl,
+  type InitLike,
+} from './request-info.js';
 import type { FetchLike, ResponseLike, TimedFetch, TimeoutOptions } from './types.js';
 
 /** The wrapped function as the wrapper calls it. */
@@ -45,12 +54,18 @@ export function withTimeouts<F extends FetchLike>(fetchFn: F, options: TimeoutOp
   return timedFetch as unknown as TimedFetch<F>;
 }
 
-function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unknown, init: InitLike | undefined): Promise<ResponseLike> {
+function timedRequest(
+  fetchFn: RawFetch,
+  base: ResolvedOptions,
+  input: unknown,
+  init: InitLike | undefined,
+): Promise<ResponseLike> {
   let options = base;
   if (init?.timeouts !== undefined) {
     try {
       options = resolveOptions(init.timeouts as TimeoutOptions, base, 'timeouts.');
     } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- resolveOptions throws TypeError/RangeError
       return Promise.reject(error);
     }
   }
@@ -60,7 +75,14 @@ function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unknown, 
     return init != null && 'timeouts' in init ? fetchFn(input, copyInit(init)) : fetchFn(input, init);
   }
   const method = requestMethod(input, init);
-  const timer = new RequestTimer(options, requestUrl(input), method, callerSignal(input, init), deadline, init?.dispatcher);
+  const timer = new RequestTimer(
+    options,
+    requestUrl(input),
+    method,
+    callerSignal(input, init),
+    deadline,
+    init?.dispatcher,
+  );
   if (timer.abortedBeforeStart) {
     // fetch rejects with the caller's reason at once, as bare: hand out its very promise, so
     // that even the microtask it rejects in is the same.
@@ -74,11 +96,18 @@ function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unknown, 
   return attempts(fetchFn, options, timer, method, input, init);
 }
 
-async function attempts(fetchFn: RawFetch, options: ResolvedOptions, timer: RequestTimer, method: string, input: unknown, init: InitLike | undefined): Promise<ResponseLike> {
+async function attempts(
+  fetchFn: RawFetch,
+  options: ResolvedOptions,
+  timer: RequestTimer,
+  method: string,
+  input: unknown,
+  init: InitLike | undefined,
+): Promise<ResponseLike> {
   const retry = options.retry !== undefined && options.retry.methods.has(method) && isReplayable(init);
   // A Request body can be sent once: the first attempt sends (and consumes) the caller's
   // Request as bare fetch would, retries send copies of a clone taken before it.
-  let spare = retry && isRequest(input) && input.body != null ? (input.clone() as typeof input) : undefined;
+  const spare = retry && isRequest(input) && input.body != null ? input.clone() : undefined;
   try {
     for (let attempt = 0; ; attempt++) {
       const signal = timer.beginAttempt();
@@ -103,7 +132,6 @@ async function attempts(fetchFn: RawFetch, options: ResolvedOptions, timer: Requ
   } finally {
     // The clone tees the body: cancelling the spare branch frees what it buffered.
     (spare?.body as ReadableStream | null | undefined)?.cancel().catch(ignore);
-    spare = undefined;
   }
 }
 

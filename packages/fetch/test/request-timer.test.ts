@@ -17,13 +17,23 @@ beforeEach(() => {
 function streamed(): { response: Response; push: (text: string) => void; end: () => void } {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const response = new Response(new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) }));
-  return { response, push: (text) => controller.enqueue(new TextEncoder().encode(text)), end: () => controller.close() };
+  return {
+    response,
+    push: (text) => controller.enqueue(new TextEncoder().encode(text)),
+    end: () => controller.close(),
+  };
 }
 
 describe('RequestTimer', () => {
   describe('#beginAttempt', () => {
     it('returns a fresh signal per attempt and arms the earlier of headersMs and totalMs', () => {
-      const timer = new RequestTimer(resolveOptions({ headersMs: 30, totalMs: 100, wheel }, undefined, ''), 'http://127.0.0.1/', 'GET', undefined, undefined);
+      const timer = new RequestTimer(
+        resolveOptions({ headersMs: 30, totalMs: 100, wheel }, undefined, ''),
+        'http://127.0.0.1/',
+        'GET',
+        undefined,
+        undefined,
+      );
       const signal = timer.beginAttempt();
       clock.advance(30);
       expect(signal.aborted).toBe(true);
@@ -36,7 +46,13 @@ describe('RequestTimer', () => {
 
   describe('#responseArrived', () => {
     it('re-points the one handle from the headers to the body, and refreshes it lazily per chunk', async () => {
-      const timer = new RequestTimer(resolveOptions({ headersMs: 30, bodyIdleMs: 20, totalMs: 10_000, wheel }, undefined, ''), 'http://127.0.0.1/', 'GET', undefined, undefined);
+      const timer = new RequestTimer(
+        resolveOptions({ headersMs: 30, bodyIdleMs: 20, totalMs: 10_000, wheel }, undefined, ''),
+        'http://127.0.0.1/',
+        'GET',
+        undefined,
+        undefined,
+      );
       timer.beginAttempt();
       const { response, push, end } = streamed();
       clock.advance(10);
@@ -60,7 +76,13 @@ describe('RequestTimer', () => {
     });
 
     it('releases everything at once when nothing times the body', () => {
-      const timer = new RequestTimer(resolveOptions({ headersMs: 30, wheel }, undefined, ''), 'http://127.0.0.1/', 'GET', undefined, undefined);
+      const timer = new RequestTimer(
+        resolveOptions({ headersMs: 30, wheel }, undefined, ''),
+        'http://127.0.0.1/',
+        'GET',
+        undefined,
+        undefined,
+      );
       timer.beginAttempt();
       const { response } = streamed();
       expect(timer.responseArrived(response)).toBe(response);
@@ -70,7 +92,13 @@ describe('RequestTimer', () => {
 
     it('keeps the caller listener until the body is done, then removes it', async () => {
       const caller = new AbortController();
-      const timer = new RequestTimer(resolveOptions({ headersMs: 30, wheel }, undefined, ''), 'http://127.0.0.1/', 'GET', caller.signal, undefined);
+      const timer = new RequestTimer(
+        resolveOptions({ headersMs: 30, wheel }, undefined, ''),
+        'http://127.0.0.1/',
+        'GET',
+        caller.signal,
+        undefined,
+      );
       timer.beginAttempt();
       const { response, push, end } = streamed();
       const text = timer.responseArrived(response).text();
@@ -82,7 +110,13 @@ describe('RequestTimer', () => {
     });
 
     it('throws the timeout that fired before the response was handled', () => {
-      const timer = new RequestTimer(resolveOptions({ headersMs: 30, wheel }, undefined, ''), 'http://127.0.0.1/', 'GET', undefined, undefined);
+      const timer = new RequestTimer(
+        resolveOptions({ headersMs: 30, wheel }, undefined, ''),
+        'http://127.0.0.1/',
+        'GET',
+        undefined,
+        undefined,
+      );
       timer.beginAttempt();
       clock.advance(30);
       expect(() => timer.responseArrived(streamed().response)).toThrow(TimeoutError);
@@ -91,7 +125,11 @@ describe('RequestTimer', () => {
 
   describe('#retryDelay', () => {
     it('backs off by backoffFactor, and not past the budget', () => {
-      const options = resolveOptions({ headersMs: 10, wheel, retry: { limit: 5, backoffMs: 10, backoffFactor: 2, budgetMs: 100 } }, undefined, '');
+      const options = resolveOptions(
+        { headersMs: 10, wheel, retry: { limit: 5, backoffMs: 10, backoffFactor: 2, budgetMs: 100 } },
+        undefined,
+        '',
+      );
       const timer = new RequestTimer(options, 'http://127.0.0.1/', 'GET', undefined, undefined);
       const delays: Array<number | undefined> = [];
       for (let attempt = 0; attempt < 4; attempt++) {

@@ -18,7 +18,10 @@ class Recorder implements TransportObserver {
 }
 
 /** A dispatcher that keeps the handlers it is given, for the test to drive. */
-function recordingDispatcher(): { dispatch(options: unknown, handler: object): boolean; handlers: Array<Record<string, (...args: unknown[]) => unknown>> } {
+function recordingDispatcher(): {
+  dispatch(options: unknown, handler: object): boolean;
+  handlers: Array<Record<string, (...args: unknown[]) => unknown>>;
+} {
   const handlers: Array<Record<string, (...args: unknown[]) => unknown>> = [];
   return { handlers, dispatch: (_options, handler) => (handlers.push(handler as never), true) };
 }
@@ -45,18 +48,18 @@ describe('transport-tap', () => {
       };
       expect(tap.dispatch({ path: '/' }, fetchHandler)).toBe(true);
       expect(tap.dispatched).toBe(true);
-      const handler = target.handlers[0]!;
+      const handler = target.handlers[0];
       const abort = (): void => {};
-      handler.onConnect!(abort);
+      handler.onConnect(abort);
       let resumed = 0;
-      expect(handler.onHeaders!(200, [], () => resumed++, 'OK')).toBe(true);
-      expect(handler.onData!(new Uint8Array(3))).toBe(true);
+      expect(handler.onHeaders(200, [], () => resumed++, 'OK')).toBe(true);
+      expect(handler.onData(new Uint8Array(3))).toBe(true);
       more = false;
-      expect(handler.onData!(new Uint8Array(2))).toBe(false);
+      expect(handler.onData(new Uint8Array(2))).toBe(false);
       expect(tap.paused).toBe(true);
       resumeFromFetch!();
       expect(resumed).toBe(1);
-      handler.onComplete!([]);
+      handler.onComplete([]);
       expect(calls).toEqual([['connect', abort, undefined], ['headers', 200], ['data', 3], ['data', 2], ['complete']]);
       expect(observer.events).toEqual(['data', 'data', 'paused', 'resumed', 'ended']);
       expect(tap.ended).toBe(true);
@@ -69,10 +72,10 @@ describe('transport-tap', () => {
       const fetchHandler = { onHeaders: () => true, onData: () => true, onComplete: () => {}, onError: () => {} };
       tap.dispatch({ path: '/redirect' }, fetchHandler);
       tap.dispatch({ path: '/target' }, fetchHandler);
-      target.handlers[0]!.onComplete!([]);
+      target.handlers[0].onComplete([]);
       expect(tap.ended).toBe(false);
-      target.handlers[1]!.onData!(new Uint8Array(1));
-      target.handlers[1]!.onError!(new Error('reset'));
+      target.handlers[1].onData(new Uint8Array(1));
+      target.handlers[1].onError(new Error('reset'));
       expect(observer.events).toEqual(['data', 'ended']);
     });
 
@@ -97,7 +100,9 @@ describe('transport-tap', () => {
       const observer = new Recorder();
       const tap = new TransportTap(target, observer);
       const seen: Array<{ paused: boolean; rawHeaders: unknown }> = [];
-      let fetchController: { pause(): void; resume(): void; abort(reason: unknown): void; paused: boolean; rawHeaders: unknown } | undefined;
+      let fetchController:
+        | { pause(): void; resume(): void; abort(reason: unknown): void; paused: boolean; rawHeaders: unknown }
+        | undefined;
       const fetchHandler = {
         onRequestStart: () => {},
         onResponseStart: (controller: typeof fetchController) => void (fetchController = controller),
@@ -109,7 +114,7 @@ describe('transport-tap', () => {
         onResponseError: () => {},
       };
       tap.dispatch({}, fetchHandler);
-      const handler = target.handlers[0]!;
+      const handler = target.handlers[0];
       const state = { paused: false, aborted: false, reason: undefined as unknown, rawHeaders: ['a', 'b'] };
       const controller = {
         ...state,
@@ -124,16 +129,16 @@ describe('transport-tap', () => {
           this.reason = reason;
         },
       };
-      handler.onRequestStart!(controller, {});
-      handler.onResponseStart!(controller, 200, {}, 'OK');
-      handler.onResponseData!(controller, new Uint8Array(1));
+      handler.onRequestStart(controller, {});
+      handler.onResponseStart(controller, 200, {}, 'OK');
+      handler.onResponseData(controller, new Uint8Array(1));
       expect(seen).toEqual([{ paused: false, rawHeaders: ['a', 'b'] }]);
       expect(controller.paused).toBe(true);
       fetchController!.resume();
       expect(controller.paused).toBe(false);
       fetchController!.abort('why');
       expect(controller.reason).toBe('why');
-      handler.onResponseEnd!(controller, {});
+      handler.onResponseEnd(controller, {});
       expect(observer.events).toEqual(['data', 'paused', 'resumed', 'ended']);
     });
   });

@@ -346,7 +346,7 @@ describe('withTimeouts', () => {
       clock.advance(1);
       await settle();
       expect(server.calls).toHaveLength(2);
-      expect(server.calls[1]!.signal).not.toBe(server.calls[0]!.signal);
+      expect(server.calls[1].signal).not.toBe(server.calls[0].signal);
       server.last.respondEmpty();
       await settle();
       expect(state.value).toBeInstanceOf(Response);
@@ -355,7 +355,11 @@ describe('withTimeouts', () => {
     });
 
     it('gives up after limit retries with the last TimeoutError, backing off by backoffFactor', async () => {
-      const timed = withTimeouts(server.fetch, { headersMs: 10, wheel, retry: { limit: 2, backoffMs: 10, backoffFactor: 3 } });
+      const timed = withTimeouts(server.fetch, {
+        headersMs: 10,
+        wheel,
+        retry: { limit: 2, backoffMs: 10, backoffFactor: 3 },
+      });
       const state = track(timed(URL_A));
       const starts: number[] = [];
       for (let t = 0; t < 200; t++) {
@@ -374,7 +378,11 @@ describe('withTimeouts', () => {
       await settle();
       expect(post.error).toBeInstanceOf(TimeoutError);
       expect(server.calls).toHaveLength(1);
-      const listed = withTimeouts(server.fetch, { headersMs: 10, wheel, retry: { limit: 1, backoffMs: 0, methods: ['post'] } });
+      const listed = withTimeouts(server.fetch, {
+        headersMs: 10,
+        wheel,
+        retry: { limit: 1, backoffMs: 0, methods: ['post'] },
+      });
       track(listed(URL_A, { method: 'POST', body: 'x' }));
       clock.advance(10);
       await settle();
@@ -384,7 +392,7 @@ describe('withTimeouts', () => {
     it('does not retry a request whose body is a stream', async () => {
       const timed = withTimeouts(server.fetch, { headersMs: 10, wheel, retry: { limit: 1, backoffMs: 0 } });
       const body = new ReadableStream({ start: (c) => c.close() });
-      const state = track(timed(URL_A, { method: 'PUT', body, duplex: 'half' } as RequestInit));
+      const state = track(timed(URL_A, { method: 'PUT', body, duplex: 'half' }));
       clock.advance(10);
       await settle();
       expect(state.error).toBeInstanceOf(TimeoutError);
@@ -398,14 +406,18 @@ describe('withTimeouts', () => {
       clock.advance(10);
       await settle();
       expect(server.calls).toHaveLength(2);
-      expect(server.calls[0]!.input).toBe(request);
-      expect(server.calls[1]!.input).not.toBe(request);
-      expect(await (server.calls[1]!.input as Request).text()).toBe('payload');
+      expect(server.calls[0].input).toBe(request);
+      expect(server.calls[1].input).not.toBe(request);
+      expect(await (server.calls[1].input as Request).text()).toBe('payload');
       expect(await request.text()).toBe('payload');
     });
 
     it('bounds all attempts by budgetMs and reports the budget', async () => {
-      const timed = withTimeouts(server.fetch, { headersMs: 40, wheel, retry: { limit: 5, backoffMs: 10, backoffFactor: 1, budgetMs: 100 } });
+      const timed = withTimeouts(server.fetch, {
+        headersMs: 40,
+        wheel,
+        retry: { limit: 5, backoffMs: 10, backoffFactor: 1, budgetMs: 100 },
+      });
       const state = track(timed(URL_A));
       for (let t = 0; t < 150; t++) {
         clock.advance(1);
@@ -418,7 +430,11 @@ describe('withTimeouts', () => {
     });
 
     it('cuts the last attempt short at the budget with a total TimeoutError', async () => {
-      const timed = withTimeouts(server.fetch, { headersMs: 40, wheel, retry: { limit: 5, backoffMs: 5, backoffFactor: 1, budgetMs: 70 } });
+      const timed = withTimeouts(server.fetch, {
+        headersMs: 40,
+        wheel,
+        retry: { limit: 5, backoffMs: 5, backoffFactor: 1, budgetMs: 70 },
+      });
       const state = track(timed(URL_A));
       for (let t = 0; t < 100; t++) {
         clock.advance(1);

@@ -17,46 +17,63 @@ async function settleOrder(promise: Promise<unknown>): Promise<string[]> {
 }
 
 differential('transparency: aborts', (same, deviation) => {
-  same('WPT fetch/api/abort/general.any.js "Aborting rejects with AbortError": an already aborted signal', async (c) => {
-    const controller = new AbortController();
-    controller.abort();
-    return outcome(c.fetch(`${c.base}/text`, { signal: controller.signal }));
-  });
+  same(
+    'WPT fetch/api/abort/general.any.js "Aborting rejects with AbortError": an already aborted signal',
+    async (c) => {
+      const controller = new AbortController();
+      controller.abort();
+      return outcome(c.fetch(`${c.base}/text`, { signal: controller.signal }));
+    },
+  );
 
   same('WPT fetch/api/abort/general.any.js "Already aborted signal rejects immediately"', async (c) => {
     return settleOrder(c.fetch(`${c.base}/text`, { signal: AbortSignal.abort() }));
   });
 
-  same('WPT fetch/api/abort/general.any.js: a reason of the caller\'s own is the rejection, the very object', async (c) => {
-    const reason = new Error('gave up');
-    const controller = new AbortController();
-    const pending = c.fetch(`${c.base}/hang`, { signal: controller.signal });
-    await turn(20);
-    controller.abort(reason);
-    const error = await pending.catch((e: unknown) => e);
-    return { same: error === reason };
-  });
+  same(
+    "WPT fetch/api/abort/general.any.js: a reason of the caller's own is the rejection, the very object",
+    async (c) => {
+      const reason = new Error('gave up');
+      const controller = new AbortController();
+      const pending = c.fetch(`${c.base}/hang`, { signal: controller.signal });
+      await turn(20);
+      controller.abort(reason);
+      const error = await pending.catch((e: unknown) => e);
+      return { same: error === reason };
+    },
+  );
 
   same('WPT fetch/api/abort/general.any.js "Signal on request object"', async (c) => {
     const request = new c.Request(`${c.base}/text`, { signal: AbortSignal.abort('from the request') });
     return outcome(c.fetch(request));
   });
 
-  same('WPT fetch/api/abort/general.any.js "Signal retained after unrelated properties are overridden by fetch"', async (c) => {
-    const request = new c.Request(`${c.base}/echo`, { signal: AbortSignal.abort() });
-    return outcome(c.fetch(request, { method: 'POST' }));
-  });
+  same(
+    'WPT fetch/api/abort/general.any.js "Signal retained after unrelated properties are overridden by fetch"',
+    async (c) => {
+      const request = new c.Request(`${c.base}/echo`, { signal: AbortSignal.abort() });
+      return outcome(c.fetch(request, { method: 'POST' }));
+    },
+  );
 
   same('WPT fetch/api/abort/general.any.js "Signal removed by setting to null"', async (c) => {
     const request = new c.Request(`${c.base}/json`, { signal: AbortSignal.abort() });
     return outcome(async () => (await c.fetch(request, { signal: null })).json());
   });
 
-  same('WPT fetch/api/abort/general.any.js "Request is still \'used\' if signal is aborted before fetching"', async (c) => {
-    const request = new c.Request(`${c.base}/echo`, { signal: AbortSignal.abort(), method: 'POST', body: 'foo', headers: { 'content-type': 'text/plain' } });
-    const result = await outcome(c.fetch(request));
-    return { result, bodyUsed: request.bodyUsed };
-  });
+  same(
+    'WPT fetch/api/abort/general.any.js "Request is still \'used\' if signal is aborted before fetching"',
+    async (c) => {
+      const request = new c.Request(`${c.base}/echo`, {
+        signal: AbortSignal.abort(),
+        method: 'POST',
+        body: 'foo',
+        headers: { 'content-type': 'text/plain' },
+      });
+      const result = await outcome(c.fetch(request));
+      return { result, bodyUsed: request.bodyUsed };
+    },
+  );
 
   same('WPT fetch/api/abort/general.any.js "Already aborted signal can be used for many fetches"', async (c) => {
     const signal = AbortSignal.abort();
@@ -72,13 +89,16 @@ differential('transparency: aborts', (same, deviation) => {
       return { order: await settleOrder(body), result: await outcome(body), state: describeResponse(res, c) };
     });
 
-    same(`WPT fetch/api/abort/general.any.js "Fetch aborted & connection closed when aborted after calling response.${method}()"`, async (c) => {
-      const controller = new AbortController();
-      const res = await c.fetch(`${c.base}/trickle`, { signal: controller.signal });
-      const body = res[method]();
-      controller.abort();
-      return { result: await outcome(body), state: describeResponse(res, c) };
-    });
+    same(
+      `WPT fetch/api/abort/general.any.js "Fetch aborted & connection closed when aborted after calling response.${method}()"`,
+      async (c) => {
+        const controller = new AbortController();
+        const res = await c.fetch(`${c.base}/trickle`, { signal: controller.signal });
+        const body = res[method]();
+        controller.abort();
+        return { result: await outcome(body), state: describeResponse(res, c) };
+      },
+    );
   }
 
   same('WPT fetch/api/abort/general.any.js "Stream errors once aborted. Underlying connection closed."', async (c) => {
@@ -128,17 +148,20 @@ differential('transparency: aborts', (same, deviation) => {
     },
   );
 
-  same('WPT fetch/api/abort/general.any.js "Readable stream synchronously cancels with AbortError if aborted before reading"', async (c) => {
-    let cancelReason: unknown;
-    const body = new ReadableStream({
-      pull: (controller) => controller.enqueue(new Uint8Array([42])),
-      cancel: (reason) => void (cancelReason = reason),
-    });
-    const pending = c.fetch(`${c.base}/echo`, { body, signal: AbortSignal.abort(), method: 'POST', duplex: 'half' } as RequestInit);
-    const cancelledSync = cancelReason !== undefined;
-    const error = await pending.catch((e: unknown) => e);
-    return { cancelledSync, sameError: error === cancelReason, result: await outcome(pending) };
-  });
+  same(
+    'WPT fetch/api/abort/general.any.js "Readable stream synchronously cancels with AbortError if aborted before reading"',
+    async (c) => {
+      let cancelReason: unknown;
+      const body = new ReadableStream({
+        pull: (controller) => controller.enqueue(new Uint8Array([42])),
+        cancel: (reason) => void (cancelReason = reason),
+      });
+      const pending = c.fetch(`${c.base}/echo`, { body, signal: AbortSignal.abort(), method: 'POST', duplex: 'half' });
+      const cancelledSync = cancelReason !== undefined;
+      const error = await pending.catch((e: unknown) => e);
+      return { cancelledSync, sameError: error === cancelReason, result: await outcome(pending) };
+    },
+  );
 
   same('issue 13: text() twice on a response aborted mid-body', async (c) => {
     const controller = new AbortController();
@@ -166,13 +189,16 @@ differential('transparency: aborts', (same, deviation) => {
     return { text, state: describeResponse(res, c), again: await outcome(res.text()) };
   });
 
-  same('WPT fetch/api/response/response-clone.any.js with fetch/api/abort: a clone errors with the original when aborted', async (c) => {
-    const controller = new AbortController();
-    const res = await c.fetch(`${c.base}/trickle`, { signal: controller.signal });
-    const copy = res.clone();
-    controller.abort(new Error('both'));
-    return { original: await outcome(res.text()), copy: await outcome(copy.text()) };
-  });
+  same(
+    'WPT fetch/api/response/response-clone.any.js with fetch/api/abort: a clone errors with the original when aborted',
+    async (c) => {
+      const controller = new AbortController();
+      const res = await c.fetch(`${c.base}/trickle`, { signal: controller.signal });
+      const copy = res.clone();
+      controller.abort(new Error('both'));
+      return { original: await outcome(res.text()), copy: await outcome(copy.text()) };
+    },
+  );
 
   same('WPT fetch/api/abort/request.any.js: the Request signal of a fetch input follows its controller', async (c) => {
     const controller = new AbortController();
@@ -180,6 +206,12 @@ differential('transparency: aborts', (same, deviation) => {
     const pending = c.fetch(request);
     await turn(20);
     controller.abort('request abort');
-    return { result: await outcome(pending), signal: attempt(() => request.signal.aborted, (v) => v) };
+    return {
+      result: await outcome(pending),
+      signal: attempt(
+        () => request.signal.aborted,
+        (v) => v,
+      ),
+    };
   });
 });

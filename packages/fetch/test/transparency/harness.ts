@@ -31,12 +31,17 @@ const LIMITS = { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000 } as con
 const REBUILT = process.env.TICKWHEEL_TRANSPARENCY === 'rebuilt';
 
 function withoutDispatcher(fetchFn: AnyFetch): AnyFetch {
-  return (input, init) => fetchFn(input, init === undefined ? init : { ...init, dispatcher: undefined } as RequestInit);
+  return (input, init) => fetchFn(input, init === undefined ? init : { ...init, dispatcher: undefined });
 }
 
 const implementations = [
-  { name: 'global fetch', fetch: globalThis.fetch as AnyFetch, Request: globalThis.Request, Response: globalThis.Response },
-  { name: 'undici.fetch', fetch: undici.fetch as unknown as AnyFetch, Request: undici.Request as unknown as typeof Request, Response: undici.Response as unknown as typeof Response },
+  { name: 'global fetch', fetch: globalThis.fetch, Request: globalThis.Request, Response: globalThis.Response },
+  {
+    name: 'undici.fetch',
+    fetch: undici.fetch as unknown as AnyFetch,
+    Request: undici.Request as unknown as typeof Request,
+    Response: undici.Response as unknown as typeof Response,
+  },
 ];
 
 /**
@@ -45,7 +50,10 @@ const implementations = [
  * fetch and once against `withTimeouts(fetch)` on the same server, their observation logs
  * compared with toEqual.
  */
-export function differential(title: string, body: (same: (name: string, scenario: Scenario, timeoutMs?: number) => void, deviation: Deviation) => void): void {
+export function differential(
+  title: string,
+  body: (same: (name: string, scenario: Scenario, timeoutMs?: number) => void, deviation: Deviation) => void,
+): void {
   describe.each(implementations)(`${title} (%s)`, (implementation) => {
     const server = new TransparencyServer();
     let wheel: TimingWheel;
@@ -58,7 +66,12 @@ export function differential(title: string, body: (same: (name: string, scenario
       wheel.close();
     });
     const context = (wrapped: boolean): Context => ({
-      fetch: wrapped ? (withTimeouts(REBUILT ? withoutDispatcher(implementation.fetch) : implementation.fetch, { ...LIMITS, wheel }) as AnyFetch) : implementation.fetch,
+      fetch: wrapped
+        ? withTimeouts<AnyFetch>(REBUILT ? withoutDispatcher(implementation.fetch) : implementation.fetch, {
+            ...LIMITS,
+            wheel,
+          })
+        : implementation.fetch,
       server,
       base: server.base,
       Request: implementation.Request,
@@ -96,7 +109,7 @@ export type Deviation = (name: string, scenario: Scenario, check: (bare: unknown
 export function describeError(error: unknown, depth = 0): unknown {
   if (error === null || typeof error !== 'object') return { thrown: error };
   // Non-errors (undici's redirect-loop cause is its internal response, with timings) by class only.
-  if (!(error instanceof Error) && !(error instanceof DOMException)) return { class: (error as object).constructor?.name };
+  if (!(error instanceof Error) && !(error instanceof DOMException)) return { class: error.constructor?.name };
   const e = error as { name?: unknown; message?: unknown; code?: unknown; cause?: unknown };
   return {
     class: (error as object).constructor?.name,
@@ -108,7 +121,10 @@ export function describeError(error: unknown, depth = 0): unknown {
 }
 
 /** How a promise settles: its value through `describe`, or its error. */
-export async function outcome<T>(promise: Promise<T> | (() => Promise<T>), describe: (value: T) => unknown = (value) => value): Promise<unknown> {
+export async function outcome<T>(
+  promise: Promise<T> | (() => Promise<T>),
+  describe: (value: T) => unknown = (value) => value,
+): Promise<unknown> {
   try {
     const value = await (typeof promise === 'function' ? promise() : promise);
     return { fulfilled: describe(value) };
@@ -157,7 +173,7 @@ export function describeBody(res: Response): unknown {
 export function digest(bytes: ArrayBuffer | Uint8Array): { byteLength: number; sum: number } {
   const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
   let sum = 0;
-  for (let i = 0; i < view.length; i++) sum = (sum * 31 + view[i]!) >>> 0;
+  for (let i = 0; i < view.length; i++) sum = (sum * 31 + view[i]) >>> 0;
   return { byteLength: view.byteLength, sum };
 }
 

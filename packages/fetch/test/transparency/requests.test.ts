@@ -40,42 +40,67 @@ const BODIES: Record<string, () => unknown> = {
     form.append('file', new Blob(['file body'], { type: 'text/plain' }), 'a.txt');
     return form;
   },
-  ReadableStream: () => new ReadableStream({ start: (controller) => (controller.enqueue(new TextEncoder().encode('streamed')), controller.close()) }),
-  'async iterable': () => (async function* () {
-    yield new TextEncoder().encode('iterated ');
-    yield new TextEncoder().encode('body');
-  })(),
+  ReadableStream: () =>
+    new ReadableStream({
+      start: (controller) => (controller.enqueue(new TextEncoder().encode('streamed')), controller.close()),
+    }),
+  'async iterable': () =>
+    (async function* () {
+      yield new TextEncoder().encode('iterated ');
+      await Promise.resolve();
+      yield new TextEncoder().encode('body');
+    })(),
   null: () => null,
 };
 
 differential('transparency: requests', (same, deviation) => {
   for (const [name, make] of Object.entries(BODIES)) {
-    same(`node-fetch test/main.js "should allow POST request with ${name} body" (WPT fetch/api/request/request-init-003.sub.html): what reaches the server`, async (c) => {
-      const body = make();
-      const stream = body instanceof ReadableStream || (typeof body === 'object' && body !== null && Symbol.asyncIterator in body);
-      return roundTrip(c, `${c.base}/echo`, { method: 'POST', body: body as RequestInit['body'], ...(stream ? { duplex: 'half' } : {}) } as RequestInit);
-    });
+    same(
+      `node-fetch test/main.js "should allow POST request with ${name} body" (WPT fetch/api/request/request-init-003.sub.html): what reaches the server`,
+      async (c) => {
+        const body = make();
+        const stream =
+          body instanceof ReadableStream || (typeof body === 'object' && body !== null && Symbol.asyncIterator in body);
+        return roundTrip(c, `${c.base}/echo`, {
+          method: 'POST',
+          body: body as RequestInit['body'],
+          ...(stream ? { duplex: 'half' } : {}),
+        });
+      },
+    );
   }
 
   same('WPT fetch/api/request/request-init-001.sub.html: a string, a URL and a Request input', async (c) => [
     await roundTrip(c, `${c.base}/echo?as=string`),
     await roundTrip(c, new URL(`${c.base}/echo?as=url`)),
-    await roundTrip(c, new c.Request(`${c.base}/echo?as=request`, { method: 'PUT', body: 'request body', headers: { 'x-a': '1' } })),
+    await roundTrip(
+      c,
+      new c.Request(`${c.base}/echo?as=request`, { method: 'PUT', body: 'request body', headers: { 'x-a': '1' } }),
+    ),
   ]);
 
-  same('WPT fetch/api/request/request-consume.html: a Request input is used after fetch, and cannot be fetched again', async (c) => {
-    const request = new c.Request(`${c.base}/echo`, { method: 'POST', body: 'once' });
-    const first = await roundTrip(c, request);
-    return { first, bodyUsed: request.bodyUsed, again: await outcome(c.fetch(request)) };
-  });
+  same(
+    'WPT fetch/api/request/request-consume.html: a Request input is used after fetch, and cannot be fetched again',
+    async (c) => {
+      const request = new c.Request(`${c.base}/echo`, { method: 'POST', body: 'once' });
+      const first = await roundTrip(c, request);
+      return { first, bodyUsed: request.bodyUsed, again: await outcome(c.fetch(request)) };
+    },
+  );
 
-  same('WPT fetch/api/request/request-init-002.any.js: a Request input with an init overriding method, headers and body', async (c) => {
-    const request = new c.Request(`${c.base}/echo`, { method: 'POST', body: 'original', headers: { 'x-a': '1' } });
-    return roundTrip(c, request, { method: 'PUT', body: 'replaced', headers: { 'x-b': '2' } });
-  });
+  same(
+    'WPT fetch/api/request/request-init-002.any.js: a Request input with an init overriding method, headers and body',
+    async (c) => {
+      const request = new c.Request(`${c.base}/echo`, { method: 'POST', body: 'original', headers: { 'x-a': '1' } });
+      return roundTrip(c, request, { method: 'PUT', body: 'replaced', headers: { 'x-b': '2' } });
+    },
+  );
 
   same('issue 13: a Request input keeps its referrer policy; an init resets its referrer, as in fetch', async (c) => [
-    await roundTrip(c, new c.Request(`${c.base}/echo?2`, { referrer: `${c.base}/page`, referrerPolicy: 'no-referrer' })),
+    await roundTrip(
+      c,
+      new c.Request(`${c.base}/echo?2`, { referrer: `${c.base}/page`, referrerPolicy: 'no-referrer' }),
+    ),
     await roundTrip(c, new c.Request(`${c.base}/echo?3`, { referrer: `${c.base}/page` }), { method: 'GET' }),
     await roundTrip(c, `${c.base}/echo?4`, { referrer: `${c.base}/other` }),
   ]);
@@ -87,8 +112,10 @@ differential('transparency: requests', (same, deviation) => {
     async (c) => roundTrip(c, new c.Request(`${c.base}/echo?1`, { referrer: `${c.base}/page` })),
     (bare, timed) => {
       expect(timed).toMatchObject({ server: { headers: { referer: 'BASE/page' } } });
-      const { referer: _dropped, ...bareHeaders } = (bare as { server: { headers: Record<string, unknown> } }).server.headers;
-      const { referer: _sent, ...timedHeaders } = (timed as { server: { headers: Record<string, unknown> } }).server.headers;
+      const { referer: _dropped, ...bareHeaders } = (bare as { server: { headers: Record<string, unknown> } }).server
+        .headers;
+      const { referer: _sent, ...timedHeaders } = (timed as { server: { headers: Record<string, unknown> } }).server
+        .headers;
       expect(timedHeaders).toEqual(bareHeaders);
     },
   );
@@ -108,12 +135,17 @@ differential('transparency: requests', (same, deviation) => {
         return 'from a getter';
       }
     }
-    return roundTrip(c, `${c.base}/echo`, new Init() as RequestInit);
+    return roundTrip(c, `${c.base}/echo`, new Init());
   });
 
   same('WPT fetch/api/request/request-headers.any.js: headers as Headers, pairs and a record', async (c) => [
     await roundTrip(c, `${c.base}/echo?1`, { headers: new Headers({ 'x-a': '1', accept: 'text/plain' }) }),
-    await roundTrip(c, `${c.base}/echo?2`, { headers: [['x-b', '2'], ['x-b', '3']] }),
+    await roundTrip(c, `${c.base}/echo?2`, {
+      headers: [
+        ['x-b', '2'],
+        ['x-b', '3'],
+      ],
+    }),
     await roundTrip(c, `${c.base}/echo?3`, { headers: { 'x-c': 'ü'.normalize() === 'ü' ? 'latin' : '' } }),
   ]);
 
@@ -134,16 +166,35 @@ differential('transparency: requests', (same, deviation) => {
     return outcome(c.fetch(request));
   });
 
-  same('WPT fetch/api/request/request-keepalive.any.js and request-cache: init members fetch reads pass through', async (c) =>
-    roundTrip(c, `${c.base}/echo`, { cache: 'no-store', credentials: 'omit', mode: 'cors', redirect: 'follow', integrity: '', keepalive: false, priority: 'high' } as RequestInit),
+  same(
+    'WPT fetch/api/request/request-keepalive.any.js and request-cache: init members fetch reads pass through',
+    async (c) =>
+      roundTrip(c, `${c.base}/echo`, {
+        cache: 'no-store',
+        credentials: 'omit',
+        mode: 'cors',
+        redirect: 'follow',
+        integrity: '',
+        keepalive: false,
+        priority: 'high',
+      } as RequestInit),
   );
 
-  same('WPT fetch/api/abort/general.any.js: init.signal null on a string input', async (c) => roundTrip(c, `${c.base}/echo`, { signal: null }));
+  same('WPT fetch/api/abort/general.any.js: init.signal null on a string input', async (c) =>
+    roundTrip(c, `${c.base}/echo`, { signal: null }),
+  );
 
   same('undici test/fetch/client-fetch.js: the init object fetch is given is not modified', async (c) => {
     const init: RequestInit = { method: 'POST', body: 'kept', headers: { 'x-a': '1' } };
     const keys = Object.keys(init);
     await roundTrip(c, `${c.base}/echo`, init);
-    return { keys: Object.keys(init), same: JSON.stringify(keys) === JSON.stringify(Object.keys(init)), signal: attempt(() => init.signal, (v) => v ?? 'absent') };
+    return {
+      keys: Object.keys(init),
+      same: JSON.stringify(keys) === JSON.stringify(Object.keys(init)),
+      signal: attempt(
+        () => init.signal,
+        (v) => v ?? 'absent',
+      ),
+    };
   });
 });

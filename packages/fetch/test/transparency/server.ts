@@ -39,7 +39,12 @@ export class TransparencyServer {
         const url = new URL(req.url!, 'http://127.0.0.1');
         const headers = { ...req.headers };
         delete headers.host;
-        this.received.push({ method: req.method!, path: url.pathname + url.search, headers, body: Buffer.concat(chunks).toString('latin1') });
+        this.received.push({
+          method: req.method!,
+          path: url.pathname + url.search,
+          headers,
+          body: Buffer.concat(chunks).toString('latin1'),
+        });
         this.handle(url, req, res);
       });
     });
@@ -64,7 +69,7 @@ export class TransparencyServer {
 
   /** The last request the server received. */
   get last(): Received {
-    return this.received[this.received.length - 1]!;
+    return this.received[this.received.length - 1];
   }
 
   private later(ms: number, fn: () => void): void {
@@ -96,7 +101,9 @@ export class TransparencyServer {
         return;
       case '/multipart':
         res.writeHead(200, { 'content-type': 'multipart/form-data; boundary=XyZ' });
-        res.end('--XyZ\r\nContent-Disposition: form-data; name="field"\r\n\r\nvalue\r\n--XyZ\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nfile body\r\n--XyZ--\r\n');
+        res.end(
+          '--XyZ\r\nContent-Disposition: form-data; name="field"\r\n\r\nvalue\r\n--XyZ\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nfile body\r\n--XyZ--\r\n',
+        );
         return;
       case '/binary':
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(BINARY.length) });
@@ -123,7 +130,9 @@ export class TransparencyServer {
         return;
       case '/compressed': {
         const coding = query('coding') ?? 'gzip';
-        const encode = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync }[coding as 'gzip'];
+        const encode = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync }[
+          coding as 'gzip'
+        ];
         res.writeHead(200, { 'content-type': 'text/plain', 'content-encoding': coding });
         res.end(encode(COMPRESSIBLE));
         return;

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import zlib from 'node:zlib';
+import { PendingTimers } from '../helpers/http-server.js';
 
 /** What one request brought to the server. */
 export interface Received {
@@ -28,7 +29,7 @@ export class TransparencyServer {
   readonly server: http.Server;
   readonly received: Received[] = [];
   private readonly sockets = new Set<Socket>();
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly pending = new PendingTimers();
   base = '';
 
   constructor() {
@@ -62,7 +63,7 @@ export class TransparencyServer {
   }
 
   async stop(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
+    this.pending.clear();
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -73,11 +74,7 @@ export class TransparencyServer {
   }
 
   private later(ms: number, fn: () => void): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, ms);
-    this.timers.add(timer);
+    this.pending.later(ms, fn);
   }
 
   private handle(url: URL, req: http.IncomingMessage, res: http.ServerResponse): void {

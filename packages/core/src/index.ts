@@ -1,9 +1,11 @@
-export { TimingWheel } from './timing-wheel.js';
+export { TimingWheel, isTimingWheel } from './timing-wheel.js';
+export { TimerLoopError } from './wheel-pass.js';
+export { MAX_DELAY_MS } from './tick-scale.js';
 export type { TimingWheelOptions, WheelStats } from './timing-wheel.js';
 export { TimerHandle } from './timer-handle.js';
 export type { TimerCallback, TimerState } from './timer-handle.js';
 export { ManualClock } from './manual-clock.js';
-export { SystemClock, systemClock, isDrivingClock } from './clock.js';
+export { SystemClock, systemClock, isDrivingClock, freshNow } from './clock.js';
 export type { SystemClockOptions } from './clock.js';
 export type { Clock, DrivingClock, WakeupDriver } from './clock.js';
 export { NativeDriver, MAX_NATIVE_DELAY_MS } from './native-driver.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, TimingWheel, type TimerHandle } from '../src/index.js';
+import { ManualClock, TimerLoopError, TimingWheel, type TimerHandle } from '../src/index.js';
 
 function manualWheel(options: { tickMs?: number; wheelSize?: number; start?: number } = {}) {
   const clock = new ManualClock(options.start ?? 0);
@@ -266,15 +266,56 @@ describe('TimingWheel', () => {
       expect(clock.now()).toBe(10);
     });
 
-    it('stops a timer that re-arms itself for the current tick forever, and reports it', () => {
+    it('stops a timer that re-arms itself for the current tick forever, naming the loop (sinon: "aborting after N timers")', () => {
       const { clock, wheel } = manualWheel();
       let runs = 0;
-      wheel.schedule(1, (self) => {
+      const h = wheel.schedule(1, (self) => {
         runs++;
         self.refresh(0);
       });
-      expect(() => clock.advance(1)).toThrow(/kept re-arming for tick 1 .* moved to the next tick/);
-      expect(runs).toBeGreaterThan(1000);
+      expect(() => clock.advance(1)).toThrow(/Aborting after 1000 rounds of timers re-arming for the same tick \(1 ms\), assuming an infinite loop/);
+      expect(runs).toBe(1000);
+      expect(h.state).toBe('cancelled');
+      clock.advance(1000);
+      expect(runs).toBe(1000);
+    });
+
+    it('gives the loop error to onError, never an AggregateError of callbacks that did not throw', () => {
+      const clock = new ManualClock(0);
+      const errors: unknown[] = [];
+      const wheel = new TimingWheel({ clock, onError: (error) => errors.push(error), loopLimit: 50 });
+      let runs = 0;
+      wheel.schedule(0, (self) => {
+        runs++;
+        self.refresh(0);
+      });
+      expect(() => clock.advance(1000)).not.toThrow();
+      expect(runs).toBe(50);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(TimerLoopError);
+      expect((errors[0] as TimerLoopError).loopLimit).toBe(50);
+    });
+
+    it('throws the loop error with the callbacks\' own errors as its cause', () => {
+      const { clock, wheel } = manualWheel();
+      const boom = new Error('boom');
+      wheel.schedule(1, () => {
+        throw boom;
+      });
+      wheel.schedule(1, (self) => self.refresh(0));
+      let thrown: unknown;
+      try {
+        clock.advance(1);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(TimerLoopError);
+      expect((thrown as Error).cause).toBe(boom);
+    });
+
+    it('rejects a loopLimit that is not a positive integer, naming it', () => {
+      expect(() => new TimingWheel({ clock: new ManualClock(), loopLimit: 0 })).toThrow(/loopLimit must be an integer >= 1, got 0/);
+      expect(() => new TimingWheel({ clock: new ManualClock(), loopLimit: 1.5 })).toThrow(RangeError);
     });
   });
 
@@ -290,8 +331,8 @@ describe('TimingWheel', () => {
       wheel.schedule(77_887, (h) => fired.push(['other', h.expiresAt, clock.now()]));
       while (clock.runNext());
       expect(fired).toEqual([
-        ['other', 2_529_656_830, 2_529_656_832],
-        ['pushed', 2_529_656_833, 2_529_656_835],
+        ['other', 2_529_656_832, 2_529_656_832],
+        ['pushed', 2_529_656_835, 2_529_656_835],
       ]);
     });
   });

@@ -1,4 +1,4 @@
-import type { Deadline, TimerHandle, TimingWheel } from '@tickwheel/core';
+import { freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import type { ResolvedOptions } from './options.js';
 import type { BodyObserver } from './timed-body.js';
 import { timeResponseBody, type TimedResponseBody } from './timed-response.js';
@@ -60,7 +60,8 @@ export class RequestTimer implements BodyObserver {
     deadline: Deadline | undefined,
   ) {
     this.wheel = options.wheel;
-    const now = this.wheel.clock.now();
+    // A request costs far more than a clock read: start from a fresh one, not the job's.
+    const now = freshNow(this.wheel.clock);
     const retryBudgetAt = now + options.budgetMs;
     const deadlineLeft = deadline === undefined ? Infinity : deadline.remaining();
     if (now + deadlineLeft < retryBudgetAt) {

@@ -77,7 +77,11 @@ export class TickScale {
   dueTick(e: number): number {
     if (this.tickMs === 1) return Math.ceil(e);
     const x = e / this.tickMs;
-    return this.exact ? Math.ceil(x) : Math.ceil(x - snap(x));
+    if (this.exact) return Math.ceil(x);
+    let tick = Math.ceil(x - snap(x));
+    // Past 2^52 ticks doubles skip whole ticks and the tolerance means nothing: never early there.
+    for (let i = 0; x > 2 ** 52 && i < BOUND_STEPS && this.timeOfTick(tick) < this.originMs + e; i++) tick = nextUp(tick);
+    return tick;
   }
 
   /** The last tick that has begun at clock reading `t`; capped to a finite number. */
@@ -90,11 +94,16 @@ export class TickScale {
   /** The smallest clock reading at which `nowTick` reaches `tick`; Infinity for Infinity. */
   timeOfTick(tick: number): number {
     if (tick === Infinity) return Infinity;
-    let t = this.originMs + (this.exact ? tick * this.tickMs : (tick / (1 + SNAP)) * this.tickMs);
+    if (tick <= 0) return this.originMs + tick * this.tickMs; // the past: no tolerance to honour
+    // The inverse of nowTick: x + snap(x) >= tick, with snap capped for large ticks.
+    const x = this.exact ? tick : tick * SNAP >= SNAP_CAP * (1 + SNAP) ? tick - SNAP_CAP : tick / (1 + SNAP);
+    let t = this.originMs + x * this.tickMs;
     if (!Number.isFinite(t)) return Number.MAX_VALUE;
-    // A few ulps of rounding either way; each loop is bounded for safety.
-    for (let i = 0; i < BOUND_STEPS && this.nowTick(t) < tick; i++) t = nextUp(t);
-    for (let i = 0; i < BOUND_STEPS; i++) {
+    // Rounding leaves it a few ulps off either way. Up until the tick has begun, in growing
+    // steps so that the loop ends whatever the magnitude; then down while it still has.
+    for (let step = 0; this.nowTick(t) < tick; step = step === 0 ? nextUp(t) - t : step * 2) t = step === 0 ? nextUp(t) : t + step;
+    // Exact boundaries are already the smallest reading; snapped ones reach a little below.
+    for (let i = 0; i < BOUND_STEPS && !this.exact; i++) {
       const below = nextDown(t);
       if (this.nowTick(below) < tick) break;
       t = below;

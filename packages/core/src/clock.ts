@@ -12,6 +12,11 @@ export interface Clock {
   now(): number;
   /** A reading that is never cached, for clocks whose `now()` may reuse a reading. */
   preciseNow?(): number;
+  /**
+   * Ends the current job's cached reading, for clocks whose `now()` reuses one: the next `now()`
+   * reads afresh. A wheel calls it before each timer callback, so that each callback is a job.
+   */
+  endJob?(): void;
 }
 
 /**
@@ -103,6 +108,11 @@ export class SystemClock implements Clock {
       queueMicrotask(this.invalidate);
     }
     return t;
+  }
+
+  /** Drops this job's reading: the next `now()` reads the clock. */
+  endJob(): void {
+    this.cacheValid = false;
   }
 
   /** A fresh reading of the clock, never cached. */

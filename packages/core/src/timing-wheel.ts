@@ -44,16 +44,18 @@
  * years returns at once.
  *
  * ## The clock contract (system clock)
- * - **A delay counts from the current job's clock reading**, as `setTimeout`'s counts from the
- *   event-loop turn's start: `SystemClock.now()` reads `performance.now()` once per synchronous
- *   job (task or microtask) and reuses it, because a read costs ~40 ns, as much as half of a
- *   schedule plus cancel (benchmarks/results/core.json). So after X ms of synchronous work a
- *   new timer fires up to X ms sooner after the call than its delay, never later. Callers whose
- *   own cost dwarfs a read (a fetch, a gRPC call) start from `freshNow(clock)`, which also
- *   renews the job's reading.
- * - **Never early**: a pass fires what is due by a fresh reading, and a timer fires only once a
+ * - **A delay counts from the current job's clock reading**: `SystemClock.now()` reads
+ *   `performance.now()` at the first call in a synchronous job (a task, a microtask, or one
+ *   timer callback run by the wheel) and reuses it until the job ends. A read costs ~40 ns, about
+ *   half of a schedule plus cancel (benchmarks/results/core.json), and a job usually reads it
+ *   within microseconds of scheduling. Node's `setTimeout` counts from the call instead; the
+ *   difference shows only in a job that reads the clock, computes for X ms, then schedules: its
+ *   timer fires up to X ms sooner after the call than its delay, never later. Callers whose own
+ *   cost dwarfs a read (a fetch, a gRPC call) start from `freshNow(clock)`, which also renews the
+ *   job's reading.
+ * - **Never early**: a pass fires only what is due by a fresh reading, so a timer fires once a
  *   fresh reading is at or past its `expiresAt`; `remaining()` is `expiresAt` minus a fresh
- *   reading, so the two agree with when it fires.
+ *   reading, so it reaches 0 when the timer fires.
  * - **Never late by the length of a job**: the native timer is armed from a fresh reading, so a
  *   timer scheduled after, or pending across, a long job fires as soon as the loop is free.
  *
@@ -197,7 +199,7 @@ export class TimingWheel extends WheelPass {
   }
 
   /**
-   * Runs `callback` once, `delayMs` from the current job's clock reading. O(1).
+   * Runs `callback` once, `delayMs` from the current job's clock reading (see the module comment). O(1).
    *
    * @param delayMs - a number from 0 to `Number.MAX_VALUE`; above `MAX_DELAY_MS` (2^53) the timer never fires
    * @param callback - called with the handle when the timer fires

@@ -204,6 +204,9 @@ export abstract class WheelPass extends WheelLevels {
     this.pendingCount--;
     this.firedCount++;
     if ((handle._flags & UNREF) === 0) this.changeRefCount(-1);
+    // Each callback is a job of its own: timers it schedules count from its first clock read,
+    // not from the wake-up's, which a long callback before it would have made stale.
+    this.readClock.endJob?.();
     try {
       handle._callback.call(undefined, handle);
     } catch (error) {

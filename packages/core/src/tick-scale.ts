@@ -77,6 +77,7 @@ export class TickScale {
   dueTick(e: number): number {
     if (this.tickMs === 1) return Math.ceil(e);
     const x = e / this.tickMs;
+    if (x > Number.MAX_VALUE) return Number.MAX_VALUE; // a clock so far out that ticks overflow
     if (this.exact) return Math.ceil(x);
     let tick = Math.ceil(x - snap(x));
     // Past 2^52 ticks doubles skip whole ticks and the tolerance means nothing: never early there.

@@ -8,7 +8,8 @@ import type { TimerHandle } from './timer-handle.js';
 
 /** One level: its buckets and an occupancy bitmap, one bit per slot. */
 interface Level {
-  readonly buckets: Bucket[];
+  /** Created on first use: a clock near Number.MAX_VALUE can need 64 levels of 65 536 slots. */
+  readonly buckets: Array<Bucket | undefined>;
   readonly occupied: Int32Array;
   /** How many buckets of this level are non-empty; 0 lets the search skip the level. */
   occupiedCount: number;
@@ -84,7 +85,8 @@ export class WheelLevels {
       slot = Math.floor(tick / span) % this.wheelSize;
     }
     const lv = level < this.levels.length ? this.levels[level]! : this.addLevels(level);
-    if (lv.buckets[slot]!.append(handle)) {
+    const bucket = lv.buckets[slot] ?? (lv.buckets[slot] = new Bucket(level, slot));
+    if (bucket.append(handle)) {
       lv.occupied[slot >>> 5]! |= 1 << (slot & 31);
       lv.occupiedCount++;
     }
@@ -112,8 +114,8 @@ export class WheelLevels {
   private addLevels(upTo: number): Level {
     while (this.levels.length <= upTo) {
       const index = this.levels.length;
-      const buckets: Bucket[] = [];
-      for (let slot = 0; slot < this.wheelSize; slot++) buckets.push(new Bucket(index, slot));
+      // Filled with undefined rather than holey, so that reads stay on the fast packed path.
+      const buckets = new Array<Bucket | undefined>(this.wheelSize).fill(undefined);
       const span = this.wheelSize ** index;
       this.levels.push({ buckets, occupied: new Int32Array(Math.ceil(this.wheelSize / 32)), occupiedCount: 0, span, window: span * this.wheelSize });
     }
@@ -160,7 +162,7 @@ export class WheelLevels {
 
   /** The found bucket of the last `nextEventTick` call. */
   protected foundBucket(): Bucket {
-    return this.levels[this.foundLevel]!.buckets[this.foundSlot]!;
+    return this.levels[this.foundLevel]!.buckets[this.foundSlot]!; // occupied, so created
   }
 
   /** Empties the found bucket into a detached batch, so callbacks can refill the slot. */
@@ -177,7 +179,7 @@ export class WheelLevels {
   protected forEachEntry(visit: (handle: TimerHandle) => void): void {
     for (const level of this.levels) {
       if (level.occupiedCount === 0) continue;
-      for (const bucket of level.buckets) drain(bucket, visit);
+      for (const bucket of level.buckets) if (bucket !== undefined) drain(bucket, visit);
     }
     drain(this.parked, visit);
   }

@@ -54,7 +54,7 @@ export function nextDown(x: number): number {
 /** `a + b` rounded up instead of to nearest, for sums past 2^53 where doubles skip whole ms. */
 export function sumUp(a: number, b: number): number {
   const s = a + b;
-  if (s <= MAX_DELAY_MS) return s;
+  if (s < MAX_DELAY_MS) return s;
   // Fast2Sum: with |big| >= |small|, `small - (s - big)` is the exact rounding error.
   const big = Math.abs(a) >= Math.abs(b) ? a : b;
   const small = big === a ? b : a;

@@ -136,7 +136,7 @@ describe('two copies of @tickwheel/core in one process', () => {
       grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
     );
     const Client = grpc.makeGenericClientConstructor(service, 'Slow');
-    const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { interceptors: [deadlineInterceptor()] }) as grpc.Client & {
+    const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { interceptors: [deadlineInterceptor()] }) as unknown as grpc.Client & {
       slow(req: Buffer, cb: (error: grpc.ServiceError | null) => void): void;
     };
     const started = performance.now();

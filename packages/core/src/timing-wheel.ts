@@ -312,8 +312,12 @@ export class TimingWheel extends WheelPass {
 
   /** The due tick of a timer `delayMs` from the job's reading; Infinity past MAX_DELAY_MS. */
   private tickAfter(delayMs: number): number {
+    const elapsed = this.clock.now() - this._scale.originMs;
+    const e = elapsed + delayMs;
+    // The common case in one line (whole-ms ticks, no rounding below 2^53): the schedule hot path.
+    if (this.tickMs === 1 && e < MAX_DELAY_MS) return Math.ceil(e);
     if (delayMs > MAX_DELAY_MS) return Infinity;
-    return this._scale.dueTick(sumUp(this.clock.now() - this._scale.originMs, delayMs));
+    return this._scale.dueTick(sumUp(elapsed, delayMs));
   }
 
   private closedError(): Error {

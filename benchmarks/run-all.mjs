@@ -1,33 +1,59 @@
 /**
  * Runs every suite in its own child process (with --expose-gc), one after another so suites
- * do not disturb each other, then renders the chart and the README table from the results.
+ * do not disturb each other, under each Node runtime asked for, then renders the chart and the
+ * README tables from the results.
  *
- *   npm run bench                 # all suites
- *   npm run bench -- core fetch   # only the named suites
+ *   npm run bench                              # every suite under Node 20, 22, 24 and 26
+ *   npm run bench -- core fetch                # only the named suites
+ *   npm run bench -- core --node 24            # only under Node 24 (or: 22,26 / current / all)
+ *
+ * A suite run under one runtime replaces that runtime's run in `results/<suite>.json` and keeps
+ * the others (see `writeResults` in lib/harness.mjs). `BENCH_NODE=current` is the same as
+ * `--node current`.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BENCH_DIR } from './lib/harness.mjs';
+import { nodeBinary, parseMajors } from './lib/runtimes.mjs';
 
-const only = process.argv.slice(2);
-const suites = fs
+const args = process.argv.slice(2);
+let nodeList = process.env.BENCH_NODE ?? 'all';
+const only = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--node') nodeList = args[++i];
+  else if (args[i].startsWith('--node=')) nodeList = args[i].slice('--node='.length);
+  else only.push(args[i]);
+}
+const majors = parseMajors(nodeList);
+
+const available = fs
   .readdirSync(path.join(BENCH_DIR, 'suites'))
   .filter((f) => f.endsWith('.mjs'))
   .map((f) => f.replace(/\.mjs$/, ''))
-  .filter((name) => only.length === 0 || only.includes(name))
   .sort();
+const unknown = only.filter((name) => !available.includes(name));
+if (unknown.length > 0) {
+  console.error(`unknown suite(s): ${unknown.join(', ')}; the suites are ${available.join(', ')}`);
+  process.exit(2);
+}
+const suites = available.filter((name) => only.length === 0 || only.includes(name));
 
+const binaries = new Map(majors.map((major) => [major, nodeBinary(major)]));
 let failed = 0;
 for (const suite of suites) {
-  console.log(`\n== ${suite}`);
-  const res = spawnSync(process.execPath, ['--expose-gc', path.join(BENCH_DIR, 'suites', `${suite}.mjs`)], {
-    stdio: 'inherit',
-    cwd: BENCH_DIR,
-  });
-  if (res.status !== 0) {
-    failed++;
-    console.error(`suite ${suite} failed with status ${res.status}`);
+  for (const [major, node] of binaries) {
+    console.log(`\n== ${suite} (Node ${major}: ${node})`);
+    const res = spawnSync(node, ['--expose-gc', path.join(BENCH_DIR, 'suites', `${suite}.mjs`)], {
+      stdio: 'inherit',
+      cwd: BENCH_DIR,
+      // Anything the suite starts by name (`node`, `npx`) is the same runtime.
+      env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` },
+    });
+    if (res.status !== 0) {
+      failed++;
+      console.error(`suite ${suite} failed under Node ${major} with status ${res.status}`);
+    }
   }
 }
 const render = path.join(BENCH_DIR, 'render.mjs');

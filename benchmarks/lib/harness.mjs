@@ -4,8 +4,9 @@
  *
  * A suite is `suites/<name>.mjs` exporting `async function run(options)` that returns
  * `{ scenarios }` and is executed by `run-all.mjs` (or alone: `node suites/<name>.mjs`).
- * Results go to `results/<name>.json`; `render.mjs` turns all of them into the chart and the
- * README table. Figures are never typed by hand anywhere: they all come from these files.
+ * Results go to `results/<name>.json`, one run per Node major (see `writeResults`); `render.mjs`
+ * turns all of them into the chart and the README tables, every runtime side by side. Figures
+ * are never typed by hand anywhere: they all come from these files.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -94,12 +95,41 @@ export function scenario({ id, title, unit, higherIsBetter, subject, baseline, r
   return { id, title, unit, higherIsBetter, subject, baseline: baseline ?? null, results, ratio, target: target ?? null, met, note: note ?? null };
 }
 
-/** Writes `results/<suite>.json`. */
+/** The Node.js runtime this process is: what a results run is keyed by. */
+export function runtimeInfo() {
+  return { node: process.version, major: Number(process.versions.node.split('.')[0]), v8: process.versions.v8 };
+}
+
+/**
+ * Reads `results/<suite>.json` (or any results file) as `{ suite, runs }`, one run per Node
+ * major, oldest major first. Files written before runs were kept per runtime hold a single
+ * record; they read as one run on the Node version their machine line names.
+ */
+export function readResultsFile(file) {
+  const record = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const runs = Array.isArray(record.runs) ? record.runs : Array.isArray(record.scenarios) ? [record] : null;
+  if (runs === null) throw new Error(`${path.basename(file)} has neither runs nor scenarios`);
+  for (const run of runs) run.runtime ??= runtimeOf(run);
+  runs.sort((a, b) => a.runtime.major - b.runtime.major);
+  return { suite: record.suite ?? runs[0]?.suite, runs };
+}
+
+function runtimeOf(record) {
+  const node = record.machine?.node ?? 'v0.0.0';
+  return { node, major: Number(/^v?(\d+)/.exec(node)?.[1] ?? 0), v8: record.machine?.v8 ?? null };
+}
+
+/**
+ * Writes this runtime's run into `results/<suite>.json`: the run replaces the one from the same
+ * Node major and the runs from other majors are kept, so running a suite under each runtime in
+ * turn (run-all.mjs --node 20,22,24,26) builds up one file with every runtime side by side.
+ */
 export function writeResults(suite, { scenarios, command, repeats, extra }) {
   fs.mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `${suite}.json`);
-  const record = {
+  const run = {
     suite,
+    runtime: runtimeInfo(),
     date: new Date().toISOString(),
     command,
     repeats,
@@ -107,7 +137,17 @@ export function writeResults(suite, { scenarios, command, repeats, extra }) {
     scenarios,
     ...(extra ? { extra } : {}),
   };
-  fs.writeFileSync(file, JSON.stringify(record, null, 2) + '\n');
+  let runs = [];
+  if (fs.existsSync(file)) {
+    try {
+      runs = readResultsFile(file).runs.filter((r) => r.runtime.major !== run.runtime.major);
+    } catch (error) {
+      console.warn(`writeResults: ${file} is unreadable (${error.message}); starting it afresh`);
+    }
+  }
+  runs.push(run);
+  runs.sort((a, b) => a.runtime.major - b.runtime.major);
+  fs.writeFileSync(file, JSON.stringify({ suite, runs }, null, 2) + '\n');
   return file;
 }
 

@@ -158,18 +158,24 @@ describe('Node test/sequential/test-timers-blocking-callback.js', () => {
     }, 20_000);
   }
 
-  it('a timer pending across a 60 ms callback fires right after it, not 60 ms late', async () => {
-    const wheel = systemWheel();
-    const lateness = await new Promise<number>((resolve) => {
-      wheel.schedule(5, () => busyLoop(60));
-      const pending = wheel.schedule(20, (h) => resolve(performance.now() - h.expiresAt));
-      expect(pending.pending).toBe(true);
-    });
-    // It was due 45 ms into the blocking callback: it runs as soon as the loop is free
-    // (one loop turn for I/O first), not 20 + 60 ms after the wheel's stale reading.
-    expect(lateness).toBeGreaterThanOrEqual(0);
-    expect(lateness).toBeLessThan(45 + 30);
-  }, 10_000);
+  it('a timer due late in a 100 ms blocking callback fires when it returns, not 85 ms after that', async () => {
+    // Due 85 ms into the callback at 5 ms. Armed from the stale reading taken before the
+    // callback, the native timer would wait those 85 ms again after it returns.
+    const lateness = async (): Promise<number> => {
+      const wheel = systemWheel();
+      return new Promise<number>((resolve) => {
+        wheel.schedule(5, () => {
+          wheel.schedule(1_000, () => undefined); // reads the clock, then works for 100 ms
+          busyLoop(100);
+        });
+        wheel.schedule(90, (h) => resolve(performance.now() - h.expiresAt));
+      });
+    };
+    let late = Infinity;
+    for (let attempt = 0; attempt < 3 && late >= 60; attempt++) late = await lateness(); // a busy host may retry
+    expect(late).toBeGreaterThanOrEqual(0);
+    expect(late).toBeLessThan(60); // ~15 ms of the callback left, plus a loop turn
+  }, 20_000);
 });
 
 describe('Node test/parallel/test-timers-nested.js', () => {

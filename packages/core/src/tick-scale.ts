@@ -103,8 +103,10 @@ export class TickScale {
     // Rounding leaves it a few ulps off either way. Up until the tick has begun, in growing
     // steps so that the loop ends whatever the magnitude; then down while it still has.
     for (let step = 0; this.nowTick(t) < tick; step = step === 0 ? nextUp(t) - t : step * 2) t = step === 0 ? nextUp(t) : t + step;
-    // Exact boundaries are already the smallest reading; snapped ones reach a little below.
-    for (let i = 0; i < BOUND_STEPS && !this.exact; i++) {
+    // Exact boundaries are already the smallest reading below 2^53; snapped ones, and any past
+    // 2^53 where doubles skip whole ticks, may reach a little below.
+    const search = !this.exact || Math.abs(t) > MAX_DELAY_MS || Math.abs(x) > MAX_DELAY_MS;
+    for (let i = 0; i < BOUND_STEPS && search; i++) {
       const below = nextDown(t);
       if (this.nowTick(below) < tick) break;
       t = below;

@@ -1,6 +1,6 @@
 import { ServerInterceptingCall } from '@grpc/grpc-js';
 import type { ServerInterceptor } from '@grpc/grpc-js';
-import { freshNow, sharedWheel } from '@tickwheel/core';
+import { sharedWheel } from '@tickwheel/core';
 import { msUntil } from './grpc-timeout.js';
 import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
 import { ServerDeadlineCall } from './server-deadline-call.js';
@@ -78,7 +78,7 @@ export function serverDeadlineInterceptor(options?: ServerDeadlineInterceptorOpt
     if (budgetMs === Infinity) return new ServerInterceptingCall(call);
     if (budgetMs < 0) budgetMs = 0;
     const wheel = wheelOption ?? sharedWheel();
-    return new ServerDeadlineCall(call, wheel, path, limit, freshNow(wheel.clock) + budgetMs, wallNow + budgetMs, budgetMs);
+    return new ServerDeadlineCall(call, wheel, path, limit, wheel.clock.now() + budgetMs, wallNow + budgetMs, budgetMs);
   };
 }
 

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { freshNow } from './clock.js';
 import { sharedWheel } from './shared-wheel.js';
 import type { TimerHandle } from './timer-handle.js';
 import type { TimingWheel } from './timing-wheel.js';
@@ -83,8 +82,9 @@ export function deadlineExceededReason(): DOMException {
  * Creates a deadline `timeoutMs` from now, nested in the ambient one: when the ambient deadline
  * is earlier it wins, and its abort aborts this one too. The deadline holds one timer on the
  * wheel until {@link DeadlineScope.dispose}; servers create one per request and dispose it
- * when the response is sent. It counts from a fresh clock reading (see `freshNow`); like
- * `wheel.schedule`, a `timeoutMs` above `MAX_DELAY_MS` (2^53) gives a deadline that never passes.
+ * when the response is sent. Like `wheel.schedule` it counts from the job's clock reading (call
+ * `freshNow(wheel.clock)` first to renew it), and a `timeoutMs` above `MAX_DELAY_MS` (2^53)
+ * gives a deadline that never passes.
  *
  * @throws RangeError/TypeError for a bad `timeoutMs` or options
  */
@@ -95,7 +95,7 @@ export function createDeadline(timeoutMs: number, options: DeadlineOptions = {})
   }
   const parent = storage.getStore();
   const wheel = options.wheel ?? parent?.wheel ?? sharedWheel();
-  const ownExpiresAt = freshNow(wheel.clock) + timeoutMs;
+  const ownExpiresAt = wheel.clock.now() + timeoutMs;
   const parentWins = parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < ownExpiresAt;
   const onAbort = options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
   // Its own timeout goes through schedule(), so that the same MAX_DELAY_MS rule applies exactly.

@@ -1,7 +1,7 @@
 export { TimingWheel, isTimingWheel } from './timing-wheel.js';
 export { TimerLoopError } from './wheel-pass.js';
 export { MAX_DELAY_MS } from './tick-scale.js';
-export type { TimingWheelOptions, WheelStats } from './timing-wheel.js';
+export type { TimingWheelOptions, WheelStats } from './wheel-types.js';
 export { TimerHandle } from './timer-handle.js';
 export type { TimerCallback, TimerState } from './timer-handle.js';
 export { ManualClock } from './manual-clock.js';

@@ -64,24 +64,28 @@ export function sumUp(a: number, b: number): number {
 export class TickScale {
   /** True when `tickMs` is whole or a power of two, so that boundaries need no tolerance. */
   private readonly exact: boolean;
+  /** True when `tickMs` is a power of two, so that dividing by it never rounds. */
+  private readonly powerOfTwo: boolean;
 
   constructor(
     /** The clock reading that tick 0 begins at (a whole number). */
     readonly originMs: number,
     readonly tickMs: number,
   ) {
-    this.exact = Number.isInteger(tickMs) || Number.isInteger(Math.log2(tickMs));
+    this.powerOfTwo = Number.isInteger(Math.log2(tickMs));
+    this.exact = this.powerOfTwo || Number.isInteger(tickMs);
   }
 
   /** The tick `e` ms after the origin falls due at: the first tick beginning at or after it. */
   dueTick(e: number): number {
-    if (this.tickMs === 1) return Math.ceil(e);
+    if (this.tickMs === 1 && e <= MAX_DELAY_MS) return Math.ceil(e);
     const x = e / this.tickMs;
     if (x > Number.MAX_VALUE) return Number.MAX_VALUE; // a clock so far out that ticks overflow
-    if (this.exact) return Math.ceil(x);
-    let tick = Math.ceil(x - snap(x));
-    // Past 2^52 ticks doubles skip whole ticks and the tolerance means nothing: never early there.
-    for (let i = 0; x > 2 ** 52 && i < BOUND_STEPS && this.timeOfTick(tick) < this.originMs + e; i++) tick = nextUp(tick);
+    let tick = this.exact ? Math.ceil(x) : Math.ceil(x - snap(x));
+    // Past 2^53 ms doubles skip whole ms, and past 2^40 fractional ticks a quotient's rounding
+    // outgrows the tolerance: there, step up until the tick's start is not before the expiry.
+    if (e <= MAX_DELAY_MS && (this.powerOfTwo || x <= 2 ** 40)) return tick;
+    for (let i = 0; i < BOUND_STEPS && this.timeOfTick(tick) < this.originMs + e; i++) tick = nextTick(tick);
     return tick;
   }
 
@@ -113,6 +117,11 @@ export class TickScale {
     }
     return t;
   }
+}
+
+/** The next whole tick number: `tick + 1`, or the next double where that is absorbed. */
+function nextTick(tick: number): number {
+  return tick + 1 > tick ? tick + 1 : nextUp(tick);
 }
 
 /** The snapping tolerance at quotient `x >= 0`. */

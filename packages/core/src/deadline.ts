@@ -97,9 +97,17 @@ export function createDeadline(timeoutMs: number, options: DeadlineOptions = {})
   const wheel = options.wheel ?? parent?.wheel ?? sharedWheel();
   const ownExpiresAt = wheel.clock.now() + timeoutMs;
   const parentWins = parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < ownExpiresAt;
-  const onAbort = options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
+  const onAbort =
+    options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
   // Its own timeout goes through schedule(), so that the same MAX_DELAY_MS rule applies exactly.
-  return new Scope(wheel, parentWins ? parent.expiresAt : ownExpiresAt, parentWins ? undefined : timeoutMs, parent, options.signal, onAbort);
+  return new Scope(
+    wheel,
+    parentWins ? parent.expiresAt : ownExpiresAt,
+    parentWins ? undefined : timeoutMs,
+    parent,
+    options.signal,
+    onAbort,
+  );
 }
 
 /**
@@ -136,7 +144,11 @@ export function withDeadline<T>(timeoutMs: number, fn: () => T, options?: Deadli
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
 }
 
 /**
@@ -176,7 +188,8 @@ class Scope implements DeadlineScope {
       this.abort(deadlineExceededReason());
     } else {
       const onTimeout = (): void => this.abort(deadlineExceededReason());
-      this.timer = ownTimeoutMs === undefined ? wheel.scheduleAt(expiresAt, onTimeout) : wheel.schedule(ownTimeoutMs, onTimeout);
+      this.timer =
+        ownTimeoutMs === undefined ? wheel.scheduleAt(expiresAt, onTimeout) : wheel.schedule(ownTimeoutMs, onTimeout);
       // A deadline alone never holds the process open; the work it bounds does that.
       this.timer.unref();
     }

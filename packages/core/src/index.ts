@@ -15,5 +15,12 @@ export { withDeadline, currentDeadline, createDeadline, deadlineExceededReason }
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadline.js';
 export { requireMs, optionalMs, requireFunction, requirePowerOfTwo, describeValue } from './validate.js';
 export { TimerSet } from './timer-set.js';
-export type { TimerPolicy, TimerSetOptions, TimerSetConstructorOptions, TimerSetRestoreOptions, ExpireInfo, ExpireCallback } from './timer-set.js';
+export type {
+  TimerPolicy,
+  TimerSetOptions,
+  TimerSetConstructorOptions,
+  TimerSetRestoreOptions,
+  ExpireInfo,
+  ExpireCallback,
+} from './timer-set.js';
 export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set-snapshot.js';

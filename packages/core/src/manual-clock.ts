@@ -81,7 +81,11 @@ export class ManualClock implements DrivingClock {
           wakesHere = 0;
         } else if (++wakesHere > MAX_WAKES_WITHOUT_PROGRESS) {
           // Wheels re-arming each other for the same instant; each wheel's own loopLimit only sees one pass.
-          errors.push(new Error(`ManualClock: aborting after ${MAX_WAKES_WITHOUT_PROGRESS} wake-ups at ${this.nowMs} ms, assuming an infinite loop between wheels`));
+          errors.push(
+            new Error(
+              `ManualClock: aborting after ${MAX_WAKES_WITHOUT_PROGRESS} wake-ups at ${this.nowMs} ms, assuming an infinite loop between wheels`,
+            ),
+          );
           break;
         }
         next.armedAt = Infinity;

@@ -42,7 +42,7 @@ const i64 = new BigInt64Array(f64.buffer);
 export function nextUp(x: number): number {
   if (x === 0) return Number.MIN_VALUE;
   f64[0] = x;
-  i64[0] = x > 0 ? i64[0]! + 1n : i64[0]! - 1n;
+  i64[0] = x > 0 ? i64[0] + 1n : i64[0] - 1n;
   return f64[0];
 }
 
@@ -106,7 +106,8 @@ export class TickScale {
     if (!Number.isFinite(t)) return Number.MAX_VALUE;
     // Rounding leaves it a few ulps off either way. Up until the tick has begun, in growing
     // steps so that the loop ends whatever the magnitude; then down while it still has.
-    for (let step = 0; this.nowTick(t) < tick; step = step === 0 ? nextUp(t) - t : step * 2) t = step === 0 ? nextUp(t) : t + step;
+    for (let step = 0; this.nowTick(t) < tick; step = step === 0 ? nextUp(t) - t : step * 2)
+      t = step === 0 ? nextUp(t) : t + step;
     // Exact boundaries are already the smallest reading below 2^53; snapped ones, and any past
     // 2^53 where doubles skip whole ticks, may reach a little below.
     const search = !this.exact || Math.abs(t) > MAX_DELAY_MS || Math.abs(x) > MAX_DELAY_MS;

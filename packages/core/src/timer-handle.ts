@@ -65,7 +65,7 @@ export class TimerHandle implements Link {
 
   /** Where the handle is in its lifecycle. */
   get state(): TimerState {
-    return STATE_NAMES[this._flags & STATE_MASK]!;
+    return STATE_NAMES[this._flags & STATE_MASK];
   }
 
   /**

@@ -132,7 +132,8 @@ export class TimingWheel extends WheelPass {
     if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
       throw new TypeError(`clock must be an object with a now() method, got ${describeValue(clock)}`);
     }
-    const onError = options.onError === undefined ? undefined : requireFunction<ErrorHandler>(options.onError, 'onError');
+    const onError =
+      options.onError === undefined ? undefined : requireFunction<ErrorHandler>(options.onError, 'onError');
     const loopLimit = options.loopLimit ?? 1000;
     if (!Number.isInteger(loopLimit) || loopLimit < 1) {
       throw new RangeError(`loopLimit must be an integer >= 1, got ${describeValue(loopLimit)}`);
@@ -142,7 +143,9 @@ export class TimingWheel extends WheelPass {
     const scale = new TickScale(Math.floor(freshNow(clock)), tickMs);
     let wake: () => void = () => undefined;
     const trampoline = (): void => wake();
-    const driver = isDrivingClock(clock) ? clock.createDriver(trampoline) : new NativeDriver(clock, trampoline, { yieldToIoWhenLateMs });
+    const driver = isDrivingClock(clock)
+      ? clock.createDriver(trampoline)
+      : new NativeDriver(clock, trampoline, { yieldToIoWhenLateMs });
     super(wheelSize, scale, driver, clock, onError, loopLimit);
     wake = this.wake;
     this.clock = clock;

@@ -69,7 +69,7 @@ export class WheelLevels {
     let slot: number;
     if (tick <= MAX_INT32_TICK) {
       const diff = tick ^ current;
-      level = diff <= this.mask ? 0 : this.levelOfBit[31 - Math.clz32(diff)]!;
+      level = diff <= this.mask ? 0 : this.levelOfBit[31 - Math.clz32(diff)];
       slot = (tick >>> (level * this.shift)) & this.mask;
     } else {
       // Past 2^31 ticks: the same digit arithmetic with division, exact for doubles because
@@ -84,10 +84,10 @@ export class WheelLevels {
       }
       slot = Math.floor(tick / span) % this.wheelSize;
     }
-    const lv = level < this.levels.length ? this.levels[level]! : this.addLevels(level);
+    const lv = level < this.levels.length ? this.levels[level] : this.addLevels(level);
     const bucket = lv.buckets[slot] ?? (lv.buckets[slot] = new Bucket(level, slot));
     if (bucket.append(handle)) {
-      lv.occupied[slot >>> 5]! |= 1 << (slot & 31);
+      lv.occupied[slot >>> 5] |= 1 << (slot & 31);
       lv.occupiedCount++;
     }
     return tick;
@@ -106,8 +106,8 @@ export class WheelLevels {
 
   private bucketEmptied(bucket: Bucket): void {
     if (bucket.level < 0) return; // parked, or a detached batch: no bitmap bit
-    const level = this.levels[bucket.level]!;
-    level.occupied[bucket.slot >>> 5]! &= ~(1 << (bucket.slot & 31));
+    const level = this.levels[bucket.level];
+    level.occupied[bucket.slot >>> 5] &= ~(1 << (bucket.slot & 31));
     level.occupiedCount--;
   }
 
@@ -117,9 +117,15 @@ export class WheelLevels {
       // Filled with undefined rather than holey, so that reads stay on the fast packed path.
       const buckets = new Array<Bucket | undefined>(this.wheelSize).fill(undefined);
       const span = this.wheelSize ** index;
-      this.levels.push({ buckets, occupied: new Int32Array(Math.ceil(this.wheelSize / 32)), occupiedCount: 0, span, window: span * this.wheelSize });
+      this.levels.push({
+        buckets,
+        occupied: new Int32Array(Math.ceil(this.wheelSize / 32)),
+        occupiedCount: 0,
+        span,
+        window: span * this.wheelSize,
+      });
     }
-    return this.levels[upTo]!;
+    return this.levels[upTo];
   }
 
   /**
@@ -130,7 +136,7 @@ export class WheelLevels {
   protected nextEventTick(fromLevel = 0): number {
     const current = this.currentTick;
     for (let l = fromLevel; l < this.levels.length; l++) {
-      const level = this.levels[l]!;
+      const level = this.levels[l];
       if (level.occupiedCount === 0) continue;
       const slot = firstSetBit(level.occupied, Math.floor(current / level.span) % this.wheelSize);
       if (slot >= 0) {
@@ -148,7 +154,7 @@ export class WheelLevels {
    * earliest timer later than that, and the driver must never sleep past it.
    */
   protected nextEventAfterFound(): number {
-    const lv = this.levels[this.foundLevel]!;
+    const lv = this.levels[this.foundLevel];
     const level = this.foundLevel;
     const slot = this.foundSlot;
     const nextSlot = slot + 1 < this.wheelSize ? firstSetBit(lv.occupied, slot + 1) : -1;
@@ -162,15 +168,15 @@ export class WheelLevels {
 
   /** The found bucket of the last `nextEventTick` call. */
   protected foundBucket(): Bucket {
-    return this.levels[this.foundLevel]!.buckets[this.foundSlot]!; // occupied, so created
+    return this.levels[this.foundLevel].buckets[this.foundSlot]!; // occupied, so created
   }
 
   /** Empties the found bucket into a detached batch, so callbacks can refill the slot. */
   protected takeFoundBucket(): Bucket {
-    const level = this.levels[this.foundLevel]!;
+    const level = this.levels[this.foundLevel];
     const batch = new Bucket(DETACHED_LEVEL, 0);
     level.buckets[this.foundSlot]!.moveAllTo(batch);
-    level.occupied[this.foundSlot >>> 5]! &= ~(1 << (this.foundSlot & 31));
+    level.occupied[this.foundSlot >>> 5] &= ~(1 << (this.foundSlot & 31));
     level.occupiedCount--;
     return batch;
   }
@@ -192,7 +198,7 @@ export class WheelLevels {
 }
 
 function drain(bucket: Bucket, visit: (handle: TimerHandle) => void): void {
-  for (let link: Link = bucket._next; link !== bucket; ) {
+  for (let link: Link = bucket._next; link !== bucket;) {
     const next: Link = link._next!;
     visit(link as TimerHandle);
     link = next;
@@ -202,7 +208,7 @@ function drain(bucket: Bucket, visit: (handle: TimerHandle) => void): void {
 /** Index of the first set bit at or after `from` in a bitmap of 32-bit words, or -1. */
 function firstSetBit(words: Int32Array, from: number): number {
   let w = from >>> 5;
-  let bits = words[w]! & (-1 << (from & 31));
+  let bits = words[w] & (-1 << (from & 31));
   for (;;) {
     if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
     if (++w >= words.length) return -1;

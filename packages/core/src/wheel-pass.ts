@@ -128,11 +128,18 @@ export abstract class WheelPass extends WheelLevels {
     }
     const loopError = this.loopError;
     this.loopError = undefined;
-    const thrown = errors.length === 1 ? errors[0] : errors.length > 1 ? new AggregateError(errors, `${errors.length} timer callbacks threw`) : undefined;
+    const thrown =
+      errors.length === 1
+        ? errors[0]
+        : errors.length > 1
+          ? new AggregateError(errors, `${errors.length} timer callbacks threw`)
+          : undefined;
     if (loopError !== undefined) {
-      if (thrown !== undefined) Object.defineProperty(loopError, 'cause', { value: thrown, configurable: true, writable: true });
+      if (thrown !== undefined)
+        Object.defineProperty(loopError, 'cause', { value: thrown, configurable: true, writable: true });
       throw loopError;
     }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- a callback's error is rethrown as it was thrown
     if (thrown !== undefined) throw thrown;
   };
 

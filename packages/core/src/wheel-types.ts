@@ -1,9 +1,8 @@
-/** The public option and statistics types of {@link TimingWheel}. */
+/** The public option and statistics types of the `TimingWheel`. */
 import type { Clock } from './clock.js';
 import type { TimerHandle } from './timer-handle.js';
-import type { TimingWheel } from './timing-wheel.js';
 
-/** Options of {@link TimingWheel}; every one is optional. */
+/** Options of the `TimingWheel` constructor; every one is optional. */
 export interface TimingWheelOptions {
   /** The resolution: timers fire at the first multiple of `tickMs` at or after their expiry. Any positive finite number. Default 1. */
   tickMs?: number;
@@ -23,7 +22,7 @@ export interface TimingWheelOptions {
   yieldToIoWhenLateMs?: number;
 }
 
-/** Counters of a wheel's life, from {@link TimingWheel.stats}. */
+/** Counters of a wheel's life, from `wheel.stats()`. */
 export interface WheelStats {
   /** Timers waiting to fire (including those too far out to ever fire). */
   pending: number;

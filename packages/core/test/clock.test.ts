@@ -50,7 +50,7 @@ describe('SystemClock', () => {
   });
 
   describe('#endJob and freshNow', () => {
-    it('freshNow reads afresh and renews the job\'s reading; endJob drops it', () => {
+    it("freshNow reads afresh and renews the job's reading; endJob drops it", () => {
       const clock = new SystemClock();
       const first = clock.now();
       busyLoop(5);
@@ -64,7 +64,7 @@ describe('SystemClock', () => {
   });
 
   describe('the clock contract', () => {
-    it('a delay counts from the job\'s reading; the timer fires at its expiresAt, not a job length late', async () => {
+    it("a delay counts from the job's reading; the timer fires at its expiresAt, not a job length late", async () => {
       const wheel = systemWheel();
       wheel.schedule(60_000, () => undefined).cancel(); // the job's reading is taken here
       const jobStart = wheel.clock.now();

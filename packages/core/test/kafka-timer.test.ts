@@ -85,7 +85,8 @@ describe('Kafka TimerTaskListTest', () => {
     // A TimerTaskList is a bucket and the shared counter the timer's size. Re-adding a task to
     // another list moves it; here that is `refresh()` to another expiry.
     const { clock, wheel } = manualWheel(64);
-    const inList = (expiresAt: number, tasks: TimerHandle[]) => tasks.filter((t) => t.pending && t.expiresAt === expiresAt).length;
+    const inList = (expiresAt: number, tasks: TimerHandle[]) =>
+      tasks.filter((t) => t.pending && t.expiresAt === expiresAt).length;
     const tasks: TimerHandle[] = [];
     for (let i = 1; i <= 10; i++) {
       tasks.push(wheel.schedule(10, () => undefined));

@@ -88,7 +88,9 @@ describe('ManualClock', () => {
         (pings % 2 === 0 ? a : b).schedule(0, ping);
       };
       a.schedule(1, ping);
-      expect(() => clock.advance(10)).toThrow(/aborting after 100000 wake-ups at 1 ms, assuming an infinite loop between wheels/);
+      expect(() => clock.advance(10)).toThrow(
+        /aborting after 100000 wake-ups at 1 ms, assuming an infinite loop between wheels/,
+      );
       expect(clock.now()).toBe(10);
       expect(pings).toBeGreaterThan(100_000);
       a.close();

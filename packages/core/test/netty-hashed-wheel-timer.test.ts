@@ -117,8 +117,9 @@ describe('Netty HashedWheelTimerTest', () => {
     const clock = new ManualClock(0);
     const wheel = new TimingWheel({ clock });
     let ran = false;
-    // Long.MAX_VALUE ms is above MAX_DELAY_MS (2^53): such a timer never fires, by design.
-    const timeout = wheel.schedule(9_223_372_036_854_775_807, () => (ran = true));
+    // Long.MAX_VALUE ms (2^63 - 1, which a double holds as 2^63) is above MAX_DELAY_MS (2^53):
+    // such a timer never fires, by design.
+    const timeout = wheel.schedule(2 ** 63, () => (ran = true));
     clock.advance(1_000);
     clock.advance(Number.MAX_VALUE / 2);
     expect(ran).toBe(false);

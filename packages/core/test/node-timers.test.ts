@@ -38,7 +38,7 @@ describe('Node test/parallel/test-timers-ordering.js', () => {
       f(1);
     });
     expect(seen.map(([i]) => i)).toEqual(Array.from({ length: 30 }, (_, k) => k + 1));
-    for (let k = 1; k < seen.length; k++) expect(seen[k]![1] - seen[k - 1]![1]).toBeGreaterThanOrEqual(1);
+    for (let k = 1; k < seen.length; k++) expect(seen[k][1] - seen[k - 1][1]).toBeGreaterThanOrEqual(1);
   }, 10_000);
 });
 
@@ -195,7 +195,7 @@ describe('Node test/parallel/test-timers-nested.js', () => {
     expect(events).toEqual(['nextTick', 'nested']);
   }, 10_000);
 
-  it('a 0 ms timer created by a callback runs after the callback\'s nextTick on the system clock, as in Node', async () => {
+  it("a 0 ms timer created by a callback runs after the callback's nextTick on the system clock, as in Node", async () => {
     // Its delay counts from the callback's own (fractional) clock reading, which rounds up past
     // the tick being fired, so it goes to the next pass.
     const wheel = systemWheel();

@@ -57,7 +57,10 @@ describe('tick-scale', () => {
     it('gives whole ticks, never a time at which its own tick has not begun, nothing earlier at which it has, and never a due tick before the expiry (property)', () => {
       fc.assert(
         fc.property(
-          fc.oneof(fc.constantFrom(1, 0.3, 0.7, 1000 / 60, 10, 1 / 1024), fc.double({ min: 1e-3, max: 1e5, noNaN: true })),
+          fc.oneof(
+            fc.constantFrom(1, 0.3, 0.7, 1000 / 60, 10, 1 / 1024),
+            fc.double({ min: 1e-3, max: 1e5, noNaN: true }),
+          ),
           fc.integer({ min: 0, max: 2 ** 40 }),
           fc.oneof(fc.integer({ min: 0, max: 2 ** 40 }), fc.double({ min: 0, max: 2 ** 60, noNaN: true })),
           (tickMs, origin, tick) => {
@@ -71,7 +74,9 @@ describe('tick-scale', () => {
             const due = scale.dueTick(e);
             expect(Number.isInteger(due)).toBe(true);
             expect(Number.isInteger(scale.nowTick(t))).toBe(true);
-            expect(scale.timeOfTick(due)).toBeGreaterThanOrEqual(origin + e - Math.min(e * 2 ** -29, tickMs / 32) - 1e-9);
+            expect(scale.timeOfTick(due)).toBeGreaterThanOrEqual(
+              origin + e - Math.min(e * 2 ** -29, tickMs / 32) - 1e-9,
+            );
           },
         ),
         { numRuns: 5000 },

@@ -75,7 +75,7 @@ describe('TimerHandle', () => {
       expect(fired).toEqual([5]);
     });
 
-    it('re-arms a fired or cancelled handle, like Node\'s timeout.refresh()', () => {
+    it("re-arms a fired or cancelled handle, like Node's timeout.refresh()", () => {
       const { clock, wheel } = manualWheel();
       let runs = 0;
       const h = wheel.schedule(10, () => runs++);

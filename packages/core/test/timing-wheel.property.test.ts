@@ -42,8 +42,21 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('schedule' as const), delay: delayArb, action: actionArb }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('cancel' as const), target: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('refresh' as const), target: fc.nat(), delay: fc.option(delayArb, { nil: undefined }) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 2 ** 34 })) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('refresh' as const),
+      target: fc.nat(),
+      delay: fc.option(delayArb, { nil: undefined }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('advance' as const),
+      ms: fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 0, max: 2 ** 34 })),
+    }),
+  },
 );
 
 function check(tickMs: number, wheelSize: number, ops: Op[]): void {
@@ -54,7 +67,13 @@ function check(tickMs: number, wheelSize: number, ops: Op[]): void {
   const pick = (n: number) => (timers.length === 0 ? undefined : timers[n % timers.length]);
 
   const schedule = (delay: number, action: Action): void => {
-    const timer: ModelTimer = { handle: undefined as never, expiresAt: clock.now() + delay, pending: true, fires: 0, action };
+    const timer: ModelTimer = {
+      handle: undefined as never,
+      expiresAt: clock.now() + delay,
+      pending: true,
+      fires: 0,
+      action,
+    };
     timer.handle = wheel.schedule(delay, (h) => {
       // The firing rule: never early, exactly at the first tick boundary at or after expiry.
       expect(timer.pending).toBe(true);
@@ -113,15 +132,20 @@ function check(tickMs: number, wheelSize: number, ops: Op[]): void {
 describe('TimingWheel (property)', () => {
   it('agrees with a reference model on random operation sequences (tick 1 ms)', () => {
     fc.assert(
-      fc.property(fc.constantFrom(2, 4, 64), fc.array(opArb, { maxLength: 120 }), (wheelSize, ops) => check(1, wheelSize, ops)),
+      fc.property(fc.constantFrom(2, 4, 64), fc.array(opArb, { maxLength: 120 }), (wheelSize, ops) =>
+        check(1, wheelSize, ops),
+      ),
       { numRuns: 300 },
     );
   });
 
   it('agrees with a reference model with a coarse tick', () => {
     fc.assert(
-      fc.property(fc.constantFrom(3, 10), fc.constantFrom(4, 64), fc.array(opArb, { maxLength: 120 }), (tickMs, wheelSize, ops) =>
-        check(tickMs, wheelSize, ops),
+      fc.property(
+        fc.constantFrom(3, 10),
+        fc.constantFrom(4, 64),
+        fc.array(opArb, { maxLength: 120 }),
+        (tickMs, wheelSize, ops) => check(tickMs, wheelSize, ops),
       ),
       { numRuns: 200 },
     );
@@ -135,7 +159,20 @@ describe('TimingWheel (property)', () => {
  */
 const edgeDelayArb = fc.oneof(
   { weight: 4, arbitrary: fc.double({ min: 0, max: 300, noNaN: true }) },
-  { weight: 2, arbitrary: fc.constantFrom(0, 0.5, 2 ** 31 - 1, 2 ** 31, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, 1e300, Number.MAX_VALUE) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      0,
+      0.5,
+      2 ** 31 - 1,
+      2 ** 31,
+      2 ** 53 - 1,
+      2 ** 53,
+      2 ** 53 + 2,
+      1e300,
+      Number.MAX_VALUE,
+    ),
+  },
   { weight: 2, arbitrary: fc.double({ min: 0, max: Number.MAX_VALUE, noNaN: true, noDefaultInfinity: true }) },
   { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 ** 40 }) },
 );
@@ -161,7 +198,13 @@ const edgeOpArb: fc.Arbitrary<EdgeOp> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), target: fc.nat() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('refresh' as const), target: fc.nat(), delay: edgeDelayArb }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.double({ min: 0, max: 500, noNaN: true }), fc.integer({ min: 0, max: 2 ** 45 })) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('advance' as const),
+      ms: fc.oneof(fc.double({ min: 0, max: 500, noNaN: true }), fc.integer({ min: 0, max: 2 ** 45 })),
+    }),
+  },
 );
 
 function checkEdges(tickMs: number, wheelSize: number, ops: EdgeOp[]): void {
@@ -212,7 +255,15 @@ function checkEdges(tickMs: number, wheelSize: number, ops: EdgeOp[]): void {
       const after = wheel.stats();
       // Bounded steps: every wake-up fires, cascades or re-files an entry, or was armed for a
       // bucket a cancel emptied.
-      const work = after.fired - before.fired + after.cascaded - before.cascaded + after.refiled - before.refiled + after.cancelled - before.cancelled;
+      const work =
+        after.fired -
+        before.fired +
+        after.cascaded -
+        before.cascaded +
+        after.refiled -
+        before.refiled +
+        after.cancelled -
+        before.cancelled;
       expect(after.wakeups - before.wakeups).toBeLessThanOrEqual(work + 1);
       for (const h of handles) if (h.pending) expect(h.expiresAt).toBeGreaterThan(clock.now());
     }
@@ -227,17 +278,24 @@ describe('TimingWheel (property: edges)', () => {
 
   it('a clock far out (up to Number.MAX_VALUE) never hangs advance() or schedule()', () => {
     fc.assert(
-      fc.property(tickArb, wheelSizeArb, fc.array(fc.tuple(edgeDelayArb, fc.double({ min: 0, max: Number.MAX_VALUE / 4, noNaN: true })), { maxLength: 20 }), (tickMs, wheelSize, steps) => {
-        const clock = new ManualClock(0);
-        const wheel = new TimingWheel({ clock, tickMs, wheelSize });
-        for (const [delay, ms] of steps) {
-          const h = wheel.schedule(delay, (self) => expect(clock.now()).toBeGreaterThanOrEqual(self.expiresAt));
-          h.refresh(delay / 2);
-          if (clock.now() + ms < Number.MAX_VALUE) clock.advance(ms);
-        }
-        while (clock.runNext());
-        expect(wheel.stats().pending).toBe(steps.filter(([d]) => d / 2 > 2 ** 53).length);
-      }),
+      fc.property(
+        tickArb,
+        wheelSizeArb,
+        fc.array(fc.tuple(edgeDelayArb, fc.double({ min: 0, max: Number.MAX_VALUE / 4, noNaN: true })), {
+          maxLength: 20,
+        }),
+        (tickMs, wheelSize, steps) => {
+          const clock = new ManualClock(0);
+          const wheel = new TimingWheel({ clock, tickMs, wheelSize });
+          for (const [delay, ms] of steps) {
+            const h = wheel.schedule(delay, (self) => expect(clock.now()).toBeGreaterThanOrEqual(self.expiresAt));
+            h.refresh(delay / 2);
+            if (clock.now() + ms < Number.MAX_VALUE) clock.advance(ms);
+          }
+          while (clock.runNext());
+          expect(wheel.stats().pending).toBe(steps.filter(([d]) => d / 2 > 2 ** 53).length);
+        },
+      ),
       { numRuns: 200 },
     );
   }, 60_000);
@@ -246,7 +304,10 @@ describe('TimingWheel (property: edges)', () => {
     fc.assert(
       fc.property(
         fc.constantFrom(60, 30, 144, 120, 50, 24),
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 2000 }), fc.integer({ min: 1, max: 300 })), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 2000 }), fc.integer({ min: 1, max: 300 })), {
+          minLength: 1,
+          maxLength: 20,
+        }),
         (hz, timers) => {
           const frameMs = 1000 / hz;
           const clock = new ManualClock(0);
@@ -257,8 +318,8 @@ describe('TimingWheel (property: edges)', () => {
           const expected: Array<[number, number]> = [];
           let next = 0;
           for (; frame <= 2400; frame++) {
-            while (next < plan.length && plan[next]![0] === frame) {
-              const [at, frames] = plan[next++]!;
+            while (next < plan.length && plan[next][0] === frame) {
+              const [at, frames] = plan[next++];
               expected.push([at, at + frames]);
               wheel.schedule(frames * frameMs, () => fired.push([at, frame + 1]));
             }

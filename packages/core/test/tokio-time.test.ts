@@ -191,7 +191,7 @@ describe('tokio tokio-util tests/time_delay_queue.rs', () => {
     expect([...fired].sort()).toEqual(['1', '2', '3']);
   });
 
-  it('multi_delay_at_start: each entry fires at its own ms, with at most tokio\'s two extra wake-ups', () => {
+  it("multi_delay_at_start: each entry fires at its own ms, with at most tokio's two extra wake-ups", () => {
     const { clock, wheel } = paused();
     const long = 262_144 + 9 * 4096;
     const delays = [1000, 2, 234, long, 60, 10];
@@ -266,7 +266,7 @@ describe('tokio tokio-util tests/time_delay_queue.rs', () => {
     for (const name of ['foo', 'bar']) {
       handles[name] = wheel.scheduleAt(now + 64, () => {
         got.push(name);
-        const other = handles[name === 'foo' ? 'bar' : 'foo']!;
+        const other = handles[name === 'foo' ? 'bar' : 'foo'];
         expect(other.cancel()).toBe(true);
       });
     }

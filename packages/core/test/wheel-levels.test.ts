@@ -11,7 +11,7 @@ const YEAR_MS = 365 * 24 * 3600 * 1000;
 
 describe('wheel levels', () => {
   describe('long delays', () => {
-    it('fires a timer 100 years out at its exact expiry, past setTimeout\'s 2^31-1 ms limit', () => {
+    it("fires a timer 100 years out at its exact expiry, past setTimeout's 2^31-1 ms limit", () => {
       const { clock, wheel } = manualWheel();
       const delays = [2 ** 31, 2 ** 31 + 7, 50 * YEAR_MS + 3, 100 * YEAR_MS, 100 * YEAR_MS + 1];
       const seen: Array<[number, number]> = [];

@@ -22,8 +22,8 @@ describe('wheel passes', () => {
       clock.advance(10);
       expect(log).toEqual([1, 2]);
       expect(errors).toHaveLength(1);
-      expect((errors[0]![0] as Error).message).toBe('boom');
-      expect(errors[0]![1]).toBe(bad);
+      expect((errors[0][0] as Error).message).toBe('boom');
+      expect(errors[0][1]).toBe(bad);
     });
 
     it('rethrows from advance() without onError, after every due callback has run', () => {
@@ -56,7 +56,9 @@ describe('wheel passes', () => {
         runs++;
         self.refresh(0);
       });
-      expect(() => clock.advance(1)).toThrow(/Aborting after 1000 rounds of timers re-arming for the same tick \(1 ms\), assuming an infinite loop/);
+      expect(() => clock.advance(1)).toThrow(
+        /Aborting after 1000 rounds of timers re-arming for the same tick \(1 ms\), assuming an infinite loop/,
+      );
       expect(runs).toBe(1000);
       expect(h.state).toBe('cancelled');
       clock.advance(1000);
@@ -79,7 +81,7 @@ describe('wheel passes', () => {
       expect((errors[0] as TimerLoopError).loopLimit).toBe(50);
     });
 
-    it('throws the loop error with the callbacks\' own errors as its cause', () => {
+    it("throws the loop error with the callbacks' own errors as its cause", () => {
       const { clock, wheel } = manualWheel();
       const boom = new Error('boom');
       wheel.schedule(1, () => {
@@ -97,7 +99,9 @@ describe('wheel passes', () => {
     });
 
     it('rejects a loopLimit that is not a positive integer, naming it', () => {
-      expect(() => new TimingWheel({ clock: new ManualClock(), loopLimit: 0 })).toThrow(/loopLimit must be an integer >= 1, got 0/);
+      expect(() => new TimingWheel({ clock: new ManualClock(), loopLimit: 0 })).toThrow(
+        /loopLimit must be an integer >= 1, got 0/,
+      );
       expect(() => new TimingWheel({ clock: new ManualClock(), loopLimit: 1.5 })).toThrow(RangeError);
     });
   });
@@ -119,5 +123,4 @@ describe('wheel passes', () => {
       ]);
     });
   });
-
 });

@@ -29,7 +29,14 @@ let slowUrl: string;
 beforeAll(async () => {
   fixtureDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-two-copies-'));
   const packageDir = path.resolve(__dirname, '../..');
-  const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', fixtureDir], { cwd: packageDir, encoding: 'utf8', timeout: 60_000 }).trim().split('\n').pop()!;
+  const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', fixtureDir], {
+    cwd: packageDir,
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+    .trim()
+    .split('\n')
+    .pop()!;
   execFileSync('tar', ['-xzf', path.join(fixtureDir, tarball), '-C', fixtureDir], { timeout: 30_000 });
   const nested = path.join(fixtureDir, 'node_modules', '@tickwheel', 'core');
   fs.mkdirSync(path.dirname(nested), { recursive: true });
@@ -61,8 +68,10 @@ function sharedWheelFrom(maker: Core): copyA.TimingWheel {
 }
 
 describe('two copies of @tickwheel/core in one process', () => {
-  it('really are two copies, with different versions, that recognise each other\'s wheels', () => {
-    const nestedManifest = JSON.parse(fs.readFileSync(path.join(fixtureDir, 'node_modules/@tickwheel/core/package.json'), 'utf8')) as { version: string };
+  it("really are two copies, with different versions, that recognise each other's wheels", () => {
+    const nestedManifest = JSON.parse(
+      fs.readFileSync(path.join(fixtureDir, 'node_modules/@tickwheel/core/package.json'), 'utf8'),
+    ) as { version: string };
     expect(nestedManifest.version).toBe('0.1.1-fixture');
     expect(copyB.TimingWheel).not.toBe(copyA.TimingWheel);
     const wheelB = new copyB.TimingWheel({ clock: new copyB.ManualClock() });
@@ -111,7 +120,7 @@ describe('two copies of @tickwheel/core in one process', () => {
     await new Promise((resolve) => wss.close(resolve));
   }, 10_000);
 
-  it('a gRPC call inside the other copy\'s withDeadline gets that deadline, and its handler sees it', async () => {
+  it("a gRPC call inside the other copy's withDeadline gets that deadline, and its handler sees it", async () => {
     sharedWheelFrom(copyB);
     const service: grpc.ServiceDefinition = {
       slow: {
@@ -133,14 +142,21 @@ describe('two copies of @tickwheel/core in one process', () => {
       },
     });
     const port = await new Promise<number>((resolve, reject) =>
-      grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) => (error ? reject(error) : resolve(p))),
+      grpcServer.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, p) =>
+        error ? reject(error) : resolve(p),
+      ),
     );
     const Client = grpc.makeGenericClientConstructor(service, 'Slow');
-    const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), { interceptors: [deadlineInterceptor()] }) as unknown as grpc.Client & {
+    const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+      interceptors: [deadlineInterceptor()],
+    }) as unknown as grpc.Client & {
       slow(req: Buffer, cb: (error: grpc.ServiceError | null) => void): void;
     };
     const started = performance.now();
-    const error = await copyB.withDeadline(150, () => new Promise<grpc.ServiceError | null>((resolve) => client.slow(Buffer.from('x'), resolve)));
+    const error = await copyB.withDeadline(
+      150,
+      () => new Promise<grpc.ServiceError | null>((resolve) => client.slow(Buffer.from('x'), resolve)),
+    );
     expect(error?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(performance.now() - started).toBeLessThan(900);
     expect(seen).toHaveLength(1);
@@ -153,21 +169,31 @@ describe('two copies of @tickwheel/core in one process', () => {
   it('a TimerSet of one copy runs on a wheel of the other', () => {
     const clockB = new copyB.ManualClock(0);
     const expired: string[] = [];
-    const setA = new copyA.TimerSet<number>({ wheel: new copyB.TimingWheel({ clock: clockB }), onExpire: (key) => expired.push(`A:${String(key)}`) });
+    const setA = new copyA.TimerSet<number>({
+      wheel: new copyB.TimingWheel({ clock: clockB }),
+      onExpire: (key) => expired.push(`A:${String(key)}`),
+    });
     setA.set('buff', 100, 1);
     const clockA = new copyA.ManualClock(0);
-    const setB = new copyB.TimerSet<number>({ wheel: new copyA.TimingWheel({ clock: clockA }), onExpire: (key) => expired.push(`B:${String(key)}`) });
+    const setB = new copyB.TimerSet<number>({
+      wheel: new copyA.TimingWheel({ clock: clockA }),
+      onExpire: (key) => expired.push(`B:${String(key)}`),
+    });
     setB.set('buff', 50, 1);
     clockB.advance(100);
     clockA.advance(50);
     expect(expired).toEqual(['A:buff', 'B:buff']);
   });
 
-  it('names the option and the value\'s type when the wheel is not one, never its contents', () => {
+  it("names the option and the value's type when the wheel is not one, never its contents", () => {
     class NotAWheel {
       readonly secret = 'hunter2';
     }
-    expect(() => new copyA.TimerSet({ wheel: new NotAWheel() as never, onExpire: () => undefined })).toThrow('wheel must be a TimingWheel, got an object (NotAWheel)');
-    expect(() => withTimeouts(fetch, { wheel: new NotAWheel() as never })).toThrow(/wheel must be a TimingWheel, got an object \(NotAWheel\)$/);
+    expect(() => new copyA.TimerSet({ wheel: new NotAWheel() as never, onExpire: () => undefined })).toThrow(
+      'wheel must be a TimingWheel, got an object (NotAWheel)',
+    );
+    expect(() => withTimeouts(fetch, { wheel: new NotAWheel() as never })).toThrow(
+      /wheel must be a TimingWheel, got an object \(NotAWheel\)$/,
+    );
   });
 });

@@ -12,11 +12,33 @@ import { main as grpcDeadlines } from './grpc-deadlines/src/main.mjs';
 import { main as wsHeartbeat } from './ws-heartbeat/src/main.mjs';
 
 const EXAMPLES = [
-  { name: 'game-buffs', shows: 'TimerSet buffs and cooldowns on a 20 Hz ManualClock loop; durable buffs across a restart (@tickwheel/core, @tickwheel/redis)', run: gameBuffs },
-  { name: 'cluster-timers', shows: 'three worker processes share durable timers; one is SIGKILLed mid-handler (@tickwheel/redis)', run: clusterTimers },
-  { name: 'fetch-timeouts', shows: 'headers, body-idle and total timeouts, retries, budgets and deadlines against a slow server (@tickwheel/fetch)', run: fetchTimeouts },
-  { name: 'ws-heartbeat', shows: 'heartbeat and idle detection: healthy, silent, killed and frozen clients (@tickwheel/ws)', run: wsHeartbeat },
-  { name: 'grpc-deadlines', shows: 'a deadline across client -> server A -> server B and an HTTP service (@tickwheel/grpc, @tickwheel/fetch)', run: grpcDeadlines },
+  {
+    name: 'game-buffs',
+    shows:
+      'TimerSet buffs and cooldowns on a 20 Hz ManualClock loop; durable buffs across a restart (@tickwheel/core, @tickwheel/redis)',
+    run: gameBuffs,
+  },
+  {
+    name: 'cluster-timers',
+    shows: 'three worker processes share durable timers; one is SIGKILLed mid-handler (@tickwheel/redis)',
+    run: clusterTimers,
+  },
+  {
+    name: 'fetch-timeouts',
+    shows:
+      'headers, body-idle and total timeouts, retries, budgets and deadlines against a slow server (@tickwheel/fetch)',
+    run: fetchTimeouts,
+  },
+  {
+    name: 'ws-heartbeat',
+    shows: 'heartbeat and idle detection: healthy, silent, killed and frozen clients (@tickwheel/ws)',
+    run: wsHeartbeat,
+  },
+  {
+    name: 'grpc-deadlines',
+    shows: 'a deadline across client -> server A -> server B and an HTTP service (@tickwheel/grpc, @tickwheel/fetch)',
+    run: grpcDeadlines,
+  },
 ];
 
 const rule = '─'.repeat(100);
@@ -44,7 +66,11 @@ const widths = {
   seconds: 4,
 };
 console.log(`${rule}\nsummary\n${rule}`);
-console.log(`${'example'.padEnd(widths.name)}  ${'outcome'.padEnd(widths.outcome)}  ${'time'.padStart(widths.seconds + 2)}  what happened`);
+console.log(
+  `${'example'.padEnd(widths.name)}  ${'outcome'.padEnd(widths.outcome)}  ${'time'.padStart(widths.seconds + 2)}  what happened`,
+);
 for (const r of rows) {
-  console.log(`${r.name.padEnd(widths.name)}  ${r.outcome.padEnd(widths.outcome)}  ${r.seconds.padStart(widths.seconds)} s  ${r.summary}`);
+  console.log(
+    `${r.name.padEnd(widths.name)}  ${r.outcome.padEnd(widths.outcome)}  ${r.seconds.padStart(widths.seconds)} s  ${r.summary}`,
+  );
 }

@@ -31,7 +31,9 @@ export function ensureDebianPackages(packages, isPresent, purpose) {
     const [command, ...args] = [...sudo, ...step];
     const result = spawnSync(command, args, { stdio: 'inherit', env, timeout: 15 * 60_000 });
     if (result.status !== 0) {
-      throw new Error(`${purpose} needs Debian packages ${packages.join(', ')}: \`${[command, ...args].join(' ')}\` failed (status ${result.status}); install them and run again`);
+      throw new Error(
+        `${purpose} needs Debian packages ${packages.join(', ')}: \`${[command, ...args].join(' ')}\` failed (status ${result.status}); install them and run again`,
+      );
     }
   }
   if (!isPresent()) throw new Error(`${purpose}: apt-get install ${packages.join(' ')} did not provide what it needs`);

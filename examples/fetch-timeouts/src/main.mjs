@@ -64,22 +64,43 @@ const SCENARIOS = [
 async function runScenario(timedFetch, baseUrl, scenario) {
   const retries = [];
   const limits = scenario.limits.retry
-    ? { ...scenario.limits, retry: { ...scenario.limits.retry, onRetry: (error, attempt) => retries.push({ attempt, phase: error.phase }) } }
+    ? {
+        ...scenario.limits,
+        retry: { ...scenario.limits.retry, onRetry: (error, attempt) => retries.push({ attempt, phase: error.phase }) },
+      }
     : scenario.limits;
   const request = async () => {
-    const res = await timedFetch(`${baseUrl}${scenario.path}`, { method: scenario.method ?? 'GET', body: scenario.method === 'POST' ? 'order=42' : undefined, timeouts: limits });
+    const res = await timedFetch(`${baseUrl}${scenario.path}`, {
+      method: scenario.method ?? 'GET',
+      body: scenario.method === 'POST' ? 'order=42' : undefined,
+      timeouts: limits,
+    });
     return { status: res.status, body: await res.text() };
   };
   const started = performance.now();
   try {
     const { status, body } = scenario.deadlineMs ? await withDeadline(scenario.deadlineMs, request) : await request();
-    return { outcome: 'ok', status, bodyBytes: body.length, elapsedMs: Math.round(performance.now() - started), retries };
+    return {
+      outcome: 'ok',
+      status,
+      bodyBytes: body.length,
+      elapsedMs: Math.round(performance.now() - started),
+      retries,
+    };
   } catch (error) {
     const elapsedMs = Math.round(performance.now() - started);
     if (!(error instanceof TimeoutError)) return { outcome: 'error', error: String(error), elapsedMs, retries };
     // The message starts with "METHOD URL: "; the account prints the rest.
     const why = error.message.replace(`${error.method} ${error.url}: `, '');
-    return { outcome: 'timeout', phase: error.phase, timeoutMs: error.timeoutMs, message: error.message, why, elapsedMs, retries };
+    return {
+      outcome: 'timeout',
+      phase: error.phase,
+      timeoutMs: error.timeoutMs,
+      message: error.message,
+      why,
+      elapsedMs,
+      retries,
+    };
   }
 }
 
@@ -104,7 +125,15 @@ export async function main({ print = console.log } = {}) {
       // Give the server a moment to count requests that the client aborted.
       await new Promise((resolve) => setTimeout(resolve, 20));
       const requests = [...server.hits].reduce((n, [key, count]) => n + count - (before.get(key) ?? 0), 0);
-      results.push({ name: scenario.name, method: scenario.method ?? 'GET', path: scenario.path, limits: scenario.limits, deadlineMs: scenario.deadlineMs, requests, ...result });
+      results.push({
+        name: scenario.name,
+        method: scenario.method ?? 'GET',
+        path: scenario.path,
+        limits: scenario.limits,
+        deadlineMs: scenario.deadlineMs,
+        requests,
+        ...result,
+      });
       const limits = Object.entries(scenario.limits)
         .map(([k, v]) => (k === 'retry' ? `retry ${JSON.stringify(v)}` : `${k} ${v}`))
         .concat(scenario.deadlineMs ? [`withDeadline(${scenario.deadlineMs})`] : [])
@@ -116,7 +145,9 @@ export async function main({ print = console.log } = {}) {
             ? `TimeoutError, phase '${result.phase}': ${result.why}`
             : result.error;
       print(`- ${scenario.name}: ${scenario.method ?? 'GET'} ${scenario.path} [${limits}]`);
-      print(`    -> ${outcome} after ${result.elapsedMs} ms; server saw ${requests} request(s)${result.retries.length ? `; retried after ${result.retries.map((r) => `attempt ${r.attempt} (${r.phase})`).join(', ')}` : ''}`);
+      print(
+        `    -> ${outcome} after ${result.elapsedMs} ms; server saw ${requests} request(s)${result.retries.length ? `; retried after ${result.retries.map((r) => `attempt ${r.attempt} (${r.phase})`).join(', ')}` : ''}`,
+      );
     }
   } finally {
     await server.close();

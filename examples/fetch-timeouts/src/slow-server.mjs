@@ -46,7 +46,8 @@ export async function startSlowServer() {
         const everyMs = Number(url.searchParams.get('everyMs'));
         const chunks = Number(url.searchParams.get('chunks'));
         res.writeHead(200, { 'content-type': 'text/plain' });
-        for (let i = 1; i <= chunks; i++) later(i * everyMs, () => (i === chunks ? res.end(`chunk ${i}\n`) : res.write(`chunk ${i}\n`)));
+        for (let i = 1; i <= chunks; i++)
+          later(i * everyMs, () => (i === chunks ? res.end(`chunk ${i}\n`) : res.write(`chunk ${i}\n`)));
         break;
       }
       case '/flaky':

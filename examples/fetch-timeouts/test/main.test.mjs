@@ -15,7 +15,12 @@ describe('main', () => {
     expect(by['body stalls']).toMatchObject({ outcome: 'timeout', phase: 'body', timeoutMs: 100, requests: 1 });
     expect(by['body stalls'].why).toBe('no body data for 100 ms (bodyIdleMs)');
 
-    expect(by['body trickles past the total']).toMatchObject({ outcome: 'timeout', phase: 'total', timeoutMs: 300, requests: 1 });
+    expect(by['body trickles past the total']).toMatchObject({
+      outcome: 'timeout',
+      phase: 'total',
+      timeoutMs: 300,
+      requests: 1,
+    });
 
     expect(by['retried until it answers']).toMatchObject({ outcome: 'ok', status: 200, requests: 3 });
     expect(by['retried until it answers'].retries).toEqual([
@@ -31,7 +36,11 @@ describe('main', () => {
     const budget = by['retry budget runs out'];
     expect(budget.outcome).toBe('timeout');
     if (budget.phase === 'total') {
-      expect(budget).toMatchObject({ timeoutMs: 275, requests: 3, why: 'not complete within the retry budget of 275 ms (retry.budgetMs)' });
+      expect(budget).toMatchObject({
+        timeoutMs: 275,
+        requests: 3,
+        why: 'not complete within the retry budget of 275 ms (retry.budgetMs)',
+      });
       expect(budget.retries).toEqual([
         { attempt: 1, phase: 'headers' },
         { attempt: 2, phase: 'headers' },

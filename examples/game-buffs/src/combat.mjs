@@ -38,8 +38,14 @@ class World {
     this.log = [];
     this.ogreHp = 100;
     this.heroArmor = 20;
-    this.effects = new TimerSet({ wheel: this.wheel, onExpire: (key, value, info) => this.onEffectExpired(key, value, info) });
-    this.cooldowns = new TimerSet({ wheel: this.wheel, onExpire: (key) => this.record('cooldown-ready', key, `${key} is ready again`) });
+    this.effects = new TimerSet({
+      wheel: this.wheel,
+      onExpire: (key, value, info) => this.onEffectExpired(key, value, info),
+    });
+    this.cooldowns = new TimerSet({
+      wheel: this.wheel,
+      onExpire: (key) => this.record('cooldown-ready', key, `${key} is ready again`),
+    });
   }
 
   record(type, key, text) {
@@ -53,19 +59,31 @@ class World {
 
   extendHaste(byMs) {
     this.effects.set('hero:haste', byMs, { speedPct: 30 }, { policy: 'extend' });
-    this.record('extend', 'hero:haste', `Haste extended by ${byMs} ms: ${this.effects.remaining('hero:haste')} ms left`);
+    this.record(
+      'extend',
+      'hero:haste',
+      `Haste extended by ${byMs} ms: ${this.effects.remaining('hero:haste')} ms left`,
+    );
   }
 
   castFireball() {
     if (this.cooldowns.has('hero:fireball')) {
-      this.record('refused', 'hero:fireball', `Fireball refused: on cooldown, ${this.cooldowns.remaining('hero:fireball')} ms left`);
+      this.record(
+        'refused',
+        'hero:fireball',
+        `Fireball refused: on cooldown, ${this.cooldowns.remaining('hero:fireball')} ms left`,
+      );
       return;
     }
     this.cooldowns.set('hero:fireball', 2_000, null, { policy: 'ignore' });
     this.ogreHp -= 20;
     // Burn: a periodic effect, 4 ticks of 5 damage every 500 ms; each tick sets the next from onExpire.
     this.effects.set('ogre:burn', 500, { damage: 5, ticksLeft: 4 });
-    this.record('cast', 'hero:fireball', `hero casts Fireball: ogre takes 20 (hp ${this.ogreHp}) and burns; 2000 ms cooldown`);
+    this.record(
+      'cast',
+      'hero:fireball',
+      `hero casts Fireball: ogre takes 20 (hp ${this.ogreHp}) and burns; 2000 ms cooldown`,
+    );
   }
 
   poison() {
@@ -98,7 +116,11 @@ class World {
   resumeMatch() {
     this.effects.resume();
     this.cooldowns.resume();
-    this.record('resume', '*', `match resumed after ${this.clock.now() - this.pausedAt} ms: Haste still has ${this.effects.remaining('hero:haste')} ms`);
+    this.record(
+      'resume',
+      '*',
+      `match resumed after ${this.clock.now() - this.pausedAt} ms: Haste still has ${this.effects.remaining('hero:haste')} ms`,
+    );
   }
 
   onEffectExpired(key, value, { stacksLeft }) {
@@ -106,7 +128,11 @@ class World {
       this.ogreHp -= value.damage;
       const ticksLeft = value.ticksLeft - 1;
       if (ticksLeft > 0) this.effects.set(key, 500, { ...value, ticksLeft });
-      this.record('tick', key, `burn ticks: ogre takes ${value.damage} (hp ${this.ogreHp}), ${ticksLeft} tick(s) to go`);
+      this.record(
+        'tick',
+        key,
+        `burn ticks: ogre takes ${value.damage} (hp ${this.ogreHp}), ${ticksLeft} tick(s) to go`,
+      );
       return;
     }
     if (key === 'hero:poison') {
@@ -139,7 +165,12 @@ export function runCombat() {
     return {
       steps: LAST_STEP + 1,
       log: world.log,
-      final: { ogreHp: world.ogreHp, heroArmor: world.heroArmor, effects: world.effects.size, cooldowns: world.cooldowns.size },
+      final: {
+        ogreHp: world.ogreHp,
+        heroArmor: world.heroArmor,
+        effects: world.effects.size,
+        cooldowns: world.cooldowns.size,
+      },
     };
   } finally {
     world.close();

@@ -24,11 +24,16 @@ export async function main({ redisUrl = process.env.REDIS_URL, print = console.l
   const combat = runCombat();
   print(`Combat: ${combat.steps} steps of a ${1000 / STEP_MS} Hz loop on a ManualClock (game time shown)`);
   for (const event of combat.log) print(`  ${seconds(event.t).padStart(9)}  ${event.text}`);
-  print(`  final: ogre hp ${combat.final.ogreHp}, hero armor ${combat.final.heroArmor}, ${combat.final.effects} effects and ${combat.final.cooldowns} cooldowns left`);
+  print(
+    `  final: ogre hp ${combat.final.ogreHp}, hero armor ${combat.final.heroArmor}, ${combat.final.effects} effects and ${combat.final.cooldowns} cooldowns left`,
+  );
 
   const durable = await runDurable({ redisUrl });
-  print(`Durable buffs on ${durable.backend === 'redis' ? `Redis at ${redisUrl}` : 'ioredis-mock (embedded stand-in; set REDIS_URL for a real Redis)'} (wall-clock ms):`);
-  for (const event of durable.events) print(`  ${String(event.t).padStart(5)} ms  [server ${event.server}] ${event.text}`);
+  print(
+    `Durable buffs on ${durable.backend === 'redis' ? `Redis at ${redisUrl}` : 'ioredis-mock (embedded stand-in; set REDIS_URL for a real Redis)'} (wall-clock ms):`,
+  );
+  for (const event of durable.events)
+    print(`  ${String(event.t).padStart(5)} ms  [server ${event.server}] ${event.text}`);
 
   const survived = durable.fired.filter((f) => f.server === 2).length;
   const summary =

@@ -51,7 +51,9 @@ describe('combat', () => {
       const { log } = runCombat();
       expect(text(log, 500, 'refused')).toBe('Fireball refused: on cooldown, 1500 ms left');
       expect(text(log, 1000, 'extend')).toBe('Haste extended by 2000 ms: 4000 ms left');
-      expect(text(log, 1500, 'stack')).toBe('ogre poisons hero: 2 stack(s) (at most 2: the oldest stack is dropped), armor 12');
+      expect(text(log, 1500, 'stack')).toBe(
+        'ogre poisons hero: 2 stack(s) (at most 2: the oldest stack is dropped), armor 12',
+      );
       expect(text(log, 2500, 'dispel')).toBe('ogre dispels the shield with 3000 ms left (no expiry fires)');
       expect(log.some((e) => e.type === 'expire' && e.key === 'hero:shield')).toBe(false);
       expect(text(log, 3000, 'pause')).toBe('match paused: Haste keeps 2000 ms');

@@ -28,7 +28,9 @@ describe('main', () => {
       const result = await main({ redisUrl: undefined, print: (line) => lines.push(line) });
       expect(result.durable.backend).toBe('ioredis-mock');
       expectSurvivedRestart(result.durable);
-      expect(result.summary).toBe('25 deterministic combat events in 161 steps; 2/2 durable buffs fired after a restart (ioredis-mock)');
+      expect(result.summary).toBe(
+        '25 deterministic combat events in 161 steps; 2/2 durable buffs fired after a restart (ioredis-mock)',
+      );
       expect(lines.join('\n')).toContain('server 2 starts and finds player:42:xp-boost: scheduled');
     });
 

@@ -24,7 +24,11 @@ export const CLIENT_LIMITS = { '/shop.Frontend/Quote': 400, '/shop.Frontend/Batc
 const CALLS = [
   { name: 'in budget', method: 'Quote', request: { sku: 'apple', inventoryDelayMs: 30, taxDelayMs: 40 } },
   { name: 'slow tax service', method: 'Quote', request: { sku: 'durian', inventoryDelayMs: 30, taxDelayMs: 1_500 } },
-  { name: 'slow server B, capped by A', method: 'BatchQuote', request: { sku: 'quince', inventoryDelayMs: 1_500, taxDelayMs: 20 } },
+  {
+    name: 'slow server B, capped by A',
+    method: 'BatchQuote',
+    request: { sku: 'quince', inventoryDelayMs: 1_500, taxDelayMs: 20 },
+  },
 ];
 
 function sleep(ms) {
@@ -51,9 +55,13 @@ export async function main({ print = console.log } = {}) {
   });
   const calls = [];
   try {
-    print(`server A ${frontend.address}, server B ${inventory.address}, tax service ${tax.url}; client limits ${JSON.stringify(CLIENT_LIMITS)}, A caps BatchQuote at ${BATCH_CAP_MS} ms`);
+    print(
+      `server A ${frontend.address}, server B ${inventory.address}, tax service ${tax.url}; client limits ${JSON.stringify(CLIENT_LIMITS)}, A caps BatchQuote at ${BATCH_CAP_MS} ms`,
+    );
     // Connect first, so the first call's budget is not spent on the TCP and HTTP/2 handshakes.
-    await new Promise((resolve, reject) => client.waitForReady(Date.now() + 5_000, (error) => (error ? reject(error) : resolve())));
+    await new Promise((resolve, reject) =>
+      client.waitForReady(Date.now() + 5_000, (error) => (error ? reject(error) : resolve())),
+    );
 
     for (const spec of CALLS) {
       entries = [];
@@ -66,14 +74,26 @@ export async function main({ print = console.log } = {}) {
           resolve(error ? { t, code: grpc.status[error.code], details: error.details } : { t, code: 'OK', reply });
         }),
       );
-      trace('client', outcome.code === 'OK' ? `OK: ${JSON.stringify(outcome.reply)}` : `${outcome.code}: ${outcome.details}`);
+      trace(
+        'client',
+        outcome.code === 'OK' ? `OK: ${JSON.stringify(outcome.reply)}` : `${outcome.code}: ${outcome.details}`,
+      );
       // Let the other hops finish reporting (aborted work, closed requests) before the next call.
       await sleep(100);
       const limit = /\((\w+) limit/.exec(outcome.details ?? '')?.[1];
-      calls.push({ name: spec.name, method: spec.method, sku: spec.request.sku, budgetMs, ...outcome, limit, trace: entries });
+      calls.push({
+        name: spec.name,
+        method: spec.method,
+        sku: spec.request.sku,
+        budgetMs,
+        ...outcome,
+        limit,
+        trace: entries,
+      });
 
       print(`- ${spec.name}: ${spec.method}(${spec.request.sku})`);
-      for (const e of entries.sort((a, b) => a.t - b.t)) print(`    t=${String(e.t).padStart(4)} ms  ${e.who.padEnd(6)} ${e.text}`);
+      for (const e of entries.sort((a, b) => a.t - b.t))
+        print(`    t=${String(e.t).padStart(4)} ms  ${e.who.padEnd(6)} ${e.text}`);
     }
   } finally {
     client.close();

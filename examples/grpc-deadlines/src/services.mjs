@@ -17,7 +17,11 @@ import { currentDeadline } from '@tickwheel/core';
 import { withTimeouts } from '@tickwheel/fetch';
 import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
 
-const definition = protoLoader.loadSync(new URL('../proto/shop.proto', import.meta.url).pathname, { keepCase: false, longs: Number, defaults: true });
+const definition = protoLoader.loadSync(new URL('../proto/shop.proto', import.meta.url).pathname, {
+  keepCase: false,
+  longs: Number,
+  defaults: true,
+});
 /** The generated service constructors: `shop.Frontend`, `shop.Inventory`. */
 export const shop = grpc.loadPackageDefinition(definition).shop;
 
@@ -47,14 +51,18 @@ function work(ms, signal) {
 
 /** The status A answers with when one of its calls failed. */
 function toStatus(error) {
-  if (error.code !== undefined && error.details !== undefined) return { code: error.code, details: `server B: ${error.details}` };
-  if (error.name === 'TimeoutError') return { code: grpc.status.DEADLINE_EXCEEDED, details: `tax service: ${error.message}` };
+  if (error.code !== undefined && error.details !== undefined)
+    return { code: error.code, details: `server B: ${error.details}` };
+  if (error.name === 'TimeoutError')
+    return { code: grpc.status.DEADLINE_EXCEEDED, details: `tax service: ${error.message}` };
   return { code: grpc.status.UNAVAILABLE, details: String(error.message ?? error) };
 }
 
 function bindServer(server) {
   return new Promise((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, port) =>
+      error ? reject(error) : resolve(port),
+    ),
   );
 }
 
@@ -71,12 +79,17 @@ export async function startInventory(trace) {
           trace('B', `Stock(${sku}) answers`);
           callback(null, { inStock: sku.length * 3 });
         },
-        (reason) => trace('B', `Stock(${sku}) stops working: its deadline signal aborted (${reason.name}: ${reason.message})`),
+        (reason) =>
+          trace('B', `Stock(${sku}) stops working: its deadline signal aborted (${reason.name}: ${reason.message})`),
       );
     },
   });
   const port = await bindServer(server);
-  return { address: `127.0.0.1:${port}`, close: () => new Promise((resolve) => server.tryShutdown(() => resolve())), server };
+  return {
+    address: `127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => server.tryShutdown(() => resolve())),
+    server,
+  };
 }
 
 /** Starts the HTTP tax service: `GET /tax?sku=...&delayMs=...`. */
@@ -85,7 +98,10 @@ export async function startTaxService(trace) {
     const url = new URL(req.url, 'http://127.0.0.1');
     const delayMs = Number(url.searchParams.get('delayMs'));
     const sku = url.searchParams.get('sku');
-    trace('tax', `GET /tax?sku=${sku} received (x-request-timeout-ms: ${req.headers['x-request-timeout-ms']}); working ${delayMs} ms`);
+    trace(
+      'tax',
+      `GET /tax?sku=${sku} received (x-request-timeout-ms: ${req.headers['x-request-timeout-ms']}); working ${delayMs} ms`,
+    );
     const timer = setTimeout(() => {
       trace('tax', `answers for ${sku}`);
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ taxCents: 19 * sku.length }));
@@ -110,10 +126,14 @@ export async function startTaxService(trace) {
 
 /** Starts server A, which calls server B at `inventoryAddress` and the tax service at `taxUrl`. */
 export async function startFrontend(trace, { inventoryAddress, taxUrl }) {
-  const inventory = new shop.Inventory(inventoryAddress, grpc.credentials.createInsecure(), { interceptors: [deadlineInterceptor()] });
+  const inventory = new shop.Inventory(inventoryAddress, grpc.credentials.createInsecure(), {
+    interceptors: [deadlineInterceptor()],
+  });
   const timedFetch = withTimeouts(fetch);
   // Connect to B and load fetch's implementation (undici) up front, so no call's budget is spent on them.
-  await new Promise((resolve, reject) => inventory.waitForReady(Date.now() + 5_000, (error) => (error ? reject(error) : resolve())));
+  await new Promise((resolve, reject) =>
+    inventory.waitForReady(Date.now() + 5_000, (error) => (error ? reject(error) : resolve())),
+  );
   await fetch(`${taxUrl}/tax?sku=warm-up&delayMs=0`).then((res) => res.json());
 
   async function quote(call, name) {
@@ -126,16 +146,27 @@ export async function startFrontend(trace, { inventoryAddress, taxUrl }) {
       headers: { 'x-request-timeout-ms': String(left()) },
     }).then((res) => res.json());
     const [stockResult, taxResult] = await Promise.allSettled([stock, tax]);
-    for (const [what, result] of [['B', stockResult], ['tax service', taxResult]]) {
+    for (const [what, result] of [
+      ['B', stockResult],
+      ['tax service', taxResult],
+    ]) {
       if (result.status === 'rejected') {
         const error = result.reason;
-        const why = error.details === undefined ? `${error.name}: ${error.message}` : `${grpc.status[error.code]}: ${error.details}`;
+        const why =
+          error.details === undefined
+            ? `${error.name}: ${error.message}`
+            : `${grpc.status[error.code]}: ${error.details}`;
         trace('A', `its call to ${what} failed: ${why}`);
       }
     }
     if (stockResult.status === 'rejected') throw stockResult.reason;
     if (taxResult.status === 'rejected') throw taxResult.reason;
-    return { sku, priceCents: 100 * sku.length, taxCents: taxResult.value.taxCents, inStock: stockResult.value.inStock };
+    return {
+      sku,
+      priceCents: 100 * sku.length,
+      taxCents: taxResult.value.taxCents,
+      inStock: stockResult.value.inStock,
+    };
   }
 
   const handler = (name) => (call, callback) => {
@@ -151,7 +182,9 @@ export async function startFrontend(trace, { inventoryAddress, taxUrl }) {
   };
 
   const server = new grpc.Server({
-    interceptors: [serverDeadlineInterceptor({ overrides: { '/shop.Frontend/BatchQuote': { maxTimeoutMs: BATCH_CAP_MS } } })],
+    interceptors: [
+      serverDeadlineInterceptor({ overrides: { '/shop.Frontend/BatchQuote': { maxTimeoutMs: BATCH_CAP_MS } } }),
+    ],
   });
   server.addService(shop.Frontend.service, { Quote: handler('Quote'), BatchQuote: handler('BatchQuote') });
   const port = await bindServer(server);

@@ -27,7 +27,9 @@ describe('main', () => {
 
     // 2. The tax service is too slow: the client's method limit (or A's copy of it) fires at 400 ms.
     expect(slowTax.code).toBe('DEADLINE_EXCEEDED');
-    expect(slowTax.details).toMatch(/^Deadline exceeded after (400|39\d) ms \((method|propagated) limit\) on \/shop\.Frontend\/Quote$/);
+    expect(slowTax.details).toMatch(
+      /^Deadline exceeded after (400|39\d) ms \((method|propagated) limit\) on \/shop\.Frontend\/Quote$/,
+    );
     expect(slowTax.t).toBeGreaterThanOrEqual(395);
     expect(slowTax.t).toBeLessThan(400 + slackMs);
     expect(slowTax.trace.some((e) => e.who === 'tax' && /request aborted/.test(e.text))).toBe(true);
@@ -40,9 +42,15 @@ describe('main', () => {
     expect(capped.t).toBeLessThan(250 + slackMs);
     expect(leftAt(capped, 'A')).toBeLessThanOrEqual(250);
     expect(leftAt(capped, 'B')).toBeLessThanOrEqual(250);
-    expect(capped.trace.some((e) => e.who === 'B' && /stops working: its deadline signal aborted/.test(e.text))).toBe(true);
+    expect(capped.trace.some((e) => e.who === 'B' && /stops working: its deadline signal aborted/.test(e.text))).toBe(
+      true,
+    );
 
-    expect(summary).toMatch(/^3 calls: 1 OK, DEADLINE_EXCEEDED after \d+ ms \((method|propagated) limit\), DEADLINE_EXCEEDED after \d+ ms \(max limit\)$/);
-    expect(lines.some((l) => l.includes('client DEADLINE_EXCEEDED: Deadline exceeded after 250 ms (max limit)'))).toBe(true);
+    expect(summary).toMatch(
+      /^3 calls: 1 OK, DEADLINE_EXCEEDED after \d+ ms \((method|propagated) limit\), DEADLINE_EXCEEDED after \d+ ms \(max limit\)$/,
+    );
+    expect(lines.some((l) => l.includes('client DEADLINE_EXCEEDED: Deadline exceeded after 250 ms (max limit)'))).toBe(
+      true,
+    );
   });
 });

@@ -48,15 +48,26 @@ function forkClient(wsUrl, name) {
  * @param {{ pingIntervalMs?: number, pongTimeoutMs?: number, readerIdleMs?: number, print?: (line: string) => void }} [options]
  * @returns {Promise<object>} the server's event log, what happened to each client, and the page check
  */
-export async function main({ pingIntervalMs = 300, pongTimeoutMs = 150, readerIdleMs = 200, print = console.log } = {}) {
+export async function main({
+  pingIntervalMs = 300,
+  pongTimeoutMs = 150,
+  readerIdleMs = 200,
+  print = console.log,
+} = {}) {
   const server = await startLivenessServer({ pingIntervalMs, pongTimeoutMs, readerIdleMs, statusEveryMs: 250 });
   const children = [forkClient(server.wsUrl, 'killed'), forkClient(server.wsUrl, 'frozen')];
   let healthy;
   let silent;
   const chats = [];
   try {
-    print(`server on ${server.url} (page and WebSocket); ping after ${pingIntervalMs} ms of quiet, ${pongTimeoutMs} ms to answer, reader idle after ${readerIdleMs} ms`);
-    const page = await fetch(server.url).then(async (res) => ({ status: res.status, type: res.headers.get('content-type'), html: await res.text() }));
+    print(
+      `server on ${server.url} (page and WebSocket); ping after ${pingIntervalMs} ms of quiet, ${pongTimeoutMs} ms to answer, reader idle after ${readerIdleMs} ms`,
+    );
+    const page = await fetch(server.url).then(async (res) => ({
+      status: res.status,
+      type: res.headers.get('content-type'),
+      html: await res.text(),
+    }));
     healthy = await openClient(server.wsUrl, 'healthy');
     chats.push(setInterval(() => healthy.ws.send('still here'), 100));
     silent = await openClient(server.wsUrl, 'silent');
@@ -70,7 +81,9 @@ export async function main({ pingIntervalMs = 300, pongTimeoutMs = 150, readerId
     silent.ws.pause();
     children[0].child.kill('SIGKILL');
     children[1].child.kill('SIGSTOP');
-    print(`t=${brokenAt} ms: 'silent' stops talking and reading its socket, 'killed' gets SIGKILL, 'frozen' gets SIGSTOP`);
+    print(
+      `t=${brokenAt} ms: 'silent' stops talking and reading its socket, 'killed' gets SIGKILL, 'frozen' gets SIGSTOP`,
+    );
 
     const ended = (name) => server.events.some((e) => e.name === name && e.type === 'close');
     const waitUntil = performance.now() + 5_000;
@@ -108,9 +121,13 @@ export async function main({ pingIntervalMs = 300, pongTimeoutMs = 150, readerId
       `healthy: still open, pinged ${clients.healthy.pingsSent} times (it never went quiet), ${clients.healthy.statusMessages} status messages received`,
     );
     for (const name of ['silent', 'frozen']) {
-      print(`${name}: found dead ${clients[name].closedAfterMs} ms after it stopped answering (bound: ping ${pingIntervalMs} + pong ${pongTimeoutMs} ms)`);
+      print(
+        `${name}: found dead ${clients[name].closedAfterMs} ms after it stopped answering (bound: ping ${pingIntervalMs} + pong ${pongTimeoutMs} ms)`,
+      );
     }
-    print(`killed: the kernel closed its TCP connection; the server saw the close ${clients.killed.closedAfterMs} ms after the SIGKILL`);
+    print(
+      `killed: the kernel closed its TCP connection; the server saw the close ${clients.killed.closedAfterMs} ms after the SIGKILL`,
+    );
 
     return {
       summary:

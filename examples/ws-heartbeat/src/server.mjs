@@ -22,7 +22,13 @@ const PAGE = fs.readFileSync(new URL('../public/index.html', import.meta.url));
  * @returns {Promise<{ url: string, wsUrl: string, events: object[], beat: object, names: Map, close(): Promise<void> }>}
  *   `events` is the server's log (t in ms since start): connect, idle, dead, close
  */
-export async function startLivenessServer({ port = 0, pingIntervalMs = 300, pongTimeoutMs = 150, readerIdleMs = 200, statusEveryMs = 250 } = {}) {
+export async function startLivenessServer({
+  port = 0,
+  pingIntervalMs = 300,
+  pongTimeoutMs = 150,
+  readerIdleMs = 200,
+  statusEveryMs = 250,
+} = {}) {
   const started = performance.now();
   const at = () => Math.round(performance.now() - started);
   const events = [];
@@ -39,7 +45,10 @@ export async function startLivenessServer({ port = 0, pingIntervalMs = 300, pong
 
   const status = (socket) => {
     const state = beat.state(socket);
-    const peers = [...wss.clients].map((s) => ({ name: names.get(s), awaitingPong: beat.state(s)?.awaitingPong ?? false }));
+    const peers = [...wss.clients].map((s) => ({
+      name: names.get(s),
+      awaitingPong: beat.state(s)?.awaitingPong ?? false,
+    }));
     return JSON.stringify({
       type: 'status',
       name: names.get(socket),
@@ -70,7 +79,13 @@ export async function startLivenessServer({ port = 0, pingIntervalMs = 300, pong
     if (first) events.push({ t: at(), name: names.get(socket), type: 'idle', kind, idleMs: Math.round(idleMs) });
   });
   beat.on('dead', ({ socket, waitedMs, state }) => {
-    events.push({ t: at(), name: names.get(socket), type: 'dead', waitedMs: Math.round(waitedMs), pingsSent: state.pingsSent });
+    events.push({
+      t: at(),
+      name: names.get(socket),
+      type: 'dead',
+      waitedMs: Math.round(waitedMs),
+      pingsSent: state.pingsSent,
+    });
   });
 
   await new Promise((resolve) => http_.listen(port, '127.0.0.1', resolve));

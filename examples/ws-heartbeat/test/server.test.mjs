@@ -19,7 +19,11 @@ describe('server', () => {
         // Quiet for a while: the server pings (ws answers) and reports the round trip.
         await new Promise((resolve) => setTimeout(resolve, 400));
         ws.close();
-        expect(statuses[0]).toMatchObject({ type: 'status', name: 'browser', limits: { pingIntervalMs: 100, pongTimeoutMs: 50 } });
+        expect(statuses[0]).toMatchObject({
+          type: 'status',
+          name: 'browser',
+          limits: { pingIntervalMs: 100, pongTimeoutMs: 50 },
+        });
         const last = statuses.at(-1);
         expect(last.pingsSent).toBeGreaterThan(0);
         expect(last.rttMs).toBeGreaterThanOrEqual(0);

@@ -55,6 +55,7 @@ export function freshNow(clock: Clock): number {
 }
 
 /** `performance.now` as this module found it, before any test installed fake timers. */
+// eslint-disable-next-line @typescript-eslint/unbound-method -- compared by identity, called with `.call(performance)`
 const ORIGINAL_PERFORMANCE_NOW = globalThis.performance.now;
 
 /** Options of {@link SystemClock}. */
@@ -118,6 +119,7 @@ export class SystemClock implements Clock {
   /** A fresh reading of the clock, never cached. */
   preciseNow(): number {
     const perf = globalThis.performance;
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared by identity, called with `.call(perf)`
     const source = perf.now;
     if (source !== this.source) this.rebase(source, perf);
     let t = source.call(perf) + this.sourceOffset;

@@ -79,10 +79,14 @@ describe('deadline', () => {
       const { wheel } = manualWheel();
       const controller = new AbortController();
       let signal: AbortSignal | undefined;
-      void withDeadline(1000, () => {
-        signal = currentDeadline()!.signal;
-        return new Promise(() => undefined);
-      }, { wheel, signal: controller.signal });
+      void withDeadline(
+        1000,
+        () => {
+          signal = currentDeadline()!.signal;
+          return new Promise(() => undefined);
+        },
+        { wheel, signal: controller.signal },
+      );
       controller.abort(new Error('client cancelled'));
       expect(signal!.aborted).toBe(true);
       expect((signal!.reason as Error).message).toBe('client cancelled');
@@ -90,15 +94,26 @@ describe('deadline', () => {
 
     it('releases its timer when fn settles, so the wheel is empty again', async () => {
       const { wheel } = manualWheel();
-      await withDeadline(1000, async () => {
-        expect(wheel.size).toBe(1);
-      }, { wheel });
+      await withDeadline(
+        1000,
+        () => {
+          expect(wheel.size).toBe(1);
+          return Promise.resolve();
+        },
+        { wheel },
+      );
       expect(wheel.size).toBe(0);
       withDeadline(1000, () => 'sync', { wheel });
       expect(wheel.size).toBe(0);
-      expect(() => withDeadline(1000, () => {
-        throw new Error('x');
-      }, { wheel })).toThrow('x');
+      expect(() =>
+        withDeadline(
+          1000,
+          () => {
+            throw new Error('x');
+          },
+          { wheel },
+        ),
+      ).toThrow('x');
       expect(wheel.size).toBe(0);
     });
 
@@ -110,10 +125,14 @@ describe('deadline', () => {
 
     it('gives an already-spent budget an aborted signal at once', () => {
       const { wheel } = manualWheel();
-      withDeadline(0, () => {
-        expect(currentDeadline()!.signal.aborted).toBe(true);
-        expect(currentDeadline()!.remaining()).toBe(0);
-      }, { wheel });
+      withDeadline(
+        0,
+        () => {
+          expect(currentDeadline()!.signal.aborted).toBe(true);
+          expect(currentDeadline()!.remaining()).toBe(0);
+        },
+        { wheel },
+      );
     });
   });
 
@@ -137,7 +156,10 @@ describe('deadline', () => {
     it('calls onAbort once, before its signal and its nested deadlines abort', () => {
       const { clock, wheel } = manualWheel();
       const order: string[] = [];
-      const scope = createDeadline(100, { wheel, onAbort: (reason) => order.push(`owner:${(reason as DOMException).name}`) });
+      const scope = createDeadline(100, {
+        wheel,
+        onAbort: (reason) => order.push(`owner:${(reason as DOMException).name}`),
+      });
       scope.signal.addEventListener('abort', () => order.push('signal'));
       const child = scope.run(() => createDeadline(1000, { onAbort: () => order.push('child') }));
       clock.advance(100);

@@ -38,12 +38,18 @@ function run(file: string, source: string): unknown {
 
 describe('package exports', () => {
   it('works with require() from CommonJS', () => {
-    const out = run('user.cjs', program(`const { TimingWheel, ManualClock, sharedWheel, withDeadline } = require('@tickwheel/core');`));
+    const out = run(
+      'user.cjs',
+      program(`const { TimingWheel, ManualClock, sharedWheel, withDeadline } = require('@tickwheel/core');`),
+    );
     expect(out).toEqual({ seen: [5], shared: 'function', deadline: 'function' });
   });
 
   it('works with named imports from ESM', () => {
-    const out = run('user.mjs', program(`import { TimingWheel, ManualClock, sharedWheel, withDeadline } from '@tickwheel/core';`));
+    const out = run(
+      'user.mjs',
+      program(`import { TimingWheel, ManualClock, sharedWheel, withDeadline } from '@tickwheel/core';`),
+    );
     expect(out).toEqual({ seen: [5], shared: 'function', deadline: 'function' });
   });
 

@@ -1,4 +1,11 @@
-import { describeValue, isTimingWheel, requireFunction, requireMs, sharedWheel, type TimingWheel } from '@tickwheel/core';
+import {
+  describeValue,
+  isTimingWheel,
+  requireFunction,
+  requireMs,
+  sharedWheel,
+  type TimingWheel,
+} from '@tickwheel/core';
 import type { RetryOptions, TimeoutOptions } from './types.js';
 
 /** The idempotent methods of RFC 9110 §9.2.2: the ones retried by default. */

@@ -23,7 +23,9 @@ export interface Overrides<T> {
 export function optionalLimitMs(value: unknown, name: string, min = 0): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number') {
-    throw new TypeError(`${name} must be a number >= ${min} (Infinity for no limit), got ${describeValue(value)} (${typeof value})`);
+    throw new TypeError(
+      `${name} must be a number >= ${min} (Infinity for no limit), got ${describeValue(value)} (${typeof value})`,
+    );
   }
   if (Number.isNaN(value) || value < min) {
     throw new RangeError(`${name} must be a number >= ${min} (Infinity for no limit), got ${describeValue(value)}`);
@@ -53,8 +55,13 @@ export function optionsObject(value: unknown, name: string, known?: readonly str
 /** Throws a TypeError unless `value` looks like a `TimingWheel` (or is `undefined`). */
 export function optionalWheel(value: unknown, name: string): TimingWheel | undefined {
   if (value === undefined) return undefined;
-  const wheel = value as Partial<TimingWheel> | null;
-  if (wheel === null || typeof wheel !== 'object' || typeof wheel.scheduleAt !== 'function' || typeof wheel.clock?.now !== 'function') {
+  const wheel: { scheduleAt?: unknown; clock?: { now?: unknown } } | null = value;
+  if (
+    wheel === null ||
+    typeof wheel !== 'object' ||
+    typeof wheel.scheduleAt !== 'function' ||
+    typeof wheel.clock?.now !== 'function'
+  ) {
     throw new TypeError(`${name} must be a TimingWheel from @tickwheel/core, got ${describeValue(value)}`);
   }
   return value as TimingWheel;
@@ -64,7 +71,11 @@ export function optionalWheel(value: unknown, name: string): TimingWheel | undef
  * Validates an `overrides` option: each key must be `'/pkg.Service'` or `'/pkg.Service/Method'`
  * and each value is checked by `parse`.
  */
-export function parseOverrides<T>(value: unknown, name: string, parse: (entry: unknown, entryName: string) => T): Overrides<T> {
+export function parseOverrides<T>(
+  value: unknown,
+  name: string,
+  parse: (entry: unknown, entryName: string) => T,
+): Overrides<T> {
   const services = new Map<string, T>();
   const methods = new Map<string, T>();
   for (const [key, entry] of Object.entries(optionsObject(value, name))) {

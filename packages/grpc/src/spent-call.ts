@@ -34,6 +34,8 @@ export class SpentCall extends InterceptingCall {
   }
 
   override start(_metadata: Metadata, listener?: Partial<InterceptingListener>): void {
-    process.nextTick(() => listener?.onReceiveStatus?.({ code: this.code, details: this.details, metadata: new Metadata() }));
+    process.nextTick(() =>
+      listener?.onReceiveStatus?.({ code: this.code, details: this.details, metadata: new Metadata() }),
+    );
   }
 }

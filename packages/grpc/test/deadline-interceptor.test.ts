@@ -117,7 +117,9 @@ describe('deadlineInterceptor', () => {
         ],
       ]);
       try {
-        const client = echoClient(probe.address, [deadlineInterceptor({ timeoutMs: 5_000, wheel: new TimingWheel({ clock: new ManualClock(0) }) })]);
+        const client = echoClient(probe.address, [
+          deadlineInterceptor({ timeoutMs: 5_000, wheel: new TimingWheel({ clock: new ManualClock(0) }) }),
+        ]);
         clients.push(client);
         const { err } = await unary(client, { text: 'x' });
         expect(err).toBeNull();
@@ -166,7 +168,9 @@ describe('deadlineInterceptor', () => {
       const other = setup({ timeoutMs: 300, overrides }, OtherService);
       const call = await hangingUnary(other.client);
       other.clock.advance(40);
-      expect((await call.outcome).err?.details).toBe('Deadline exceeded after 40 ms (service limit) on /tickwheel.test.Other/Unary');
+      expect((await call.outcome).err?.details).toBe(
+        'Deadline exceeded after 40 ms (service limit) on /tickwheel.test.Other/Unary',
+      );
 
       const echo = setup({ timeoutMs: 300, overrides });
       const echoCall = await hangingUnary(echo.client);
@@ -174,7 +178,9 @@ describe('deadlineInterceptor', () => {
       await settle();
       expect(echoCall.isSettled()).toBe(false);
       echo.clock.advance(1);
-      expect((await echoCall.outcome).err?.details).toBe('Deadline exceeded after 300 ms (default limit) on /tickwheel.test.Echo/Unary');
+      expect((await echoCall.outcome).err?.details).toBe(
+        'Deadline exceeded after 300 ms (default limit) on /tickwheel.test.Echo/Unary',
+      );
     });
 
     it('lifts the default for a method whose override is Infinity', async () => {
@@ -194,14 +200,18 @@ describe('deadlineInterceptor', () => {
       const { err } = await call.outcome;
       expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
       // The budget is what was left of the wall-clock deadline when the call was made.
-      expect(err?.details).toMatch(/^Deadline exceeded after (3\d\d|4\d\d|500) ms \(explicit limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+      expect(err?.details).toMatch(
+        /^Deadline exceeded after (3\d\d|4\d\d|500) ms \(explicit limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+      );
     });
 
     it('keeps the timeout when the explicit deadline is later', async () => {
       const { clock, client } = setup({ timeoutMs: 100 });
       const call = await hangingUnary(client, { deadline: Date.now() + 60_000 });
       clock.advance(100);
-      expect((await call.outcome).err?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Unary');
+      expect((await call.outcome).err?.details).toBe(
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Unary',
+      );
     });
 
     it('clamps the call to the ambient withDeadline budget', async () => {
@@ -235,7 +245,9 @@ describe('deadlineInterceptor', () => {
         { wheel },
       );
       expect(outcome.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-      expect(outcome.err?.details).toBe('Deadline exceeded before the call started (propagated limit, 0 ms left) on /tickwheel.test.Echo/Unary');
+      expect(outcome.err?.details).toBe(
+        'Deadline exceeded before the call started (propagated limit, 0 ms left) on /tickwheel.test.Echo/Unary',
+      );
       expect(client.getChannel().getConnectivityState(false)).toBe(grpc.connectivityState.IDLE);
       expect(log.started.length).toBe(before);
       expect(wheel.size).toBe(0);
@@ -248,7 +260,10 @@ describe('deadlineInterceptor', () => {
       clients.push(client);
       const cancel = new AbortController();
       cancel.abort();
-      const { err } = await withDeadline(1_000, () => unary(client, { text: 'x', delayMs: 0 }), { wheel, signal: cancel.signal });
+      const { err } = await withDeadline(1_000, () => unary(client, { text: 'x', delayMs: 0 }), {
+        wheel,
+        signal: cancel.signal,
+      });
       expect(err?.code).toBe(grpc.status.CANCELLED);
       expect(client.getChannel().getConnectivityState(false)).toBe(grpc.connectivityState.IDLE);
     });
@@ -258,7 +273,10 @@ describe('deadlineInterceptor', () => {
       await ready(client);
       const cancel = new AbortController();
       const started = nextStart(log);
-      const outcome = withDeadline(1_000, () => unary(client, { text: 'x', delayMs: -1 }), { wheel, signal: cancel.signal });
+      const outcome = withDeadline(1_000, () => unary(client, { text: 'x', delayMs: -1 }), {
+        wheel,
+        signal: cancel.signal,
+      });
       await started;
       cancel.abort();
       const { err } = await outcome;
@@ -279,7 +297,9 @@ describe('deadlineInterceptor', () => {
       clock.advance(1);
       const { err } = await outcome;
       expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-      expect(err?.details).toBe('Deadline exceeded: no message for 100 ms (stream idle limit) on /tickwheel.test.Echo/ServerStream');
+      expect(err?.details).toBe(
+        'Deadline exceeded: no message for 100 ms (stream idle limit) on /tickwheel.test.Echo/ServerStream',
+      );
     });
 
     it('restarts the idle limit on each message received', async () => {
@@ -288,7 +308,8 @@ describe('deadlineInterceptor', () => {
       const started = nextStart(log);
       const bidi = client.Bidi();
       const received: string[] = [];
-      const nextMessage = (): Promise<void> => new Promise((resolve) => bidi.once('data', (m: { text: string }) => (received.push(m.text), resolve())));
+      const nextMessage = (): Promise<void> =>
+        new Promise((resolve) => bidi.once('data', (m: { text: string }) => (received.push(m.text), resolve())));
       const outcome = collect(bidi);
       bidi.write({ text: 'a', delayMs: 0 });
       await started;
@@ -302,7 +323,9 @@ describe('deadlineInterceptor', () => {
       expect(wheel.size).toBe(1);
       clock.advance(40);
       const { err } = await outcome;
-      expect(err?.details).toBe('Deadline exceeded: no message for 100 ms (stream idle limit) on /tickwheel.test.Echo/Bidi');
+      expect(err?.details).toBe(
+        'Deadline exceeded: no message for 100 ms (stream idle limit) on /tickwheel.test.Echo/Bidi',
+      );
     });
 
     it('still ends an active stream at its deadline', async () => {
@@ -375,9 +398,15 @@ describe('deadlineInterceptor', () => {
       await settle();
       expect(wheel.size).toBe(3);
       clock.advance(1);
-      expect((await serverStream).err?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ServerStream');
-      expect((await clientStream)?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ClientStream');
-      expect((await bidiOutcome).err?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Bidi');
+      expect((await serverStream).err?.details).toBe(
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ServerStream',
+      );
+      expect((await clientStream)?.details).toBe(
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ClientStream',
+      );
+      expect((await bidiOutcome).err?.details).toBe(
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Bidi',
+      );
       expect(wheel.size).toBe(0);
     });
   });
@@ -388,12 +417,28 @@ describe('deadlineInterceptor', () => {
       [{ timeoutMs: Number.NaN }, RangeError, 'timeoutMs must be a number >= 0 (Infinity for no limit), got NaN'],
       [{ timeoutMs: '100' }, TypeError, 'timeoutMs must be a number >= 0 (Infinity for no limit), got "100" (string)'],
       [{ streamIdleMs: 0 }, RangeError, 'streamIdleMs must be a number >= 1 (Infinity for no limit), got 0'],
-      [{ overrides: { 'tickwheel.test.Echo/Unary': 5 } }, RangeError, `overrides keys must be '/package.Service' or '/package.Service/Method' (as in method_definition.path), got "tickwheel.test.Echo/Unary"`],
+      [
+        { overrides: { 'tickwheel.test.Echo/Unary': 5 } },
+        RangeError,
+        `overrides keys must be '/package.Service' or '/package.Service/Method' (as in method_definition.path), got "tickwheel.test.Echo/Unary"`,
+      ],
       [{ overrides: { '/a.B/C/D': 5 } }, RangeError, 'got "/a.B/C/D"'],
-      [{ overrides: { '/a.B/C': -5 } }, RangeError, 'overrides["/a.B/C"] must be a number >= 0 (Infinity for no limit), got -5'],
-      [{ overrides: { '/a.B': { streamIdleMs: Number.NaN } } }, RangeError, 'overrides["/a.B"].streamIdleMs must be a number >= 1'],
+      [
+        { overrides: { '/a.B/C': -5 } },
+        RangeError,
+        'overrides["/a.B/C"] must be a number >= 0 (Infinity for no limit), got -5',
+      ],
+      [
+        { overrides: { '/a.B': { streamIdleMs: Number.NaN } } },
+        RangeError,
+        'overrides["/a.B"].streamIdleMs must be a number >= 1',
+      ],
       [{ overrides: { '/a.B': { timeout: 5 } } }, TypeError, 'overrides["/a.B"] has an unknown option "timeout"'],
-      [{ timeoutMS: 100 }, TypeError, 'options has an unknown option "timeoutMS"; known options: timeoutMs, streamIdleMs, overrides, wheel'],
+      [
+        { timeoutMS: 100 },
+        TypeError,
+        'options has an unknown option "timeoutMS"; known options: timeoutMs, streamIdleMs, overrides, wheel',
+      ],
       [{ wheel: {} }, TypeError, 'wheel must be a TimingWheel from @tickwheel/core, got {}'],
     ])('rejects %o at construction', (options, type, message) => {
       expect(() => deadlineInterceptor(options as DeadlineInterceptorOptions)).toThrow(type);
@@ -401,7 +446,9 @@ describe('deadlineInterceptor', () => {
     });
 
     it('rejects options that are not an object', () => {
-      expect(() => deadlineInterceptor(5 as unknown as DeadlineInterceptorOptions)).toThrow('options must be an object, got 5');
+      expect(() => deadlineInterceptor(5 as unknown as DeadlineInterceptorOptions)).toThrow(
+        'options must be an object, got 5',
+      );
     });
   });
 });

@@ -5,7 +5,11 @@ import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceK
 describe('options', () => {
   describe('#parseOverrides', () => {
     it('splits service keys from method keys', () => {
-      const { services, methods } = parseOverrides({ '/a.b.Svc': 1, '/a.b.Svc/Get': 2, '/Bare': 3, '/_x.Y_1/Z_2': 4 }, 'overrides', (v) => v);
+      const { services, methods } = parseOverrides(
+        { '/a.b.Svc': 1, '/a.b.Svc/Get': 2, '/Bare': 3, '/_x.Y_1/Z_2': 4 },
+        'overrides',
+        (v) => v,
+      );
       expect([...services]).toEqual([
         ['/a.b.Svc', 1],
         ['/Bare', 3],
@@ -36,7 +40,9 @@ describe('options', () => {
     });
 
     it('rejects values below the minimum', () => {
-      expect(() => optionalLimitMs(0.5, 'streamIdleMs', 1)).toThrow('streamIdleMs must be a number >= 1 (Infinity for no limit), got 0.5');
+      expect(() => optionalLimitMs(0.5, 'streamIdleMs', 1)).toThrow(
+        'streamIdleMs must be a number >= 1 (Infinity for no limit), got 0.5',
+      );
     });
   });
 

@@ -153,14 +153,18 @@ describe('serverDeadlineInterceptor', () => {
       clock.advance(1_000);
       const { err } = await outcome;
       expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-      expect(err?.details).toMatch(/^Deadline exceeded after (59\d\d\d|60000) ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+      expect(err?.details).toMatch(
+        /^Deadline exceeded after (59\d\d\d|60000) ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+      );
     });
 
     it('answers a call whose budget is spent on arrival without running the handler', async () => {
       const { client, log, statusesSent } = await setup({ maxTimeoutMs: 0 });
       const { err } = await unary(client, { text: 'x', delayMs: 0 });
       expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-      expect(err?.details).toBe('Deadline exceeded before the call started (max limit, 0 ms left) on /tickwheel.test.Echo/Unary');
+      expect(err?.details).toBe(
+        'Deadline exceeded before the call started (max limit, 0 ms left) on /tickwheel.test.Echo/Unary',
+      );
       expect(log.started).toEqual([]);
       expect(statusesSent).toEqual([grpc.status.DEADLINE_EXCEEDED]);
     });
@@ -179,7 +183,9 @@ describe('serverDeadlineInterceptor', () => {
       const outcome = unary(client, { text: 'x', delayMs: -1 });
       await started;
       clock.advance(30);
-      expect((await outcome).err?.details).toBe('Deadline exceeded after 30 ms (max limit) on /tickwheel.test.Echo/Unary');
+      expect((await outcome).err?.details).toBe(
+        'Deadline exceeded after 30 ms (max limit) on /tickwheel.test.Echo/Unary',
+      );
 
       const streamStarted = nextStart(log);
       const stream = collect(client.ServerStream({ text: 's', delayMs: -1, count: 1 }));
@@ -187,7 +193,9 @@ describe('serverDeadlineInterceptor', () => {
       clock.advance(399);
       await settle();
       clock.advance(1);
-      expect((await stream).err?.details).toBe('Deadline exceeded after 400 ms (max limit) on /tickwheel.test.Echo/ServerStream');
+      expect((await stream).err?.details).toBe(
+        'Deadline exceeded after 400 ms (max limit) on /tickwheel.test.Echo/ServerStream',
+      );
     });
   });
 
@@ -221,7 +229,9 @@ describe('serverDeadlineInterceptor', () => {
         { defaultTimeoutMs: 50 },
         {
           Unary(_call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
-            currentDeadline()!.signal.addEventListener('abort', () => callback({ code: grpc.status.INTERNAL, details: 'gave up' }));
+            currentDeadline()!.signal.addEventListener('abort', () =>
+              callback({ code: grpc.status.INTERNAL, details: 'gave up' }),
+            );
           },
         },
       );
@@ -284,7 +294,11 @@ describe('serverDeadlineInterceptor', () => {
 
   describe('#enclosingDeadline', () => {
     it('answers CANCELLED when the deadline the server was started in is aborted', async () => {
-      const { client, log, wheel, statusesSent, enclosing } = await setup({ defaultTimeoutMs: 1_000 }, undefined, 60_000);
+      const { client, log, wheel, statusesSent, enclosing } = await setup(
+        { defaultTimeoutMs: 1_000 },
+        undefined,
+        60_000,
+      );
       const started = nextStart(log);
       const outcome = unary(client, { text: 'x', delayMs: -1 });
       await started;
@@ -361,8 +375,12 @@ describe('serverDeadlineInterceptor', () => {
       });
       await clientStreamStarted;
       clock.advance(100);
-      expect((await bidiOutcome).err?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Bidi');
-      expect((await clientStream)?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ClientStream');
+      expect((await bidiOutcome).err?.details).toBe(
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Bidi',
+      );
+      expect((await clientStream)?.details).toBe(
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ClientStream',
+      );
     });
   });
 
@@ -370,11 +388,27 @@ describe('serverDeadlineInterceptor', () => {
     it.each([
       [{ defaultTimeoutMs: -5 }, RangeError, 'defaultTimeoutMs must be a number >= 0 (Infinity for no limit), got -5'],
       [{ maxTimeoutMs: Number.NaN }, RangeError, 'maxTimeoutMs must be a number >= 0 (Infinity for no limit), got NaN'],
-      [{ maxTimeoutMs: null }, TypeError, 'maxTimeoutMs must be a number >= 0 (Infinity for no limit), got null (object)'],
-      [{ overrides: { '/a.B/': {} } }, RangeError, `overrides keys must be '/package.Service' or '/package.Service/Method'`],
+      [
+        { maxTimeoutMs: null },
+        TypeError,
+        'maxTimeoutMs must be a number >= 0 (Infinity for no limit), got null (object)',
+      ],
+      [
+        { overrides: { '/a.B/': {} } },
+        RangeError,
+        `overrides keys must be '/package.Service' or '/package.Service/Method'`,
+      ],
       [{ overrides: { '/a.B/C': 100 } }, TypeError, 'overrides["/a.B/C"] must be an object, got 100'],
-      [{ overrides: { '/a.B/C': { maxTimeoutMs: -1 } } }, RangeError, 'overrides["/a.B/C"].maxTimeoutMs must be a number >= 0'],
-      [{ timeoutMs: 5 }, TypeError, 'options has an unknown option "timeoutMs"; known options: defaultTimeoutMs, maxTimeoutMs, overrides, wheel'],
+      [
+        { overrides: { '/a.B/C': { maxTimeoutMs: -1 } } },
+        RangeError,
+        'overrides["/a.B/C"].maxTimeoutMs must be a number >= 0',
+      ],
+      [
+        { timeoutMs: 5 },
+        TypeError,
+        'options has an unknown option "timeoutMs"; known options: defaultTimeoutMs, maxTimeoutMs, overrides, wheel',
+      ],
       [{ wheel: 3 }, TypeError, 'wheel must be a TimingWheel from @tickwheel/core, got 3'],
     ])('rejects %o at construction', (options, type, message) => {
       expect(() => serverDeadlineInterceptor(options as ServerDeadlineInterceptorOptions)).toThrow(type);

@@ -46,8 +46,19 @@ export interface ResolvedOptions {
 }
 
 const KNOWN = new Set<string>([
-  'pingIntervalMs', 'pongTimeoutMs', 'pingSlackMs', 'readerIdleMs', 'writerIdleMs', 'allIdleMs', 'closeOnIdle',
-  'idleCloseCode', 'idleCloseReason', 'closeCode', 'closeReason', 'trackWrites', 'wheel',
+  'pingIntervalMs',
+  'pongTimeoutMs',
+  'pingSlackMs',
+  'readerIdleMs',
+  'writerIdleMs',
+  'allIdleMs',
+  'closeOnIdle',
+  'idleCloseCode',
+  'idleCloseReason',
+  'closeCode',
+  'closeReason',
+  'trackWrites',
+  'wheel',
 ]);
 
 /**
@@ -62,7 +73,8 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     throw new TypeError(`options must be an object, got ${describeValue(options)}`);
   }
   for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw new TypeError(`unknown option ${describeValue(key)}; known options: ${[...KNOWN].join(', ')}`);
+    if (!KNOWN.has(key))
+      throw new TypeError(`unknown option ${describeValue(key)}; known options: ${[...KNOWN].join(', ')}`);
   }
   const pingIntervalMs = requireMs(options.pingIntervalMs ?? DEFAULTS.pingIntervalMs, 'pingIntervalMs');
   const readerIdleMs = requireMs(options.readerIdleMs ?? DEFAULTS.readerIdleMs, 'readerIdleMs');
@@ -76,7 +88,10 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     if (pingSlackMs > pingIntervalMs) {
       throw new RangeError(`pingSlackMs must be <= pingIntervalMs (${pingIntervalMs}), got ${pingSlackMs}`);
     }
-    pongTimeoutMs = requireMs(options.pongTimeoutMs ?? Math.min(DEFAULT_PONG_TIMEOUT_MS, pingIntervalMs), 'pongTimeoutMs');
+    pongTimeoutMs = requireMs(
+      options.pongTimeoutMs ?? Math.min(DEFAULT_PONG_TIMEOUT_MS, pingIntervalMs),
+      'pongTimeoutMs',
+    );
     // 0 would declare every peer dead at the ping; beyond the interval a late pong and a lost one
     // can no longer be told apart within one round.
     if (pongTimeoutMs <= 0 || pongTimeoutMs > pingIntervalMs) {
@@ -85,18 +100,24 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   } else {
     for (const name of ['pongTimeoutMs', 'pingSlackMs'] as const) {
       if (options[name] !== undefined) {
-        throw new RangeError(`${name} needs pings: pingIntervalMs is 0 (pings disabled), got ${name} ${describeValue(options[name])}`);
+        throw new RangeError(
+          `${name} needs pings: pingIntervalMs is 0 (pings disabled), got ${name} ${describeValue(options[name])}`,
+        );
       }
     }
   }
   if (pingIntervalMs === 0 && readerIdleMs === 0 && writerIdleMs === 0 && allIdleMs === 0) {
-    throw new RangeError('pingIntervalMs, readerIdleMs, writerIdleMs and allIdleMs are all 0: the heartbeat would do nothing');
+    throw new RangeError(
+      'pingIntervalMs, readerIdleMs, writerIdleMs and allIdleMs are all 0: the heartbeat would do nothing',
+    );
   }
 
   const needsWrites = writerIdleMs > 0 || allIdleMs > 0;
   const trackWrites = requireBoolean(options.trackWrites ?? needsWrites, 'trackWrites');
   if (needsWrites && !trackWrites) {
-    throw new RangeError('trackWrites cannot be false while writerIdleMs or allIdleMs is enabled: writer idleness is measured from completed sends');
+    throw new RangeError(
+      'trackWrites cannot be false while writerIdleMs or allIdleMs is enabled: writer idleness is measured from completed sends',
+    );
   }
 
   const wheel = options.wheel ?? sharedWheel();
@@ -127,10 +148,16 @@ function requireBoolean(value: unknown, name: string): boolean {
 
 /** The codes an endpoint may send (RFC 6455 §7.4, as ws checks them): 1000-1014 except 1004-1006, and 3000-4999. */
 function requireCloseCode(value: unknown, name: string): number {
-  if (typeof value !== 'number') throw new TypeError(`${name} must be a WebSocket close code (a number), got ${describeValue(value)}`);
-  const valid = Number.isInteger(value) && ((value >= 1000 && value <= 1014 && value !== 1004 && value !== 1005 && value !== 1006) || (value >= 3000 && value <= 4999));
+  if (typeof value !== 'number')
+    throw new TypeError(`${name} must be a WebSocket close code (a number), got ${describeValue(value)}`);
+  const valid =
+    Number.isInteger(value) &&
+    ((value >= 1000 && value <= 1014 && value !== 1004 && value !== 1005 && value !== 1006) ||
+      (value >= 3000 && value <= 4999));
   if (!valid) {
-    throw new RangeError(`${name} must be a close code an endpoint may send: 1000-1014 except 1004-1006, or 3000-4999, got ${describeValue(value)}`);
+    throw new RangeError(
+      `${name} must be a close code an endpoint may send: 1000-1014 except 1004-1006, or 3000-4999, got ${describeValue(value)}`,
+    );
   }
   return value;
 }

@@ -31,20 +31,24 @@ export class SendTracker {
     onWritten: (err?: Error) => void,
   ) {
     this.hadOwnSend = Object.prototype.hasOwnProperty.call(socket, 'send');
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to be called with `.call(socket)`
     const original = socket.send as SendFunction;
     this.original = original;
-    const tracker = this;
+    const isActive = (): boolean => this.active;
     this.wrapper = function send(this: WebSocket, data: unknown, options?: unknown, cb?: (err?: Error) => void): void {
-      if (!tracker.active) return original.call(this, data, options, cb);
+      if (!isActive()) return original.call(this, data, options, cb);
       if (typeof options === 'function') {
         cb = options as (err?: Error) => void;
         options = undefined;
       }
       const callback = cb;
-      const done = callback === undefined ? onWritten : (err?: Error) => {
-        onWritten(err);
-        callback(err);
-      };
+      const done =
+        callback === undefined
+          ? onWritten
+          : (err?: Error) => {
+              onWritten(err);
+              callback(err);
+            };
       return original.call(this, data, options, done);
     };
     (socket as { send: SendFunction }).send = this.wrapper;

@@ -34,27 +34,37 @@ describe('resolveOptions', () => {
   });
 
   it('rejects a pongTimeoutMs of 0', () => {
-    expect(() => resolveOptions({ pongTimeoutMs: 0 })).toThrow('pongTimeoutMs must be > 0 and <= pingIntervalMs (30000), got 0');
+    expect(() => resolveOptions({ pongTimeoutMs: 0 })).toThrow(
+      'pongTimeoutMs must be > 0 and <= pingIntervalMs (30000), got 0',
+    );
   });
 
   it('rejects a pongTimeoutMs longer than the ping interval', () => {
     expect(() => resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_001 })).toThrow(RangeError);
-    expect(() => resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_001 })).toThrow('pongTimeoutMs must be > 0 and <= pingIntervalMs (1000), got 1001');
+    expect(() => resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_001 })).toThrow(
+      'pongTimeoutMs must be > 0 and <= pingIntervalMs (1000), got 1001',
+    );
     expect(resolveOptions({ pingIntervalMs: 1_000, pongTimeoutMs: 1_000 }).pongTimeoutMs).toBe(1_000);
   });
 
   it('rejects a pingSlackMs longer than the ping interval, or negative', () => {
-    expect(() => resolveOptions({ pingIntervalMs: 100, pingSlackMs: 101 })).toThrow('pingSlackMs must be <= pingIntervalMs (100), got 101');
+    expect(() => resolveOptions({ pingIntervalMs: 100, pingSlackMs: 101 })).toThrow(
+      'pingSlackMs must be <= pingIntervalMs (100), got 101',
+    );
     expect(() => resolveOptions({ pingSlackMs: -1 })).toThrow('pingSlackMs must be a finite number >= 0, got -1');
     expect(resolveOptions({ pingSlackMs: 0 }).pingSlackMs).toBe(0);
   });
 
   it('rejects a pingSlackMs when pings are disabled', () => {
-    expect(() => resolveOptions({ pingIntervalMs: 0, pingSlackMs: 5, readerIdleMs: 5 })).toThrow(/pingSlackMs needs pings/);
+    expect(() => resolveOptions({ pingIntervalMs: 0, pingSlackMs: 5, readerIdleMs: 5 })).toThrow(
+      /pingSlackMs needs pings/,
+    );
   });
 
   it('rejects a pongTimeoutMs when pings are disabled', () => {
-    expect(() => resolveOptions({ pingIntervalMs: 0, pongTimeoutMs: 100, readerIdleMs: 5 })).toThrow(/pongTimeoutMs needs pings/);
+    expect(() => resolveOptions({ pingIntervalMs: 0, pongTimeoutMs: 100, readerIdleMs: 5 })).toThrow(
+      /pongTimeoutMs needs pings/,
+    );
   });
 
   it('rejects a heartbeat with nothing to do', () => {
@@ -75,16 +85,25 @@ describe('resolveOptions', () => {
     ['idleCloseCode', 1004],
   ])('rejects %s = %s, a code an endpoint may not send', (name, value) => {
     expect(() => resolveOptions({ [name]: value })).toThrow(RangeError);
-    expect(() => resolveOptions({ [name]: value })).toThrow(`${name} must be a close code an endpoint may send: 1000-1014 except 1004-1006, or 3000-4999, got ${value}`);
+    expect(() => resolveOptions({ [name]: value })).toThrow(
+      `${name} must be a close code an endpoint may send: 1000-1014 except 1004-1006, or 3000-4999, got ${value}`,
+    );
   });
 
   it('accepts application close codes', () => {
-    expect(resolveOptions({ closeCode: 4000, idleCloseCode: 3000 })).toMatchObject({ closeCode: 4000, idleCloseCode: 3000 });
+    expect(resolveOptions({ closeCode: 4000, idleCloseCode: 3000 })).toMatchObject({
+      closeCode: 4000,
+      idleCloseCode: 3000,
+    });
   });
 
   it('rejects a close reason longer than a control frame allows', () => {
-    expect(() => resolveOptions({ closeReason: 'x'.repeat(124) })).toThrow('closeReason must be at most 123 bytes of UTF-8, got 124 bytes');
-    expect(() => resolveOptions({ idleCloseReason: 'é'.repeat(62) })).toThrow('idleCloseReason must be at most 123 bytes of UTF-8, got 124 bytes');
+    expect(() => resolveOptions({ closeReason: 'x'.repeat(124) })).toThrow(
+      'closeReason must be at most 123 bytes of UTF-8, got 124 bytes',
+    );
+    expect(() => resolveOptions({ idleCloseReason: 'é'.repeat(62) })).toThrow(
+      'idleCloseReason must be at most 123 bytes of UTF-8, got 124 bytes',
+    );
     expect(() => resolveOptions({ closeReason: 42 as never })).toThrow(TypeError);
   });
 

@@ -27,10 +27,22 @@ export interface EchoReply {
 
 /** The typed client surface the tests use (grpc-js's generated clients are untyped here). */
 export interface EchoClient extends grpc.Client {
-  Unary(req: EchoRequest, options: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: EchoReply) => void): grpc.ClientUnaryCall;
-  Unary(req: EchoRequest, metadata: grpc.Metadata, options: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: EchoReply) => void): grpc.ClientUnaryCall;
+  Unary(
+    req: EchoRequest,
+    options: grpc.CallOptions,
+    cb: (err: grpc.ServiceError | null, res?: EchoReply) => void,
+  ): grpc.ClientUnaryCall;
+  Unary(
+    req: EchoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    cb: (err: grpc.ServiceError | null, res?: EchoReply) => void,
+  ): grpc.ClientUnaryCall;
   ServerStream(req: EchoRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<EchoReply>;
-  ClientStream(options: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res?: EchoReply) => void): grpc.ClientWritableStream<EchoRequest>;
+  ClientStream(
+    options: grpc.CallOptions,
+    cb: (err: grpc.ServiceError | null, res?: EchoReply) => void,
+  ): grpc.ClientWritableStream<EchoRequest>;
   Bidi(options?: grpc.CallOptions): grpc.ClientDuplexStream<EchoRequest, EchoReply>;
 }
 
@@ -142,7 +154,9 @@ export async function startServer(
   const server = new grpc.Server(options);
   for (const [definition, implementation] of services) server.addService(definition, implementation);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, boundPort) => (err ? reject(err) : resolve(boundPort))),
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, boundPort) =>
+      err ? reject(err) : resolve(boundPort),
+    ),
   );
   return {
     server,
@@ -162,17 +176,25 @@ export function echoClient(address: string, interceptors: grpc.Interceptor[] = [
 }
 
 /** A unary call as a promise of its outcome. */
-export function unary(client: EchoClient, req: EchoRequest, options: grpc.CallOptions = {}, metadata?: grpc.Metadata): Promise<{ err: grpc.ServiceError | null; res?: EchoReply; ms: number }> {
+export function unary(
+  client: EchoClient,
+  req: EchoRequest,
+  options: grpc.CallOptions = {},
+  metadata?: grpc.Metadata,
+): Promise<{ err: grpc.ServiceError | null; res?: EchoReply; ms: number }> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const done = (err: grpc.ServiceError | null, res?: EchoReply): void => resolve({ err, res, ms: performance.now() - started });
+    const done = (err: grpc.ServiceError | null, res?: EchoReply): void =>
+      resolve({ err, res, ms: performance.now() - started });
     if (metadata) client.Unary(req, metadata, options, done);
     else client.Unary(req, options, done);
   });
 }
 
 /** Collects a response stream: its messages and how it ended. */
-export function collect(stream: grpc.ClientReadableStream<EchoReply> | grpc.ClientDuplexStream<EchoRequest, EchoReply>): Promise<{ messages: EchoReply[]; err: grpc.ServiceError | null; ms: number }> {
+export function collect(
+  stream: grpc.ClientReadableStream<EchoReply> | grpc.ClientDuplexStream<EchoRequest, EchoReply>,
+): Promise<{ messages: EchoReply[]; err: grpc.ServiceError | null; ms: number }> {
   const started = performance.now();
   const messages: EchoReply[] = [];
   return new Promise((resolve) => {
@@ -186,5 +208,7 @@ export function collect(stream: grpc.ClientReadableStream<EchoReply> | grpc.Clie
 
 /** Waits until the client's channel is connected, so timings exclude the first connect. */
 export function ready(client: grpc.Client): Promise<void> {
-  return new Promise((resolve, reject) => client.waitForReady(Date.now() + 5_000, (err) => (err ? reject(err) : resolve())));
+  return new Promise((resolve, reject) =>
+    client.waitForReady(Date.now() + 5_000, (err) => (err ? reject(err) : resolve())),
+  );
 }

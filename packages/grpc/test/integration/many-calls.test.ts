@@ -3,7 +3,17 @@ import { TimingWheel } from '@tickwheel/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
-import { echoClient, echoImplementation, EchoService, newLog, ready, startServer, unary, type EchoClient, type Running } from '../helpers/echo.js';
+import {
+  echoClient,
+  echoImplementation,
+  EchoService,
+  newLog,
+  ready,
+  startServer,
+  unary,
+  type EchoClient,
+  type Running,
+} from '../helpers/echo.js';
 
 // Real time, real sockets: 10,000 calls through both interceptors, each side on a private
 // wheel so that its size counts this test's timers only.
@@ -46,7 +56,11 @@ describe('many-calls', () => {
         const i = next++;
         // Every 100th call outlives a 20 ms deadline of its own; every other one is fast.
         const slow = i % 100 === 99;
-        const { err } = await unary(client, { text: String(i), delayMs: slow ? 300 : 0 }, slow ? { deadline: Date.now() + 20 } : {});
+        const { err } = await unary(
+          client,
+          { text: String(i), delayMs: slow ? 300 : 0 },
+          slow ? { deadline: Date.now() + 20 } : {},
+        );
         if (err === null) ok++;
         else if (slow && err.code === grpc.status.DEADLINE_EXCEEDED) timedOut.push(err.details);
         else failures.push(`${i}: ${err.code} ${err.details}`);
@@ -59,7 +73,12 @@ describe('many-calls', () => {
     expect(timedOut).toHaveLength(CALLS / 100);
     // Mostly the client's own limit; on a loaded machine the server's status (its copy of the same
     // deadline, from grpc-timeout) may arrive first.
-    const unexpected = timedOut.filter((details) => !/^Deadline exceeded( after \d+ ms \((explicit|propagated) limit\) on \/tickwheel\.test\.Echo\/Unary)?$/.test(details));
+    const unexpected = timedOut.filter(
+      (details) =>
+        !/^Deadline exceeded( after \d+ ms \((explicit|propagated) limit\) on \/tickwheel\.test\.Echo\/Unary)?$/.test(
+          details,
+        ),
+    );
     expect(unexpected).toEqual([]);
     expect(timedOut.some((details) => details.includes('(explicit limit)'))).toBe(true);
     expect(clientWheel.size).toBe(0);

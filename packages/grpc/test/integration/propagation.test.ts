@@ -3,7 +3,19 @@ import { currentDeadline, ManualClock, TimingWheel } from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
-import { echoClient, echoImplementation, EchoService, newLog, nextStart, ready, startServer, unary, type EchoReply, type EchoRequest, type Running } from '../helpers/echo.js';
+import {
+  echoClient,
+  echoImplementation,
+  EchoService,
+  newLog,
+  nextStart,
+  ready,
+  startServer,
+  unary,
+  type EchoReply,
+  type EchoRequest,
+  type Running,
+} from '../helpers/echo.js';
 
 // Two hops on the system clock: client → server A → server B. A's handler calls B with no
 // deadline code of its own; the budget the first client set must reach B, and the call must
@@ -27,7 +39,13 @@ interface Hop {
  * Server A: its handler forwards the request to B through `callB` and answers with B's reply.
  * `serverInterceptors` are A's.
  */
-async function startRelay(callB: (req: EchoRequest, parent: grpc.ServerUnaryCall<EchoRequest, EchoReply>) => Promise<{ err: grpc.ServiceError | null; res?: EchoReply }>, serverInterceptors: grpc.ServerInterceptor[]) {
+async function startRelay(
+  callB: (
+    req: EchoRequest,
+    parent: grpc.ServerUnaryCall<EchoRequest, EchoReply>,
+  ) => Promise<{ err: grpc.ServiceError | null; res?: EchoReply }>,
+  serverInterceptors: grpc.ServerInterceptor[],
+) {
   const hops: Hop[] = [];
   const relay = await startServer(
     [
@@ -51,7 +69,9 @@ async function startRelay(callB: (req: EchoRequest, parent: grpc.ServerUnaryCall
 describe('propagation', () => {
   it('carries the first client’s budget through server A into server B, and ends the chain when it runs out', async () => {
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], { interceptors: [serverDeadlineInterceptor()] });
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], {
+      interceptors: [serverDeadlineInterceptor()],
+    });
     running.push(serverB);
     const toB = echoClient(serverB.address, [deadlineInterceptor({ timeoutMs: 10_000 })]);
     clients.push(toB);
@@ -65,12 +85,14 @@ describe('propagation', () => {
     const { err, ms } = await unary(client, { text: 'deep', delayMs: -1 });
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     // The client's own limit, or server A's copy of it when the client's timer runs late.
-    expect(err?.details).toMatch(/^Deadline exceeded after (200 ms \(default|\d+ ms \(propagated) limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+    expect(err?.details).toMatch(
+      /^Deadline exceeded after (200 ms \(default|\d+ ms \(propagated) limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+    );
     expect(ms).toBeGreaterThanOrEqual(199);
     expect(ms).toBeLessThan(200 + 1_000);
 
     expect(hops).toHaveLength(1);
-    const remainingAtA = hops[0]!.remainingAtA;
+    const remainingAtA = hops[0].remainingAtA;
     expect(remainingAtA).toBeGreaterThan(0);
     expect(remainingAtA).toBeLessThanOrEqual(200);
     expect(logB.started).toEqual(['Unary']);
@@ -78,25 +100,34 @@ describe('propagation', () => {
     expect(logB.remaining[0]).toBeLessThanOrEqual(Math.ceil(remainingAtA));
     // A's deadline and the client's are the same instant: A's outgoing call ends on it, or on
     // the client's cancel when that reaches A first. Either way it ends with the budget.
-    const downstream = await hops[0]!.downstream;
+    const downstream = await hops[0].downstream;
     if (downstream.err?.code === grpc.status.DEADLINE_EXCEEDED) {
-      expect(downstream.err.details).toMatch(/^Deadline exceeded after \d+ ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+      expect(downstream.err.details).toMatch(
+        /^Deadline exceeded after \d+ ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+      );
     } else {
       expect(downstream.err?.code).toBe(grpc.status.CANCELLED);
     }
     const signalB = logB.signals[0]!;
-    await new Promise<void>((resolve) => (signalB.aborted ? resolve() : signalB.addEventListener('abort', () => resolve())));
+    await new Promise<void>((resolve) =>
+      signalB.aborted ? resolve() : signalB.addEventListener('abort', () => resolve()),
+    );
     expect(signalB.aborted).toBe(true);
   });
 
   it('ends the downstream call on server A’s own limit, named as propagated, and tells the client', async () => {
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], { interceptors: [serverDeadlineInterceptor()] });
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], {
+      interceptors: [serverDeadlineInterceptor()],
+    });
     running.push(serverB);
     const toB = echoClient(serverB.address, [deadlineInterceptor({ timeoutMs: 10_000 })]);
     clients.push(toB);
     await ready(toB);
-    const { relay, hops } = await startRelay((req) => unary(toB, req), [serverDeadlineInterceptor({ maxTimeoutMs: 100 })]);
+    const { relay, hops } = await startRelay(
+      (req) => unary(toB, req),
+      [serverDeadlineInterceptor({ maxTimeoutMs: 100 })],
+    );
     const client = echoClient(relay.address, [deadlineInterceptor({ timeoutMs: 5_000 })]);
     clients.push(client);
     await ready(client);
@@ -106,15 +137,19 @@ describe('propagation', () => {
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(ms).toBeGreaterThanOrEqual(99);
     expect(ms).toBeLessThan(100 + 1_000);
-    const downstream = await hops[0]!.downstream;
+    const downstream = await hops[0].downstream;
     expect(downstream.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-    expect(downstream.err?.details).toMatch(/^Deadline exceeded after (9\d|100) ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+    expect(downstream.err?.details).toMatch(
+      /^Deadline exceeded after (9\d|100) ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+    );
     expect(logB.remaining[0]).toBeLessThanOrEqual(100);
   });
 
   it('lets a chain that fits in the budget complete, with the remaining budget shrinking hop by hop', async () => {
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], { interceptors: [serverDeadlineInterceptor()] });
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], {
+      interceptors: [serverDeadlineInterceptor()],
+    });
     running.push(serverB);
     const toB = echoClient(serverB.address, [deadlineInterceptor()]);
     clients.push(toB);
@@ -126,7 +161,7 @@ describe('propagation', () => {
     expect(err).toBeNull();
     expect(res?.text).toBe('ok');
     // B's budget is what A had left, sent on as grpc-timeout (rounded up to whole ms).
-    expect(res!.remainingMs).toBeLessThanOrEqual(Math.ceil(hops[0]!.remainingAtA));
+    expect(res!.remainingMs).toBeLessThanOrEqual(Math.ceil(hops[0].remainingAtA));
     expect(res!.remainingMs).toBeGreaterThan(1_000);
   });
 
@@ -159,9 +194,11 @@ describe('propagation', () => {
     clock.advance(4_000);
     expect(wheel.size).toBe(1);
     clock.advance(1_000);
-    const downstream = await hops[0]!.downstream;
+    const downstream = await hops[0].downstream;
     expect(downstream.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-    expect(downstream.err?.details).toMatch(/^Deadline exceeded after (4\d\d\d|5000) ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+    expect(downstream.err?.details).toMatch(
+      /^Deadline exceeded after (4\d\d\d|5000) ms \(propagated limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+    );
     expect(wheel.size).toBe(0);
     // A answers its client with the error it got.
     expect((await outcome).err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
@@ -170,7 +207,9 @@ describe('propagation', () => {
   it('cancels every call a handler fanned out when its own client cancels, with one listener on the handler’s signal', async () => {
     const FAN_OUT = 20;
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], { interceptors: [serverDeadlineInterceptor()] });
+    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], {
+      interceptors: [serverDeadlineInterceptor()],
+    });
     running.push(serverB);
     const toB = echoClient(serverB.address, [deadlineInterceptor()]);
     clients.push(toB);
@@ -179,10 +218,13 @@ describe('propagation', () => {
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning.message);
     process.on('warning', onWarning);
-    const { relay } = await startRelay((req) => {
-      for (let i = 0; i < FAN_OUT; i++) fanned.push(unary(toB, req));
-      return new Promise(() => undefined);
-    }, [serverDeadlineInterceptor({ defaultTimeoutMs: 10_000 })]);
+    const { relay } = await startRelay(
+      (req) => {
+        for (let i = 0; i < FAN_OUT; i++) fanned.push(unary(toB, req));
+        return new Promise(() => undefined);
+      },
+      [serverDeadlineInterceptor({ defaultTimeoutMs: 10_000 })],
+    );
     const client = echoClient(relay.address);
     clients.push(client);
     await ready(client);
@@ -199,5 +241,4 @@ describe('propagation', () => {
     expect(outcomes.map((o) => o.err?.code)).toEqual(Array.from({ length: FAN_OUT }, () => grpc.status.CANCELLED));
     expect(warnings).toEqual([]);
   });
-
 });

@@ -5,7 +5,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
 import type { ServerDeadlineInterceptorOptions } from '../../src/types.js';
 import { PYTHON } from '../global-setup.js';
-import { echoImplementation, EchoService, newLog, packageDefinition, startServer, type EchoReply, type EchoRequest, type HandlerLog, type Running } from '../helpers/echo.js';
+import {
+  echoImplementation,
+  EchoService,
+  newLog,
+  packageDefinition,
+  startServer,
+  type EchoReply,
+  type EchoRequest,
+  type HandlerLog,
+  type Running,
+} from '../helpers/echo.js';
 
 // A client that is not grpc-js: Debian's python3-grpcio (gRPC's C core) calls our server with a
 // deadline of its own, sent as grpc-timeout, and we check the DEADLINE_EXCEEDED it receives.
@@ -13,7 +23,12 @@ import { echoImplementation, EchoService, newLog, packageDefinition, startServer
 const run = promisify(execFile);
 const SCRIPT = path.join(__dirname, '..', 'fixtures', 'python_client.py');
 const UNARY = '/tickwheel.test.Echo/Unary';
-const unaryDefinition = (packageDefinition['tickwheel.test.Echo'] as Record<string, { requestSerialize(v: EchoRequest): Buffer; responseDeserialize(b: Buffer): EchoReply }>).Unary!;
+const unaryDefinition = (
+  packageDefinition['tickwheel.test.Echo'] as Record<
+    string,
+    { requestSerialize(v: EchoRequest): Buffer; responseDeserialize(b: Buffer): EchoReply }
+  >
+).Unary;
 
 interface PythonOutcome {
   code: string;
@@ -30,7 +45,9 @@ afterEach(async () => {
 
 async function serve(options: ServerDeadlineInterceptorOptions): Promise<{ log: HandlerLog; address: string }> {
   const log = newLog();
-  server = await startServer([[EchoService.service, echoImplementation(log)]], { interceptors: [serverDeadlineInterceptor(options)] });
+  server = await startServer([[EchoService.service, echoImplementation(log)]], {
+    interceptors: [serverDeadlineInterceptor(options)],
+  });
   return { log, address: server.address };
 }
 
@@ -59,7 +76,9 @@ describe('python-interop', () => {
     expect(log.started).toEqual(['Unary']);
     const signal = log.signals[0]!;
     // Python's own timer and our server's fire together; either way the handler is told.
-    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve())));
+    await new Promise<void>((resolve) =>
+      signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve()),
+    );
     expect(signal.aborted).toBe(true);
   });
 

@@ -1,8 +1,18 @@
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
-import { echoClient, echoImplementation, EchoService, newLog, ready, startServer, unary, type EchoClient, type Running } from '../helpers/echo.js';
+import {
+  echoClient,
+  echoImplementation,
+  EchoService,
+  newLog,
+  ready,
+  startServer,
+  unary,
+  type EchoClient,
+  type Running,
+} from '../helpers/echo.js';
 
 // The same limits on the process-wide shared wheel and the system clock, with small timeouts
 // and generous upper bounds (the machine is shared): never early, never badly late.
@@ -12,7 +22,9 @@ let plain: EchoClient;
 
 beforeAll(async () => {
   server = await startServer([[EchoService.service, echoImplementation(newLog())]], {
-    interceptors: [serverDeadlineInterceptor({ overrides: { '/tickwheel.test.Echo/ServerStream': { defaultTimeoutMs: 60 } } })],
+    interceptors: [
+      serverDeadlineInterceptor({ overrides: { '/tickwheel.test.Echo/ServerStream': { defaultTimeoutMs: 60 } } }),
+    ],
   });
   plain = echoClient(server.address);
   await ready(plain);
@@ -30,7 +42,9 @@ describe('real-clock', () => {
     client.close();
     // The client's limit, or, when this busy machine delays the client's timer, the server's copy
     // of the same deadline (sent as grpc-timeout), which can never fire earlier.
-    expect(err?.details).toMatch(/^Deadline exceeded after 50 ms \((default|propagated) limit\) on \/tickwheel\.test\.Echo\/Unary$/);
+    expect(err?.details).toMatch(
+      /^Deadline exceeded after 50 ms \((default|propagated) limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+    );
     expect(ms).toBeGreaterThanOrEqual(50);
     expect(ms).toBeLessThan(50 + 500);
   });

@@ -22,7 +22,12 @@ export const CHROMIUM_ARGS = [
  * Starts headless Chromium and connects to it. `launchServer()` rather than `launch()`, because
  * its `process()` gives the browser's pid, which the tests kill with SIGKILL.
  */
-export async function startBrowser(): Promise<{ server: BrowserServer; browser: Browser; pid: number; close: () => Promise<void> }> {
+export async function startBrowser(): Promise<{
+  server: BrowserServer;
+  browser: Browser;
+  pid: number;
+  close: () => Promise<void>;
+}> {
   const server = await chromium.launchServer({
     executablePath: CHROMIUM_PATH,
     headless: true,

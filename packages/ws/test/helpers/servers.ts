@@ -35,7 +35,10 @@ async function closeServer(wss: WebSocketServer): Promise<void> {
 }
 
 /** A ws client, open. */
-export async function connect(url: string, options: ConstructorParameters<typeof WebSocket>[2] = {}): Promise<WebSocket> {
+export async function connect(
+  url: string,
+  options: ConstructorParameters<typeof WebSocket>[2] = {},
+): Promise<WebSocket> {
   const ws = new WebSocket(url, options);
   open.push(async () => {
     if (ws.readyState === WebSocket.CLOSED) return;
@@ -62,7 +65,10 @@ export async function closeAll(): Promise<void> {
 }
 
 /** Resolves on the next `event` of `emitter`, with the first argument. */
-export function next<T = unknown>(emitter: { once(event: string, listener: (value: T) => void): unknown }, event: string): Promise<T> {
+export function next<T = unknown>(
+  emitter: { once(event: string, listener: (value: T) => void): unknown },
+  event: string,
+): Promise<T> {
   return new Promise<T>((resolve) => emitter.once(event, resolve));
 }
 

@@ -17,7 +17,9 @@ const PONG_TIMEOUT_MS = 100;
 async function startPageServer(): Promise<{ wss: WebSocketServer; port: number }> {
   const wss = new WebSocketServer({ noServer: true });
   const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
-  server.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)));
+  server.on('upgrade', (req, socket, head) =>
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onCleanup(async () => {
     for (const client of wss.clients) client.terminate();
@@ -58,7 +60,9 @@ describe('heartbeat with a headless Chromium client', () => {
     const alive = beat.state(socket)!;
     expect(alive.rttMs).toBeGreaterThanOrEqual(0);
     expect(beat.stats().dead).toBe(0);
-    expect(await page.evaluate(() => (globalThis as unknown as { testSocket: WebSocket }).testSocket.readyState)).toBe(1);
+    expect(await page.evaluate(() => (globalThis as unknown as { testSocket: WebSocket }).testSocket.readyState)).toBe(
+      1,
+    );
 
     // The browser's host vanishes: its network path goes dead and its process is killed.
     const dead = next<DeadPeerEvent>(beat, 'dead');

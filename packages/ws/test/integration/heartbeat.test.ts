@@ -38,7 +38,9 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     const { wss, url } = await startServer();
     track(heartbeat(wss, { pingIntervalMs: 50, pongTimeoutMs: 30, closeCode: 4000, closeReason: 'no pong' }));
     const client = await connect(url, { autoPong: false });
-    const [code, reason] = await new Promise<[number, Buffer]>((resolve) => client.once('close', (c: number, r: Buffer) => resolve([c, r])));
+    const [code, reason] = await new Promise<[number, Buffer]>((resolve) =>
+      client.once('close', (c: number, r: Buffer) => resolve([c, r])),
+    );
     expect(code).toBe(4000);
     expect(reason.toString()).toBe('no pong');
   });
@@ -76,7 +78,7 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     await waitFor(() => pings >= 5, 3_000, 'five heartbeat rounds');
     expect(client.readyState).toBe(WebSocket.OPEN);
     const [server] = wss.clients;
-    const state = beat.state(server!)!;
+    const state = beat.state(server)!;
     expect(state.pingsSent).toBeGreaterThanOrEqual(5);
     expect(state.rttMs).toBeGreaterThanOrEqual(0);
     expect(beat.stats().dead).toBe(0);
@@ -138,7 +140,7 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     const [server] = wss.clients;
     const idle = next(beat, 'idle');
     const started = performance.now();
-    const timer = setInterval(() => server!.send('tick'), 20);
+    const timer = setInterval(() => server.send('tick'), 20);
     await sleep(300);
     clearInterval(timer);
     const stoppedAt = performance.now();
@@ -152,9 +154,19 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
 
   it('closes an idle connection with closeOnIdle', async () => {
     const { wss, url } = await startServer();
-    track(heartbeat(wss, { pingIntervalMs: 0, readerIdleMs: 60, closeOnIdle: true, idleCloseCode: 4001, idleCloseReason: 'idle' }));
+    track(
+      heartbeat(wss, {
+        pingIntervalMs: 0,
+        readerIdleMs: 60,
+        closeOnIdle: true,
+        idleCloseCode: 4001,
+        idleCloseReason: 'idle',
+      }),
+    );
     const client = await connect(url);
-    const [code, reason] = await new Promise<[number, Buffer]>((resolve) => client.once('close', (c: number, r: Buffer) => resolve([c, r])));
+    const [code, reason] = await new Promise<[number, Buffer]>((resolve) =>
+      client.once('close', (c: number, r: Buffer) => resolve([c, r])),
+    );
     expect([code, reason.toString()]).toEqual([4001, 'idle']);
   });
 
@@ -169,7 +181,7 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
       await sleep(200);
       expect(client.readyState).toBe(WebSocket.OPEN);
       const echoed = next<Buffer>(client, 'message');
-      server!.send('still open');
+      server.send('still open');
       expect((await echoed).toString()).toBe('still open');
     });
   });
@@ -211,11 +223,13 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     await sleep(400);
     expect(beat.stats()).toMatchObject({ connections: 1_000, dead: 0 });
     expect(beat.stats().pingsSent).toBeGreaterThanOrEqual(1_000);
-    await Promise.all(clients.map((c) => {
-      const closed = next(c, 'close');
-      c.close(1000, 'done');
-      return closed;
-    }));
+    await Promise.all(
+      clients.map((c) => {
+        const closed = next(c, 'close');
+        c.close(1000, 'done');
+        return closed;
+      }),
+    );
     await waitFor(() => wss.clients.size === 0, 10_000, 'the server to see every close');
     expect(beat.size).toBe(0);
     expect(wheel.size).toBe(0);

@@ -13,7 +13,11 @@ const SCRIPT = path.join(__dirname, '..', 'fixtures', 'stalled-client.py');
 const SLACK_MS = 150;
 
 /** Runs the Python client; resolves once it printed `line`. */
-function runClient(url: string, mode: 'pause' | 'no-recv', seconds: number): { child: ChildProcess; printed: (line: string) => Promise<number> } {
+function runClient(
+  url: string,
+  mode: 'pause' | 'no-recv',
+  seconds: number,
+): { child: ChildProcess; printed: (line: string) => Promise<number> } {
   const child = spawn(PYTHON, [SCRIPT, url, mode, String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
   onCleanup(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -23,7 +27,7 @@ function runClient(url: string, mode: 'pause' | 'no-recv', seconds: number): { c
   });
   let output = '';
   const waiters: Array<{ line: string; resolve: (at: number) => void }> = [];
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     output += chunk;
     for (const w of [...waiters]) {
       if (output.split('\n').includes(w.line)) {
@@ -34,10 +38,11 @@ function runClient(url: string, mode: 'pause' | 'no-recv', seconds: number): { c
   });
   return {
     child,
-    printed: (line) => new Promise<number>((resolve, reject) => {
-      waiters.push({ line, resolve });
-      child.once('exit', (code) => reject(new Error(`python client exited (${code}) before printing ${line}`)));
-    }),
+    printed: (line) =>
+      new Promise<number>((resolve, reject) => {
+        waiters.push({ line, resolve });
+        child.once('exit', (code) => reject(new Error(`python client exited (${code}) before printing ${line}`)));
+      }),
   };
 }
 

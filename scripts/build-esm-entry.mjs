@@ -46,14 +46,19 @@ for (const folder of folders) {
   }
 
   const name = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')).name;
-  const names = Object.keys(createRequire(entry)(entry))
-    .filter((key) => key !== '__esModule')
-    .sort();
-  fs.writeFileSync(
-    path.join(esm, 'index.mjs'),
-    `// ESM entry of ${name}: the CommonJS build's exports, so import and require() share one instance.\n` +
-      `export {\n${names.map((key) => `  ${key},\n`).join('')}} from '../index.js';\n`,
-  );
+  // index: the public entry; internal: core's subpath the adapters share (`@tickwheel/core/internal`).
+  for (const base of ['index', 'internal']) {
+    const built = path.join(dist, `${base}.js`);
+    if (!fs.existsSync(built)) continue;
+    const names = Object.keys(createRequire(built)(built))
+      .filter((key) => key !== '__esModule')
+      .sort();
+    fs.writeFileSync(
+      path.join(esm, `${base}.mjs`),
+      `// ESM entry of ${name}${base === 'index' ? '' : `/${base}`}: the CommonJS build's exports, so import and require() share one instance.\n` +
+        `export {\n${names.map((key) => `  ${key},\n`).join('')}} from '../${base}.js';\n`,
+    );
+  }
 }
 
 /** Every `.d.ts` under `dist`, outside dist/esm. */

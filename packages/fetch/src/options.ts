@@ -1,11 +1,5 @@
-import {
-  describeValue,
-  isTimingWheel,
-  requireFunction,
-  requireMs,
-  sharedWheel,
-  type TimingWheel,
-} from '@tickwheel/core';
+import { sharedWheel, type TimingWheel } from '@tickwheel/core';
+import { optionKit, orDefault } from '@tickwheel/core/internal';
 import type { RetryOptions, TimeoutOptions } from './types.js';
 
 /** The idempotent methods of RFC 9110 §9.2.2: the ones retried by default. */
@@ -18,15 +12,18 @@ export const IDEMPOTENT_METHODS: readonly string[] = Object.freeze([
   'TRACE',
 ]);
 
+const kit = optionKit('@tickwheel/fetch');
+
 /**
- * Every default in one place. A limit that is off is `false` here and `Infinity` once resolved.
+ * Every default in one place. A limit that is off is `0` here (the "off" of every tickwheel
+ * limit; `Infinity` and the deprecated `false` mean the same) and `Infinity` once resolved.
  * `retry` is off unless given; a `retry` object fills what it leaves out from `retryDefaults`.
  */
 export const DEFAULTS = Object.freeze({
-  totalMs: false,
-  headersMs: false,
-  bodyIdleMs: false,
-  retry: false,
+  totalMs: 0,
+  headersMs: 0,
+  bodyIdleMs: 0,
+  retry: 0,
   retryDefaults: Object.freeze({ limit: 2, backoffMs: 100, backoffFactor: 2, methods: IDEMPOTENT_METHODS }),
 } as const);
 
@@ -57,8 +54,11 @@ export interface ResolvedOptions {
   readonly untimed: boolean;
 }
 
-const OPTION_KEYS = new Set(['totalMs', 'headersMs', 'bodyIdleMs', 'retry', 'wheel']);
-const RETRY_KEYS = new Set(['limit', 'budgetMs', 'backoffMs', 'backoffFactor', 'methods', 'onRetry']);
+/** The most retries a request may make: far beyond any sane policy, low enough to never loop for ever. */
+const MAX_RETRIES = 1_000;
+
+const OPTION_KEYS = ['totalMs', 'headersMs', 'bodyIdleMs', 'retry', 'wheel'];
+const RETRY_KEYS = ['limit', 'budgetMs', 'backoffMs', 'backoffFactor', 'methods', 'onRetry'];
 
 /**
  * Validates `options` and fills in defaults, or, with `base`, applies them as per-request
@@ -72,22 +72,19 @@ export function resolveOptions(
   base: ResolvedOptions | undefined,
   prefix: string,
 ): ResolvedOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${prefix || 'options'} must be an object, got ${describeValue(options)}`);
+  if (options === undefined || options === null || typeof options !== 'object') {
+    throw kit.typeError(prefix ? prefix.slice(0, -1) : 'options', 'must be an object', options);
   }
-  checkKeys(options, OPTION_KEYS, prefix);
+  kit.object(options, prefix ? prefix.slice(0, -1) : 'options', OPTION_KEYS);
   const totalMs = limit(options.totalMs, base?.totalMs, `${prefix}totalMs`);
   const headersMs = limit(options.headersMs, base?.headersMs, `${prefix}headersMs`);
   const bodyIdleMs = limit(options.bodyIdleMs, base?.bodyIdleMs, `${prefix}bodyIdleMs`);
   if (headersMs !== Infinity && headersMs > totalMs) {
-    throw new RangeError(`${prefix}headersMs must not exceed totalMs (${totalMs}), got ${headersMs}`);
+    throw kit.rangeError(`${prefix}headersMs`, `must not exceed totalMs (${totalMs})`, headersMs);
   }
   let wheel = base?.wheel;
   if (options.wheel !== undefined || wheel === undefined) {
-    wheel = options.wheel ?? sharedWheel();
-    if (!isTimingWheel(wheel)) {
-      throw new TypeError(`${prefix}wheel must be a TimingWheel, got ${describeValue(wheel)}`);
-    }
+    wheel = options.wheel === undefined ? sharedWheel() : kit.wheel(options.wheel, `${prefix}wheel`);
   }
   let retrySource = base?.retrySource;
   if (options.retry !== undefined) retrySource = mergeRetry(options.retry, retrySource, `${prefix}retry`);
@@ -108,51 +105,45 @@ export function resolveOptions(
   };
 }
 
-function checkKeys(options: object, allowed: ReadonlySet<string>, prefix: string): void {
-  for (const key of Object.keys(options)) {
-    if (!allowed.has(key)) {
-      throw new TypeError(
-        `unknown option ${prefix}${key}; expected one of ${[...allowed].map((k) => prefix + k).join(', ')}`,
-      );
-    }
-  }
-}
-
-/** A limit in ms: the given value, `false` (off, Infinity), or the inherited value when undefined. */
+/** A limit in ms: the given value (0, Infinity and deprecated false: off), or the inherited value when undefined. */
 function limit(value: unknown, inherited: number | undefined, name: string): number {
   if (value === undefined) return inherited ?? Infinity;
-  if (value === false) return Infinity;
-  return requireMs(value, name);
+  return kit.limitMs(value, name);
 }
 
 function mergeRetry(value: unknown, inherited: RetryOptions | undefined, name: string): RetryOptions | undefined {
-  if (value === false) return undefined;
+  if (value === false) {
+    kit.limitMs(false, name); // the one-time deprecation warning
+    return undefined;
+  }
   if (typeof value === 'number') return { ...inherited, limit: value };
-  if (value === null || typeof value !== 'object') {
-    throw new TypeError(`${name} must be an object, a number or false, got ${describeValue(value)}`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw kit.typeError(name, 'must be an object or a number (0: no retries)', value);
   }
   return { ...inherited, ...(value as RetryOptions) };
 }
 
 function resolveRetry(retry: RetryOptions, prefix: string): ResolvedRetry {
-  checkKeys(retry, RETRY_KEYS, prefix);
+  kit.object(retry, prefix.slice(0, -1), RETRY_KEYS);
   const defaults = DEFAULTS.retryDefaults;
-  const limit = requireMs(retry.limit ?? defaults.limit, `${prefix}limit`);
-  if (!Number.isInteger(limit)) throw new RangeError(`${prefix}limit must be an integer >= 0, got ${limit}`);
-  const backoffFactor = requireMs(retry.backoffFactor ?? defaults.backoffFactor, `${prefix}backoffFactor`, 1);
-  const methods = retry.methods ?? defaults.methods;
+  const methods = orDefault(retry.methods, defaults.methods);
   if (!Array.isArray(methods) || !methods.every((m) => typeof m === 'string')) {
-    throw new TypeError(`${prefix}methods must be an array of method names, got ${describeValue(methods)}`);
+    throw kit.typeError(`${prefix}methods`, 'must be an array of method names', methods);
   }
   return {
-    limit,
-    budgetMs: retry.budgetMs === undefined ? Infinity : requireMs(retry.budgetMs, `${prefix}budgetMs`),
-    backoffMs: requireMs(retry.backoffMs ?? defaults.backoffMs, `${prefix}backoffMs`),
-    backoffFactor,
+    limit: kit.integer(orDefault(retry.limit, defaults.limit), `${prefix}limit`, 0, MAX_RETRIES),
+    budgetMs: retry.budgetMs === undefined ? Infinity : kit.limitMs(retry.budgetMs, `${prefix}budgetMs`),
+    backoffMs: kit.durationMs(orDefault(retry.backoffMs, defaults.backoffMs), `${prefix}backoffMs`),
+    backoffFactor: kit.number(
+      orDefault(retry.backoffFactor, defaults.backoffFactor),
+      `${prefix}backoffFactor`,
+      1,
+      1_000,
+    ),
     methods: new Set(methods.map((m: string) => m.toUpperCase())),
     onRetry:
       retry.onRetry === undefined
         ? undefined
-        : requireFunction<NonNullable<RetryOptions['onRetry']>>(retry.onRetry, `${prefix}onRetry`),
+        : kit.function<NonNullable<RetryOptions['onRetry']>>(retry.onRetry, `${prefix}onRetry`),
   };
 }

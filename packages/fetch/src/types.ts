@@ -14,7 +14,7 @@ export interface RetryOptions {
   limit?: number;
   /**
    * Budget for the whole request across attempts and backoff delays, up to the end of the final
-   * response's body. Default: none (each attempt is bounded by `totalMs`/`headersMs` only).
+   * response's body. Default: none (each attempt is bounded by `totalMs`/`headersMs` only); `0` or `Infinity`: none.
    */
   budgetMs?: number;
   /** Delay before the first retry; each later retry waits `backoffFactor` times longer. Default 100. */
@@ -32,8 +32,9 @@ export interface RetryOptions {
 
 /**
  * Timeouts of {@link withTimeouts}, given when wrapping and overridable per request through
- * `init.timeouts`. Every limit is optional; `false` switches off, for one request, a limit
- * the wrapper was built with.
+ * `init.timeouts`. Every limit is optional; `0` (or `Infinity`) switches it off, also for one
+ * request a limit the wrapper was built with. `false` does the same but is deprecated (a one-time
+ * warning; it stops working in 1.0).
  */
 export interface TimeoutOptions {
   /** From the start of an attempt until its response body has fully arrived, in ms. */
@@ -46,7 +47,7 @@ export interface TimeoutOptions {
    * pauses the connection, and the limit with it).
    */
   bodyIdleMs?: number | false;
-  /** Retries on timeout: an options object, a number (the `limit`), or `false` for none (the default). */
+  /** Retries on timeout: an options object, or a number (the `limit`; `0`: none, the default). `false` is deprecated. */
   retry?: RetryOptions | number | false;
   /** The wheel that times the requests. Default: the process-wide `sharedWheel()`. */
   wheel?: TimingWheel;

@@ -1,5 +1,6 @@
 import { ManualClock, sharedWheel, TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
+import { badValues, expectRejected, expectUnknownKey, type OptionKind } from '../../../tests/helpers/bad-options.js';
 import { DEFAULTS, IDEMPOTENT_METHODS, resolveOptions } from '../src/options.js';
 
 describe('options', () => {
@@ -27,36 +28,101 @@ describe('options', () => {
     });
 
     it.each([
-      [{ totalMs: -1 }, RangeError, 'totalMs must be a finite number >= 0, got -1'],
-      [{ headersMs: Number.NaN }, RangeError, 'headersMs must be a finite number >= 0, got NaN'],
-      [{ bodyIdleMs: Infinity }, RangeError, 'bodyIdleMs must be a finite number >= 0, got Infinity'],
-      [{ totalMs: '5' }, TypeError, 'totalMs must be a finite number >= 0, got "5" (string)'],
-      [{ totalMs: 100, headersMs: 101 }, RangeError, 'headersMs must not exceed totalMs (100), got 101'],
+      [
+        { totalMs: -1 },
+        RangeError,
+        '@tickwheel/fetch: totalMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1',
+      ],
+      [
+        { headersMs: Number.NaN },
+        RangeError,
+        'headersMs must be a number of ms >= 0 (0 or Infinity: no limit), got NaN',
+      ],
+      [{ totalMs: '5' }, TypeError, 'totalMs must be a number of ms >= 0 (0 or Infinity: no limit), got "5"'],
+      [{ totalMs: 2 ** 60 }, RangeError, 'totalMs must be at most 9007199254740992, got 1152921504606847000'],
+      [
+        { totalMs: 100, headersMs: 101 },
+        RangeError,
+        '@tickwheel/fetch: headersMs must not exceed totalMs (100), got 101',
+      ],
       [
         { timeout: 5 },
         TypeError,
-        'unknown option timeout; expected one of totalMs, headersMs, bodyIdleMs, retry, wheel',
+        '@tickwheel/fetch: unknown option timeout; known options: totalMs, headersMs, bodyIdleMs, retry, wheel',
       ],
-      [{ wheel: {} }, TypeError, 'wheel must be a TimingWheel, got {}'],
-      [{ retry: 'yes' }, TypeError, 'retry must be an object, a number or false, got "yes"'],
+      [{ wheel: {} }, TypeError, '@tickwheel/fetch: wheel must be a TimingWheel from @tickwheel/core, got {}'],
+      [{ retry: 'yes' }, TypeError, 'retry must be an object or a number (0: no retries), got "yes"'],
       [{ retry: { limit: 1.5 } }, RangeError, 'retry.limit must be an integer >= 0, got 1.5'],
-      [{ retry: -1 }, RangeError, 'retry.limit must be a finite number >= 0, got -1'],
+      [{ retry: -1 }, RangeError, '@tickwheel/fetch: retry.limit must be an integer >= 0, got -1'],
+      [{ retry: 1e6 }, RangeError, 'retry.limit must be at most 1000, got 1000000'],
       [{ retry: { backoffFactor: 0.5 } }, RangeError, 'retry.backoffFactor must be a finite number >= 1, got 0.5'],
-      [{ retry: { budgetMs: -5 } }, RangeError, 'retry.budgetMs must be a finite number >= 0, got -5'],
+      [{ retry: { budgetMs: -5 } }, RangeError, 'retry.budgetMs must be a number of ms >= 0 (0 or Infinity: no limit)'],
       [{ retry: { methods: 'GET' } }, TypeError, 'retry.methods must be an array of method names, got "GET"'],
       [{ retry: { onRetry: 1 } }, TypeError, 'retry.onRetry must be a function, got 1'],
       [
         { retry: { retries: 1 } },
         TypeError,
-        'unknown option retry.retries; expected one of retry.limit, retry.budgetMs, retry.backoffMs, retry.backoffFactor, retry.methods, retry.onRetry',
+        'unknown option retry.retries; known options: limit, budgetMs, backoffMs, backoffFactor, methods, onRetry',
       ],
     ])('rejects %j with a clear message', (options, type, message) => {
       expect(() => resolveOptions(options as never, undefined, '')).toThrow(type);
       expect(() => resolveOptions(options as never, undefined, '')).toThrow(message);
     });
 
+    describe('the shared table of bad inputs', () => {
+      const options: Record<string, OptionKind> = {
+        totalMs: 'limitMs',
+        headersMs: 'limitMs',
+        bodyIdleMs: 'limitMs',
+        'retry.limit': 'integer',
+        'retry.budgetMs': 'limitMs',
+        'retry.backoffMs': 'durationMs',
+        'retry.onRetry': 'function',
+      };
+      for (const [path, kind] of Object.entries(options)) {
+        for (const bad of badValues(kind)) {
+          it(`rejects ${path} = ${bad.label} with a ${bad.error.name}`, () => {
+            const [outer, inner] = path.split('.');
+            const given = inner === undefined ? { [outer]: bad.value } : { [outer]: { [inner]: bad.value } };
+            expectRejected(() => resolveOptions(given, undefined, ''), '@tickwheel/fetch', path, bad);
+          });
+        }
+      }
+
+      it('rejects an unknown key, at the top and inside retry', () => {
+        expectUnknownKey(
+          () => resolveOptions({ timeoutMs: 5 } as never, undefined, ''),
+          '@tickwheel/fetch',
+          'timeoutMs',
+        );
+        expectUnknownKey(
+          () => resolveOptions({ retry: { limitMs: 5 } } as never, undefined, ''),
+          '@tickwheel/fetch',
+          'retry.limitMs',
+        );
+      });
+
+      it('takes 0 and Infinity as "off" for every limit', () => {
+        for (const off of [0, Infinity]) {
+          const resolved = resolveOptions(
+            { totalMs: off, headersMs: off, bodyIdleMs: off, retry: { budgetMs: off } },
+            undefined,
+            '',
+          );
+          expect(resolved).toMatchObject({
+            totalMs: Infinity,
+            headersMs: Infinity,
+            bodyIdleMs: Infinity,
+            budgetMs: Infinity,
+          });
+        }
+      });
+    });
+
     it('throws a TypeError for options that are not an object', () => {
-      expect(() => resolveOptions(null as never, undefined, '')).toThrow('options must be an object, got null');
+      expect(() => resolveOptions(null as never, undefined, '')).toThrow(
+        '@tickwheel/fetch: options must be an object, got null',
+      );
     });
 
     describe('per request', () => {
@@ -71,24 +137,37 @@ describe('options', () => {
         expect(merged).toMatchObject({ totalMs: 1_000, headersMs: 100, budgetMs: 5_000 });
         expect(merged.retry!.limit).toBe(1);
         expect(() => resolveOptions({ totalMs: -2 }, base, 'timeouts.')).toThrow(
-          'timeouts.totalMs must be a finite number >= 0, got -2',
+          '@tickwheel/fetch: timeouts.totalMs must be a number of ms >= 0 (0 or Infinity: no limit), got -2',
         );
       });
 
       it('checks headersMs against the inherited totalMs', () => {
         expect(() => resolveOptions({ headersMs: 2_000 }, base, 'timeouts.')).toThrow(
-          'timeouts.headersMs must not exceed totalMs (1000), got 2000',
+          '@tickwheel/fetch: timeouts.headersMs must not exceed totalMs (1000), got 2000',
         );
       });
 
-      it('switches limits and retries off with false', () => {
+      it('switches limits and retries off with 0', () => {
+        const off = resolveOptions({ totalMs: 0, headersMs: 0, retry: 0 }, base, 'timeouts.');
+        expect(off).toMatchObject({ totalMs: Infinity, headersMs: Infinity, retry: undefined, untimed: false });
+      });
+
+      it('still switches limits and retries off with the deprecated false, warning once', () => {
+        const warnings: Error[] = [];
+        const onWarning = (warning: Error): void => void warnings.push(warning);
+        process.on('warning', onWarning);
         const off = resolveOptions({ totalMs: false, headersMs: false, retry: false }, base, 'timeouts.');
-        expect(off).toMatchObject({
-          totalMs: Infinity,
-          headersMs: Infinity,
-          retry: undefined,
-          budgetMs: Infinity,
-          untimed: true,
+        resolveOptions({ totalMs: false }, base, 'timeouts.');
+        return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+          process.off('warning', onWarning);
+          expect(warnings.filter((w) => w.name === 'DeprecationWarning').length).toBeLessThanOrEqual(1);
+          expect(off).toMatchObject({
+            totalMs: Infinity,
+            headersMs: Infinity,
+            retry: undefined,
+            budgetMs: Infinity,
+            untimed: true,
+          });
         });
       });
 

@@ -199,7 +199,9 @@ describe('withTimeouts', () => {
       const timed = withTimeouts(server.fetch, { totalMs: 100, wheel });
       const error = await rejectionOf(timed(URL_A, { timeouts: { headersMs: 200 } }));
       expect(error).toBeInstanceOf(RangeError);
-      expect((error as Error).message).toBe('timeouts.headersMs must not exceed totalMs (100), got 200');
+      expect((error as Error).message).toBe(
+        '@tickwheel/fetch: timeouts.headersMs must not exceed totalMs (100), got 200',
+      );
       expect(server.calls).toHaveLength(0);
     });
 

@@ -56,7 +56,7 @@ const PARENT_CANCELLED =
 export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Interceptor {
   const raw = optionsObject(options, 'options', ['timeoutMs', 'streamIdleMs', 'overrides', 'wheel']);
   const timeoutMs = optionalLimitMs(raw.timeoutMs, 'timeoutMs');
-  const streamIdleMs = optionalLimitMs(raw.streamIdleMs, 'streamIdleMs', 1);
+  const streamIdleMs = optionalLimitMs(raw.streamIdleMs, 'streamIdleMs');
   const overrides = parseOverrides(raw.overrides, 'overrides', parseMethodOptions);
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
 
@@ -135,10 +135,10 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
 
 function parseMethodOptions(entry: unknown, name: string): MethodDeadlineOptions {
   if (typeof entry === 'number') return { timeoutMs: optionalLimitMs(entry, name) };
-  if (entry === undefined) throw new TypeError(`${name} must be a number or an object, got undefined`);
+  if (entry === undefined) throw new TypeError(`@tickwheel/grpc: ${name} must be a number or an object, got undefined`);
   const raw = optionsObject(entry, name, ['timeoutMs', 'streamIdleMs']);
   return {
     timeoutMs: optionalLimitMs(raw.timeoutMs, `${name}.timeoutMs`),
-    streamIdleMs: optionalLimitMs(raw.streamIdleMs, `${name}.streamIdleMs`, 1),
+    streamIdleMs: optionalLimitMs(raw.streamIdleMs, `${name}.streamIdleMs`),
   };
 }

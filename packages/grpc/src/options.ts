@@ -1,4 +1,7 @@
-import { describeValue, type TimingWheel } from '@tickwheel/core';
+import type { TimingWheel } from '@tickwheel/core';
+import { optionKit } from '@tickwheel/core/internal';
+
+const kit = optionKit('@tickwheel/grpc');
 
 /**
  * Checks shared by both interceptors' options. Everything is checked when the interceptor is
@@ -17,20 +20,12 @@ export interface Overrides<T> {
 }
 
 /**
- * Throws unless `value` is a number >= `min`, or `Infinity` (no limit).
+ * Throws unless `value` is a limit in ms: `0` and `Infinity` (and the deprecated `false`) mean no
+ * limit and read as `Infinity`.
  * @returns the value, or `undefined` when it was not given
  */
-export function optionalLimitMs(value: unknown, name: string, min = 0): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number') {
-    throw new TypeError(
-      `${name} must be a number >= ${min} (Infinity for no limit), got ${describeValue(value)} (${typeof value})`,
-    );
-  }
-  if (Number.isNaN(value) || value < min) {
-    throw new RangeError(`${name} must be a number >= ${min} (Infinity for no limit), got ${describeValue(value)}`);
-  }
-  return value;
+export function optionalLimitMs(value: unknown, name: string): number | undefined {
+  return value === undefined ? undefined : kit.limitMs(value, name);
 }
 
 /**
@@ -38,33 +33,15 @@ export function optionalLimitMs(value: unknown, name: string, min = 0): number |
  * keys are all in `known`, so that a misspelt option fails instead of being ignored.
  */
 export function optionsObject(value: unknown, name: string, known?: readonly string[]): Record<string, unknown> {
-  if (value === undefined) return {};
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new TypeError(`${name} must be an object, got ${describeValue(value)}`);
+  if (value === null || (value !== undefined && typeof value !== 'object') || Array.isArray(value)) {
+    throw kit.typeError(name, 'must be an object', value);
   }
-  if (known !== undefined) {
-    for (const key of Object.keys(value)) {
-      if (!known.includes(key)) {
-        throw new TypeError(`${name} has an unknown option ${describeValue(key)}; known options: ${known.join(', ')}`);
-      }
-    }
-  }
-  return value as Record<string, unknown>;
+  return known === undefined ? ((value ?? {}) as Record<string, unknown>) : kit.object(value, name, known);
 }
 
-/** Throws a TypeError unless `value` looks like a `TimingWheel` (or is `undefined`). */
+/** Throws unless `value` is an open `TimingWheel` from any copy of core (or is `undefined`). */
 export function optionalWheel(value: unknown, name: string): TimingWheel | undefined {
-  if (value === undefined) return undefined;
-  const wheel: { scheduleAt?: unknown; clock?: { now?: unknown } } | null = value;
-  if (
-    wheel === null ||
-    typeof wheel !== 'object' ||
-    typeof wheel.scheduleAt !== 'function' ||
-    typeof wheel.clock?.now !== 'function'
-  ) {
-    throw new TypeError(`${name} must be a TimingWheel from @tickwheel/core, got ${describeValue(value)}`);
-  }
-  return value as TimingWheel;
+  return value === undefined ? undefined : kit.wheel(value, name);
 }
 
 /**
@@ -83,8 +60,10 @@ export function parseOverrides<T>(
     if (METHOD_KEY.test(key)) methods.set(key, parse(entry, entryName));
     else if (SERVICE_KEY.test(key)) services.set(key, parse(entry, entryName));
     else {
-      throw new RangeError(
-        `${name} keys must be '/package.Service' or '/package.Service/Method' (as in method_definition.path), got ${describeValue(key)}`,
+      throw kit.rangeError(
+        `${name} keys`,
+        `must be '/package.Service' or '/package.Service/Method' (as in method_definition.path)`,
+        key,
       );
     }
   }

@@ -106,7 +106,7 @@ function disarmGrpcJsTimer(call: ServerInterceptingCallInterface): boolean {
 }
 
 function parseServerMethodOptions(entry: unknown, name: string): ServerMethodDeadlineOptions {
-  if (entry === undefined) throw new TypeError(`${name} must be an object, got undefined`);
+  if (entry === undefined) throw new TypeError(`@tickwheel/grpc: ${name} must be an object, got undefined`);
   const raw = optionsObject(entry, name, ['defaultTimeoutMs', 'maxTimeoutMs']);
   return {
     defaultTimeoutMs: optionalLimitMs(raw.defaultTimeoutMs, `${name}.defaultTimeoutMs`),

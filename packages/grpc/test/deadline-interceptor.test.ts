@@ -413,33 +413,41 @@ describe('deadlineInterceptor', () => {
 
   describe('#options', () => {
     it.each([
-      [{ timeoutMs: -1 }, RangeError, 'timeoutMs must be a number >= 0 (Infinity for no limit), got -1'],
-      [{ timeoutMs: Number.NaN }, RangeError, 'timeoutMs must be a number >= 0 (Infinity for no limit), got NaN'],
-      [{ timeoutMs: '100' }, TypeError, 'timeoutMs must be a number >= 0 (Infinity for no limit), got "100" (string)'],
-      [{ streamIdleMs: 0 }, RangeError, 'streamIdleMs must be a number >= 1 (Infinity for no limit), got 0'],
+      [
+        { timeoutMs: -1 },
+        RangeError,
+        '@tickwheel/grpc: timeoutMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1',
+      ],
+      [
+        { timeoutMs: Number.NaN },
+        RangeError,
+        'timeoutMs must be a number of ms >= 0 (0 or Infinity: no limit), got NaN',
+      ],
+      [{ timeoutMs: '100' }, TypeError, 'timeoutMs must be a number of ms >= 0 (0 or Infinity: no limit), got "100"'],
+      [{ streamIdleMs: -1 }, RangeError, 'streamIdleMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1'],
       [
         { overrides: { 'tickwheel.test.Echo/Unary': 5 } },
         RangeError,
-        `overrides keys must be '/package.Service' or '/package.Service/Method' (as in method_definition.path), got "tickwheel.test.Echo/Unary"`,
+        `@tickwheel/grpc: overrides keys must be '/package.Service' or '/package.Service/Method' (as in method_definition.path), got "tickwheel.test.Echo/Unary"`,
       ],
       [{ overrides: { '/a.B/C/D': 5 } }, RangeError, 'got "/a.B/C/D"'],
       [
         { overrides: { '/a.B/C': -5 } },
         RangeError,
-        'overrides["/a.B/C"] must be a number >= 0 (Infinity for no limit), got -5',
+        'overrides["/a.B/C"] must be a number of ms >= 0 (0 or Infinity: no limit), got -5',
       ],
       [
         { overrides: { '/a.B': { streamIdleMs: Number.NaN } } },
         RangeError,
-        'overrides["/a.B"].streamIdleMs must be a number >= 1',
+        'overrides["/a.B"].streamIdleMs must be a number of ms >= 0 (0 or Infinity: no limit)',
       ],
-      [{ overrides: { '/a.B': { timeout: 5 } } }, TypeError, 'overrides["/a.B"] has an unknown option "timeout"'],
+      [{ overrides: { '/a.B': { timeout: 5 } } }, TypeError, 'unknown option overrides["/a.B"].timeout'],
       [
         { timeoutMS: 100 },
         TypeError,
-        'options has an unknown option "timeoutMS"; known options: timeoutMs, streamIdleMs, overrides, wheel',
+        '@tickwheel/grpc: unknown option timeoutMS; known options: timeoutMs, streamIdleMs, overrides, wheel',
       ],
-      [{ wheel: {} }, TypeError, 'wheel must be a TimingWheel from @tickwheel/core, got {}'],
+      [{ wheel: {} }, TypeError, '@tickwheel/grpc: wheel must be a TimingWheel from @tickwheel/core, got {}'],
     ])('rejects %o at construction', (options, type, message) => {
       expect(() => deadlineInterceptor(options as DeadlineInterceptorOptions)).toThrow(type);
       expect(() => deadlineInterceptor(options as DeadlineInterceptorOptions)).toThrow(message);
@@ -447,7 +455,7 @@ describe('deadlineInterceptor', () => {
 
     it('rejects options that are not an object', () => {
       expect(() => deadlineInterceptor(5 as unknown as DeadlineInterceptorOptions)).toThrow(
-        'options must be an object, got 5',
+        '@tickwheel/grpc: options must be an object, got 5',
       );
     });
   });

@@ -1,5 +1,8 @@
 import { TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
+import { badValues, expectRejected, expectUnknownKey } from '../../../tests/helpers/bad-options.js';
+import { deadlineInterceptor } from '../src/deadline-interceptor.js';
+import { serverDeadlineInterceptor } from '../src/server-deadline-interceptor.js';
 import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from '../src/options.js';
 
 describe('options', () => {
@@ -32,24 +35,24 @@ describe('options', () => {
   });
 
   describe('#optionalLimitMs', () => {
-    it('accepts undefined, zero, fractions and Infinity', () => {
+    it('accepts undefined and fractions, and reads 0 and Infinity as no limit', () => {
       expect(optionalLimitMs(undefined, 'x')).toBeUndefined();
-      expect(optionalLimitMs(0, 'x')).toBe(0);
+      expect(optionalLimitMs(0, 'x')).toBe(Infinity);
       expect(optionalLimitMs(2.5, 'x')).toBe(2.5);
       expect(optionalLimitMs(Infinity, 'x')).toBe(Infinity);
     });
 
-    it('rejects values below the minimum', () => {
-      expect(() => optionalLimitMs(0.5, 'streamIdleMs', 1)).toThrow(
-        'streamIdleMs must be a number >= 1 (Infinity for no limit), got 0.5',
+    it('rejects negative values, naming the package', () => {
+      expect(() => optionalLimitMs(-0.5, 'streamIdleMs')).toThrow(
+        '@tickwheel/grpc: streamIdleMs must be a number of ms >= 0 (0 or Infinity: no limit), got -0.5',
       );
     });
   });
 
   describe('#optionsObject', () => {
     it('rejects arrays and null', () => {
-      expect(() => optionsObject([], 'options')).toThrow('options must be an object, got []');
-      expect(() => optionsObject(null, 'options')).toThrow('options must be an object, got null');
+      expect(() => optionsObject([], 'options')).toThrow('@tickwheel/grpc: options must be an object, got []');
+      expect(() => optionsObject(null, 'options')).toThrow('@tickwheel/grpc: options must be an object, got null');
     });
   });
 
@@ -58,6 +61,42 @@ describe('options', () => {
       const wheel = new TimingWheel();
       expect(optionalWheel(wheel, 'wheel')).toBe(wheel);
       wheel.close();
+    });
+  });
+
+  describe('the shared table of bad inputs', () => {
+    const build = {
+      timeoutMs: (v: unknown) => deadlineInterceptor({ timeoutMs: v as number }),
+      streamIdleMs: (v: unknown) => deadlineInterceptor({ streamIdleMs: v as number }),
+      'overrides["/a.B"].timeoutMs': (v: unknown) =>
+        deadlineInterceptor({ overrides: { '/a.B': { timeoutMs: v as number } } }),
+      defaultTimeoutMs: (v: unknown) => serverDeadlineInterceptor({ defaultTimeoutMs: v as number }),
+      maxTimeoutMs: (v: unknown) => serverDeadlineInterceptor({ maxTimeoutMs: v as number }),
+    };
+    for (const [path, make] of Object.entries(build)) {
+      for (const bad of badValues('limitMs')) {
+        it(`rejects ${path} = ${bad.label} with a ${bad.error.name}`, () => {
+          expectRejected(() => make(bad.value), '@tickwheel/grpc', path, bad);
+        });
+      }
+    }
+
+    it('rejects an unknown key, at the top and in an override', () => {
+      expectUnknownKey(() => deadlineInterceptor({ deadlineMs: 5 } as never), '@tickwheel/grpc', 'deadlineMs');
+      expectUnknownKey(
+        () => serverDeadlineInterceptor({ overrides: { '/a.B': { timeoutMs: 5 } } } as never),
+        '@tickwheel/grpc',
+        'overrides["/a.B"].timeoutMs',
+      );
+    });
+
+    it('rejects a wheel that is not one, or is closed', () => {
+      expect(() => deadlineInterceptor({ wheel: {} as never })).toThrow(TypeError);
+      const wheel = new TimingWheel();
+      wheel.close();
+      expect(() => serverDeadlineInterceptor({ wheel })).toThrow(
+        '@tickwheel/grpc: wheel must be an open TimingWheel, got an object (TimingWheel)',
+      );
     });
   });
 });

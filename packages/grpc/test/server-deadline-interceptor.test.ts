@@ -158,12 +158,21 @@ describe('serverDeadlineInterceptor', () => {
       );
     });
 
-    it('answers a call whose budget is spent on arrival without running the handler', async () => {
-      const { client, log, statusesSent } = await setup({ maxTimeoutMs: 0 });
+    it('reads 0 as no cap, the "off" of every tickwheel limit', async () => {
+      const { client, log } = await setup({ maxTimeoutMs: 0 });
       const { err } = await unary(client, { text: 'x', delayMs: 0 });
+      expect(err).toBeNull();
+      expect(log.started.length).toBe(1);
+    });
+
+    it('answers a call whose budget is spent on arrival without running the handler', async () => {
+      const { client, log, statusesSent } = await setup({ maxTimeoutMs: 1_000 });
+      const spent = new grpc.Metadata();
+      spent.set('tickwheel-timeout', '0m');
+      const { err } = await unary(client, { text: 'x', delayMs: 0 }, {}, spent);
       expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-      expect(err?.details).toBe(
-        'Deadline exceeded before the call started (max limit, 0 ms left) on /tickwheel.test.Echo/Unary',
+      expect(err?.details).toMatch(
+        /^Deadline exceeded before the call started \(\w+ limit, 0 ms left\) on \/tickwheel\.test\.Echo\/Unary$/,
       );
       expect(log.started).toEqual([]);
       expect(statusesSent).toEqual([grpc.status.DEADLINE_EXCEEDED]);
@@ -386,28 +395,36 @@ describe('serverDeadlineInterceptor', () => {
 
   describe('#options', () => {
     it.each([
-      [{ defaultTimeoutMs: -5 }, RangeError, 'defaultTimeoutMs must be a number >= 0 (Infinity for no limit), got -5'],
-      [{ maxTimeoutMs: Number.NaN }, RangeError, 'maxTimeoutMs must be a number >= 0 (Infinity for no limit), got NaN'],
+      [
+        { defaultTimeoutMs: -5 },
+        RangeError,
+        '@tickwheel/grpc: defaultTimeoutMs must be a number of ms >= 0 (0 or Infinity: no limit), got -5',
+      ],
+      [
+        { maxTimeoutMs: Number.NaN },
+        RangeError,
+        'maxTimeoutMs must be a number of ms >= 0 (0 or Infinity: no limit), got NaN',
+      ],
       [
         { maxTimeoutMs: null },
         TypeError,
-        'maxTimeoutMs must be a number >= 0 (Infinity for no limit), got null (object)',
+        'maxTimeoutMs must be a number of ms >= 0 (0 or Infinity: no limit), got null',
       ],
       [
         { overrides: { '/a.B/': {} } },
         RangeError,
-        `overrides keys must be '/package.Service' or '/package.Service/Method'`,
+        `@tickwheel/grpc: overrides keys must be '/package.Service' or '/package.Service/Method'`,
       ],
-      [{ overrides: { '/a.B/C': 100 } }, TypeError, 'overrides["/a.B/C"] must be an object, got 100'],
+      [{ overrides: { '/a.B/C': 100 } }, TypeError, '@tickwheel/grpc: overrides["/a.B/C"] must be an object, got 100'],
       [
         { overrides: { '/a.B/C': { maxTimeoutMs: -1 } } },
         RangeError,
-        'overrides["/a.B/C"].maxTimeoutMs must be a number >= 0',
+        'overrides["/a.B/C"].maxTimeoutMs must be a number of ms >= 0 (0 or Infinity: no limit)',
       ],
       [
         { timeoutMs: 5 },
         TypeError,
-        'options has an unknown option "timeoutMs"; known options: defaultTimeoutMs, maxTimeoutMs, overrides, wheel',
+        '@tickwheel/grpc: unknown option timeoutMs; known options: defaultTimeoutMs, maxTimeoutMs, overrides, wheel',
       ],
       [{ wheel: 3 }, TypeError, 'wheel must be a TimingWheel from @tickwheel/core, got 3'],
     ])('rejects %o at construction', (options, type, message) => {

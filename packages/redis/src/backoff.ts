@@ -12,7 +12,9 @@
  * applies the policy it was scheduled with: `''` (retry at once), `f<ms>` or `e<ms>`, optionally
  * followed by `j<jitter in thousandths>`.
  */
-import { describeValue, requireMs } from '@tickwheel/core';
+import { optionKit } from '@tickwheel/core/internal';
+
+const kit = optionKit('@tickwheel/redis');
 
 /** How long a timer waits before its next attempt after a failed one. */
 export interface BackoffOptions {
@@ -34,25 +36,16 @@ const MAX_BACKOFF_MS = 2 ** 31 - 1;
  */
 export function encodeBackoff(value: unknown, name: string): string {
   if (value === undefined || value === 0) return '';
-  if (typeof value === 'number') return `f${Math.ceil(requireMs(value, name))}`;
-  if (value === null || typeof value !== 'object') {
-    throw new TypeError(`${name} must be a number of ms or { type, delayMs, jitter? }, got ${describeValue(value)}`);
+  if (typeof value === 'number') return `f${Math.ceil(kit.durationMs(value, name, 0, MAX_BACKOFF_MS))}`;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw kit.typeError(name, 'must be a number of ms or { type, delayMs, jitter? }', value);
   }
-  const { type, delayMs, jitter, ...rest } = value as Record<string, unknown>;
-  const unknown = Object.keys(rest);
-  if (unknown.length > 0)
-    throw new TypeError(`${name} has an unknown key ${describeValue(unknown[0])} (known: type, delayMs, jitter)`);
-  if (type !== 'fixed' && type !== 'exponential')
-    throw new TypeError(`${name}.type must be 'fixed' or 'exponential', got ${describeValue(type)}`);
-  const ms = Math.ceil(requireMs(delayMs, `${name}.delayMs`));
-  if (ms > MAX_BACKOFF_MS) throw new RangeError(`${name}.delayMs must be at most ${MAX_BACKOFF_MS}, got ${ms}`);
+  const { type, delayMs, jitter } = kit.object(value, name, ['type', 'delayMs', 'jitter']);
+  kit.oneOf(type, `${name}.type`, ['fixed', 'exponential']);
+  const ms = Math.ceil(kit.durationMs(delayMs, `${name}.delayMs`, 0, MAX_BACKOFF_MS));
   let encoded = `${type === 'fixed' ? 'f' : 'e'}${ms}`;
   if (jitter !== undefined) {
-    if (typeof jitter !== 'number')
-      throw new TypeError(`${name}.jitter must be a number from 0 to 1, got ${describeValue(jitter)}`);
-    if (!(jitter >= 0 && jitter <= 1))
-      throw new RangeError(`${name}.jitter must be a number from 0 to 1, got ${describeValue(jitter)}`);
-    if (jitter > 0) encoded += `j${Math.round(jitter * 1000)}`;
+    if (kit.number(jitter, `${name}.jitter`, 0, 1) > 0) encoded += `j${Math.round((jitter as number) * 1000)}`;
   }
   return encoded;
 }
@@ -72,13 +65,11 @@ export function backoffDelayMs(encoded: string, attempts: number, random = Math.
   return jitter === 0 ? wait : Math.floor(wait * (1 - jitter) + random * wait * jitter);
 }
 
-/** Validates `attempts`: an integer >= 1, or Infinity for no limit (stored as 0). */
+/**
+ * Validates `attempts`: an integer from 1 to 1e9, or no limit (stored as 0): `0` or `Infinity`,
+ * the "off" of every tickwheel limit.
+ */
 export function encodeAttempts(value: unknown, name: string): number {
-  if (value === Number.POSITIVE_INFINITY) return 0;
-  if (typeof value !== 'number')
-    throw new TypeError(`${name} must be an integer >= 1 or Infinity, got ${describeValue(value)}`);
-  if (!Number.isInteger(value) || value < 1 || value > 1_000_000_000) {
-    throw new RangeError(`${name} must be an integer from 1 to 1000000000 or Infinity, got ${describeValue(value)}`);
-  }
-  return value;
+  if (value === 0 || value === Number.POSITIVE_INFINITY) return 0;
+  return kit.integer(value, name, 1, 1_000_000_000);
 }

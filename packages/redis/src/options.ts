@@ -1,8 +1,9 @@
 /**
  * Defaults and validation of RedisTimers's options and of schedule's per-timer options.
- * Depends on @tickwheel/core's validators and backoff.ts.
+ * Depends on @tickwheel/core's option kit and backoff.ts.
  */
-import { describeValue, requireMs, sharedWheel, type TimingWheel } from '@tickwheel/core';
+import { sharedWheel, type TimingWheel } from '@tickwheel/core';
+import { optionKit, orDefault } from '@tickwheel/core/internal';
 import { encodeAttempts, encodeBackoff } from './backoff.js';
 import type { IfExists, RedisClient, RedisTimersOptions, ScheduleOptions } from './types.js';
 
@@ -22,8 +23,10 @@ export const DEFAULTS = {
   timeSource: 'redis',
 } as const;
 
-const KNOWN = new Set(['redis', 'namespace', 'wheel', ...Object.keys(DEFAULTS)]);
-const SCHEDULE_KNOWN = new Set(['attempts', 'backoff', 'ifExists']);
+const kit = optionKit('@tickwheel/redis');
+
+const KNOWN: readonly string[] = ['redis', 'namespace', 'wheel', ...Object.keys(DEFAULTS)];
+const SCHEDULE_KNOWN: readonly string[] = ['attempts', 'backoff', 'ifExists'];
 
 /** The per-timer policy as the scripts take it. */
 export interface Policy {
@@ -50,30 +53,14 @@ export interface ResolvedOptions {
 }
 
 export function requireInteger(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number')
-    throw new TypeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
-  if (!Number.isInteger(value) || value < min || value > max)
-    throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
-  return value;
+  return kit.integer(value, name, min, max);
 }
 
 function requireName(value: unknown, name: string): string {
   if (typeof value !== 'string' || value === '' || /[{}]/.test(value)) {
-    throw new TypeError(`${name} must be a non-empty string without '{' or '}', got ${describeValue(value)}`);
+    throw kit.typeError(name, "must be a non-empty string without '{' or '}'", value);
   }
   return value;
-}
-
-function requireOneOf<T extends string>(value: unknown, name: string, allowed: readonly T[]): T {
-  if (!allowed.includes(value as T))
-    throw new TypeError(`${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describeValue(value)}`);
-  return value as T;
-}
-
-function refuseUnknown(options: object, known: Set<string>, what: string): void {
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new TypeError(`${what} has an unknown option ${describeValue(key)}`);
-  }
 }
 
 function resolvePolicy(options: ScheduleOptions, defaults: Policy | undefined, prefix: string): Policy {
@@ -81,47 +68,52 @@ function resolvePolicy(options: ScheduleOptions, defaults: Policy | undefined, p
     maxAttempts:
       options.attempts === undefined && defaults
         ? defaults.maxAttempts
-        : String(encodeAttempts(options.attempts ?? DEFAULTS.attempts, `${prefix}attempts`)),
+        : String(encodeAttempts(orDefault(options.attempts, DEFAULTS.attempts), `${prefix}attempts`)),
     backoff:
       options.backoff === undefined && defaults
         ? defaults.backoff
-        : encodeBackoff(options.backoff ?? DEFAULTS.backoff, `${prefix}backoff`),
+        : encodeBackoff(orDefault<unknown>(options.backoff, DEFAULTS.backoff), `${prefix}backoff`),
     ifExists:
       options.ifExists === undefined && defaults
         ? defaults.ifExists
-        : requireOneOf(options.ifExists ?? DEFAULTS.ifExists, `${prefix}ifExists`, ['replace', 'keep']),
+        : kit.oneOf(orDefault(options.ifExists, DEFAULTS.ifExists), `${prefix}ifExists`, ['replace', 'keep']),
   };
 }
 
 /** Validates and completes the constructor's options; every bad value throws here. */
 export function resolveOptions(options: RedisTimersOptions): ResolvedOptions {
-  if (options === null || typeof options !== 'object')
-    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
-  refuseUnknown(options, KNOWN, 'RedisTimers');
+  if (options === undefined || options === null || typeof options !== 'object') {
+    throw kit.typeError('options', 'must be an object', options);
+  }
+  kit.object(options, 'options', KNOWN);
   const { redis } = options;
   if (
     redis === null ||
     typeof redis !== 'object' ||
     typeof (redis as { defineCommand?: unknown }).defineCommand !== 'function'
   ) {
-    throw new TypeError(`redis must be an ioredis client or Cluster, got ${describeValue(redis)}`);
+    throw kit.typeError('redis', 'must be an ioredis client or Cluster', redis);
   }
+  const ms = (name: keyof typeof DEFAULTS & `${string}Ms`, min: number): number =>
+    kit.durationMs(orDefault<unknown>(options[name], DEFAULTS[name]), name, min);
+  const int = (name: 'shards' | 'batchSize' | 'concurrency' | 'waitForReplicas', min: number, max: number): number =>
+    kit.integer(orDefault<unknown>(options[name], DEFAULTS[name]), name, min, max);
   return {
     redis,
     namespace: requireName(options.namespace, 'namespace'),
-    keyPrefix: requireName(options.keyPrefix ?? DEFAULTS.keyPrefix, 'keyPrefix'),
-    leaseMs: Math.ceil(requireMs(options.leaseMs ?? DEFAULTS.leaseMs, 'leaseMs', 1)),
-    shards: requireInteger(options.shards ?? DEFAULTS.shards, 'shards', 1, 1024),
-    wheel: options.wheel ?? sharedWheel(),
-    pollIntervalMs: requireMs(options.pollIntervalMs ?? DEFAULTS.pollIntervalMs, 'pollIntervalMs', 1),
-    batchSize: requireInteger(options.batchSize ?? DEFAULTS.batchSize, 'batchSize', 1, 1_000),
-    concurrency: requireInteger(options.concurrency ?? DEFAULTS.concurrency, 'concurrency', 1, 1_000_000),
-    failoverBudgetMs: requireMs(options.failoverBudgetMs ?? DEFAULTS.failoverBudgetMs, 'failoverBudgetMs'),
-    waitForReplicas: requireInteger(options.waitForReplicas ?? DEFAULTS.waitForReplicas, 'waitForReplicas', 0, 100),
-    waitForReplicasTimeoutMs: Math.ceil(
-      requireMs(options.waitForReplicasTimeoutMs ?? DEFAULTS.waitForReplicasTimeoutMs, 'waitForReplicasTimeoutMs', 1),
-    ),
-    localTime: requireOneOf(options.timeSource ?? DEFAULTS.timeSource, 'timeSource', ['redis', 'local']) === 'local',
+    keyPrefix: requireName(orDefault(options.keyPrefix, DEFAULTS.keyPrefix), 'keyPrefix'),
+    leaseMs: Math.ceil(ms('leaseMs', 1)),
+    shards: int('shards', 1, 1024),
+    wheel: options.wheel === undefined ? sharedWheel() : kit.wheel(options.wheel, 'wheel'),
+    pollIntervalMs: ms('pollIntervalMs', 1),
+    batchSize: int('batchSize', 1, 1_000),
+    concurrency: int('concurrency', 1, 1_000_000),
+    // A budget, not a limit: 0 means no retries, and it must end (no "off").
+    failoverBudgetMs: ms('failoverBudgetMs', 0),
+    waitForReplicas: int('waitForReplicas', 0, 100),
+    waitForReplicasTimeoutMs: Math.ceil(ms('waitForReplicasTimeoutMs', 1)),
+    localTime:
+      kit.oneOf(orDefault(options.timeSource, DEFAULTS.timeSource), 'timeSource', ['redis', 'local']) === 'local',
     policy: resolvePolicy(options, undefined, ''),
   };
 }
@@ -129,15 +121,13 @@ export function resolveOptions(options: RedisTimersOptions): ResolvedOptions {
 /** Validates schedule's per-timer options over the instance's defaults. */
 export function resolveScheduleOptions(options: ScheduleOptions | undefined, defaults: Policy): Policy {
   if (options === undefined) return defaults;
-  if (options === null || typeof options !== 'object')
-    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
-  refuseUnknown(options, SCHEDULE_KNOWN, 'schedule');
+  if (options === null || typeof options !== 'object') throw kit.typeError('options', 'must be an object', options);
+  kit.object(options, 'options', SCHEDULE_KNOWN);
   return resolvePolicy(options, defaults, 'options.');
 }
 
 export function requireId(id: unknown): string {
-  if (typeof id !== 'string' || id === '')
-    throw new TypeError(`id must be a non-empty string, got ${describeValue(id)}`);
+  if (typeof id !== 'string' || id === '') throw kit.typeError('id', 'must be a non-empty string', id);
   return id;
 }
 
@@ -151,13 +141,12 @@ export function dueArgs(when: unknown, name: string): ['in' | 'at', string] {
   if (when !== null && typeof when === 'object' && !(when instanceof Date)) {
     const at = (when as { at?: unknown }).at;
     if (at instanceof Date && Number.isNaN(at.getTime()))
-      throw new RangeError(`${name}.at must be a valid Date, got an Invalid Date`);
+      throw new RangeError(`${kit.pkg}: ${name}.at must be a valid Date, got an Invalid Date`);
     mode = 'at';
     name = `${name}.at`;
-    ms = requireMs(at instanceof Date ? at.getTime() : at, name);
+    ms = kit.durationMs(at instanceof Date ? at.getTime() : at, name, 0, MAX_TIME_MS);
   } else {
-    ms = requireMs(when, name);
+    ms = kit.durationMs(when, name, 0, MAX_TIME_MS);
   }
-  if (ms > MAX_TIME_MS) throw new RangeError(`${name} must be at most ${MAX_TIME_MS} (the last valid Date), got ${ms}`);
   return [mode, String(Math.ceil(ms))];
 }

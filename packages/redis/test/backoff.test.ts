@@ -13,11 +13,19 @@ describe('backoff', () => {
     });
 
     it.each([
-      [-1, RangeError, 'backoff must be a finite number >= 0, got -1'],
+      [-1, RangeError, '@tickwheel/redis: backoff must be a finite number of ms >= 0, got -1'],
       ['100', TypeError, 'backoff must be a number of ms or { type, delayMs, jitter? }, got "100"'],
-      [{ type: 'linear', delayMs: 1 }, TypeError, "backoff.type must be 'fixed' or 'exponential', got \"linear\""],
-      [{ type: 'fixed', delay: 1 }, TypeError, 'backoff has an unknown key "delay" (known: type, delayMs, jitter)'],
-      [{ type: 'fixed', delayMs: Number.NaN }, RangeError, 'backoff.delayMs must be a finite number >= 0, got NaN'],
+      [{ type: 'linear', delayMs: 1 }, RangeError, 'backoff.type must be "fixed" or "exponential", got "linear"'],
+      [
+        { type: 'fixed', delay: 1 },
+        TypeError,
+        '@tickwheel/redis: unknown option backoff.delay; known options: type, delayMs, jitter',
+      ],
+      [
+        { type: 'fixed', delayMs: Number.NaN },
+        RangeError,
+        'backoff.delayMs must be a finite number of ms >= 0, got NaN',
+      ],
       [
         { type: 'fixed', delayMs: 2 ** 40 },
         RangeError,
@@ -27,9 +35,9 @@ describe('backoff', () => {
       [
         { type: 'fixed', delayMs: 1, jitter: -0.1 },
         RangeError,
-        'backoff.jitter must be a number from 0 to 1, got -0.1',
+        'backoff.jitter must be a finite number >= 0, got -0.1',
       ],
-      [{ type: 'fixed', delayMs: 1, jitter: 1.5 }, RangeError, 'backoff.jitter must be a number from 0 to 1, got 1.5'],
+      [{ type: 'fixed', delayMs: 1, jitter: 1.5 }, RangeError, 'backoff.jitter must be at most 1, got 1.5'],
     ])('refuses %o', (bad, type, message) => {
       expect(() => encodeBackoff(bad, 'backoff')).toThrow(type);
       expect(() => encodeBackoff(bad, 'backoff')).toThrow(message);
@@ -66,15 +74,16 @@ describe('backoff', () => {
   });
 
   describe('encodeAttempts', () => {
-    it('takes integers >= 1 and Infinity (stored as 0)', () => {
+    it('takes integers >= 1, and 0 or Infinity as no limit (stored as 0)', () => {
       expect(encodeAttempts(1, 'attempts')).toBe(1);
       expect(encodeAttempts(Infinity, 'attempts')).toBe(0);
-      expect(() => encodeAttempts(0, 'attempts')).toThrow(
-        new RangeError('attempts must be an integer from 1 to 1000000000 or Infinity, got 0'),
+      expect(encodeAttempts(0, 'attempts')).toBe(0);
+      expect(() => encodeAttempts(-1, 'attempts')).toThrow(
+        new RangeError('@tickwheel/redis: attempts must be an integer >= 1, got -1'),
       );
       expect(() => encodeAttempts(2.5, 'attempts')).toThrow(RangeError);
       expect(() => encodeAttempts('3', 'attempts')).toThrow(
-        new TypeError('attempts must be an integer >= 1 or Infinity, got "3"'),
+        new TypeError('@tickwheel/redis: attempts must be an integer >= 1, got "3"'),
       );
     });
   });

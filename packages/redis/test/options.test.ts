@@ -1,5 +1,6 @@
 import RedisMock from 'ioredis-mock';
 import { describe, expect, it } from 'vitest';
+import { badValues, expectRejected, expectUnknownKey, type OptionKind } from '../../../tests/helpers/bad-options.js';
 import { DEFAULTS, resolveOptions, resolveScheduleOptions } from '../src/options.js';
 import type { RedisClient } from '../src/types.js';
 
@@ -21,27 +22,70 @@ describe('options', () => {
     });
 
     it.each([
-      [{ attempts: 0 }, RangeError, 'attempts must be an integer from 1 to 1000000000 or Infinity, got 0'],
+      [{ attempts: -1 }, RangeError, '@tickwheel/redis: attempts must be an integer >= 1, got -1'],
+      [{ backoff: { type: 'fixed', delayMs: 1, jitter: 2 } }, RangeError, 'backoff.jitter must be at most 1, got 2'],
+      [{ ifExists: 'merge' }, RangeError, 'ifExists must be "replace" or "keep", got "merge"'],
+      [{ failoverBudgetMs: -1 }, RangeError, 'failoverBudgetMs must be a finite number of ms >= 0, got -1'],
+      [{ waitForReplicas: 1.5 }, RangeError, 'waitForReplicas must be an integer >= 0, got 1.5'],
       [
-        { backoff: { type: 'fixed', delayMs: 1, jitter: 2 } },
+        { waitForReplicasTimeoutMs: 0 },
         RangeError,
-        'backoff.jitter must be a number from 0 to 1, got 2',
+        'waitForReplicasTimeoutMs must be a finite number of ms >= 1, got 0',
       ],
-      [{ ifExists: 'merge' }, TypeError, "ifExists must be 'replace' or 'keep', got \"merge\""],
-      [{ failoverBudgetMs: -1 }, RangeError, 'failoverBudgetMs must be a finite number >= 0, got -1'],
-      [{ waitForReplicas: 1.5 }, RangeError, 'waitForReplicas must be an integer from 0 to 100, got 1.5'],
-      [{ waitForReplicasTimeoutMs: 0 }, RangeError, 'waitForReplicasTimeoutMs must be a finite number >= 1, got 0'],
-      [{ timeSource: 'server' }, TypeError, "timeSource must be 'redis' or 'local', got \"server\""],
-      [{ leaseMS: 5 }, TypeError, 'RedisTimers has an unknown option "leaseMS"'],
+      [{ timeSource: 'server' }, RangeError, 'timeSource must be "redis" or "local", got "server"'],
+      [{ leaseMS: 5 }, TypeError, '@tickwheel/redis: unknown option leaseMS; known options: redis, namespace, wheel, '],
     ])('refuses %o', (bad, type, message) => {
       expect(() => resolveOptions({ redis, namespace: 'ns', ...bad } as never)).toThrow(type);
       expect(() => resolveOptions({ redis, namespace: 'ns', ...bad } as never)).toThrow(message);
     });
 
-    it('takes attempts: Infinity as no limit and backoff: 0 as none', () => {
-      expect(resolveOptions({ redis, namespace: 'ns', attempts: Infinity, backoff: 0 }).policy).toMatchObject({
-        maxAttempts: '0',
-        backoff: '',
+    it('takes attempts: 0 or Infinity as no limit and backoff: 0 as none', () => {
+      for (const attempts of [0, Infinity]) {
+        expect(resolveOptions({ redis, namespace: 'ns', attempts, backoff: 0 }).policy).toMatchObject({
+          maxAttempts: '0',
+          backoff: '',
+        });
+      }
+    });
+
+    describe('the shared table of bad inputs', () => {
+      const options: Record<string, OptionKind> = {
+        leaseMs: 'durationMs',
+        pollIntervalMs: 'durationMs',
+        failoverBudgetMs: 'durationMs',
+        waitForReplicasTimeoutMs: 'durationMs',
+        shards: 'integer',
+        batchSize: 'integer',
+        concurrency: 'integer',
+        waitForReplicas: 'integer',
+      };
+      for (const [path, kind] of Object.entries(options)) {
+        for (const bad of badValues(kind)) {
+          it(`rejects ${path} = ${bad.label} with a ${bad.error.name}`, () => {
+            expectRejected(
+              () => resolveOptions({ redis, namespace: 'ns', [path]: bad.value }),
+              '@tickwheel/redis',
+              path,
+              bad,
+            );
+          });
+        }
+      }
+
+      it('rejects an unknown key, in the constructor and per timer', () => {
+        expectUnknownKey(
+          () => resolveOptions({ redis, namespace: 'ns', lease: 5 } as never),
+          '@tickwheel/redis',
+          'lease',
+        );
+        const defaults = resolveOptions({ redis, namespace: 'ns' }).policy;
+        expectUnknownKey(() => resolveScheduleOptions({ delay: 5 } as never, defaults), '@tickwheel/redis', 'delay');
+      });
+
+      it('rejects a wheel that is not one', () => {
+        expect(() => resolveOptions({ redis, namespace: 'ns', wheel: {} as never })).toThrow(
+          '@tickwheel/redis: wheel must be a TimingWheel from @tickwheel/core, got {}',
+        );
       });
     });
   });
@@ -61,12 +105,14 @@ describe('options', () => {
 
     it('names the per-timer option in errors', () => {
       expect(() => resolveScheduleOptions({ attempts: -1 }, defaults)).toThrow(
-        'options.attempts must be an integer from 1 to 1000000000 or Infinity, got -1',
+        '@tickwheel/redis: options.attempts must be an integer >= 1, got -1',
       );
       expect(() => resolveScheduleOptions({ delay: 5 } as never, defaults)).toThrow(
-        'schedule has an unknown option "delay"',
+        '@tickwheel/redis: unknown option delay; known options: attempts, backoff, ifExists',
       );
-      expect(() => resolveScheduleOptions(5 as never, defaults)).toThrow('options must be an object, got 5');
+      expect(() => resolveScheduleOptions(5 as never, defaults)).toThrow(
+        '@tickwheel/redis: options must be an object, got 5',
+      );
     });
   });
 });

@@ -1,4 +1,5 @@
-import { describeValue, isTimingWheel, requireMs, sharedWheel, type TimingWheel } from '@tickwheel/core';
+import { sharedWheel, type TimingWheel } from '@tickwheel/core';
+import { optionKit, orDefault } from '@tickwheel/core/internal';
 import type { HeartbeatOptions } from './types.js';
 
 /**
@@ -19,6 +20,8 @@ export const DEFAULTS = {
   closeCode: 1001,
   closeReason: 'heartbeat timeout',
 } as const;
+
+const kit = optionKit('@tickwheel/ws');
 
 /** See `DEFAULTS`. */
 export const DEFAULT_PONG_TIMEOUT_MS = 10_000;
@@ -45,7 +48,7 @@ export interface ResolvedOptions {
   readonly wheel: TimingWheel;
 }
 
-const KNOWN = new Set<string>([
+const KNOWN: readonly string[] = [
   'pingIntervalMs',
   'pongTimeoutMs',
   'pingSlackMs',
@@ -59,7 +62,7 @@ const KNOWN = new Set<string>([
   'closeReason',
   'trackWrites',
   'wheel',
-]);
+];
 
 /**
  * Applies the defaults and validates everything, so that a bad option throws when the heartbeat
@@ -68,61 +71,57 @@ const KNOWN = new Set<string>([
  * @throws TypeError/RangeError naming the option and the offending value
  */
 export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedOptions {
-  if (options === undefined) options = {};
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
+  if (options === null || (options !== undefined && typeof options !== 'object')) {
+    throw kit.typeError('options', 'must be an object', options);
   }
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key))
-      throw new TypeError(`unknown option ${describeValue(key)}; known options: ${[...KNOWN].join(', ')}`);
-  }
-  const pingIntervalMs = requireMs(options.pingIntervalMs ?? DEFAULTS.pingIntervalMs, 'pingIntervalMs');
-  const readerIdleMs = requireMs(options.readerIdleMs ?? DEFAULTS.readerIdleMs, 'readerIdleMs');
-  const writerIdleMs = requireMs(options.writerIdleMs ?? DEFAULTS.writerIdleMs, 'writerIdleMs');
-  const allIdleMs = requireMs(options.allIdleMs ?? DEFAULTS.allIdleMs, 'allIdleMs');
+  options = kit.object(options, 'options', KNOWN);
+  const pingIntervalMs = limit(options.pingIntervalMs, DEFAULTS.pingIntervalMs, 'pingIntervalMs');
+  const readerIdleMs = limit(options.readerIdleMs, DEFAULTS.readerIdleMs, 'readerIdleMs');
+  const writerIdleMs = limit(options.writerIdleMs, DEFAULTS.writerIdleMs, 'writerIdleMs');
+  const allIdleMs = limit(options.allIdleMs, DEFAULTS.allIdleMs, 'allIdleMs');
 
   let pongTimeoutMs = 0;
   let pingSlackMs = 0;
   if (pingIntervalMs > 0) {
-    pingSlackMs = requireMs(options.pingSlackMs ?? pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR, 'pingSlackMs');
+    pingSlackMs = kit.durationMs(
+      options.pingSlackMs === undefined ? pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR : options.pingSlackMs,
+      'pingSlackMs',
+    );
     if (pingSlackMs > pingIntervalMs) {
-      throw new RangeError(`pingSlackMs must be <= pingIntervalMs (${pingIntervalMs}), got ${pingSlackMs}`);
+      throw kit.rangeError('pingSlackMs', `must be <= pingIntervalMs (${pingIntervalMs})`, pingSlackMs);
     }
-    pongTimeoutMs = requireMs(
-      options.pongTimeoutMs ?? Math.min(DEFAULT_PONG_TIMEOUT_MS, pingIntervalMs),
+    pongTimeoutMs = kit.durationMs(
+      options.pongTimeoutMs === undefined ? Math.min(DEFAULT_PONG_TIMEOUT_MS, pingIntervalMs) : options.pongTimeoutMs,
       'pongTimeoutMs',
     );
     // 0 would declare every peer dead at the ping; beyond the interval a late pong and a lost one
     // can no longer be told apart within one round.
     if (pongTimeoutMs <= 0 || pongTimeoutMs > pingIntervalMs) {
-      throw new RangeError(`pongTimeoutMs must be > 0 and <= pingIntervalMs (${pingIntervalMs}), got ${pongTimeoutMs}`);
+      throw kit.rangeError('pongTimeoutMs', `must be > 0 and <= pingIntervalMs (${pingIntervalMs})`, pongTimeoutMs);
     }
   } else {
     for (const name of ['pongTimeoutMs', 'pingSlackMs'] as const) {
       if (options[name] !== undefined) {
-        throw new RangeError(
-          `${name} needs pings: pingIntervalMs is 0 (pings disabled), got ${name} ${describeValue(options[name])}`,
-        );
+        throw kit.rangeError(name, 'needs pings, but pingIntervalMs is 0 (pings off)', options[name]);
       }
     }
   }
   if (pingIntervalMs === 0 && readerIdleMs === 0 && writerIdleMs === 0 && allIdleMs === 0) {
     throw new RangeError(
-      'pingIntervalMs, readerIdleMs, writerIdleMs and allIdleMs are all 0: the heartbeat would do nothing',
+      '@tickwheel/ws: pingIntervalMs, readerIdleMs, writerIdleMs and allIdleMs are all off: the heartbeat would do nothing',
     );
   }
 
   const needsWrites = writerIdleMs > 0 || allIdleMs > 0;
-  const trackWrites = requireBoolean(options.trackWrites ?? needsWrites, 'trackWrites');
+  const trackWrites = kit.boolean(options.trackWrites === undefined ? needsWrites : options.trackWrites, 'trackWrites');
   if (needsWrites && !trackWrites) {
     throw new RangeError(
-      'trackWrites cannot be false while writerIdleMs or allIdleMs is enabled: writer idleness is measured from completed sends',
+      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs or allIdleMs is on: writer idleness is measured from completed sends',
     );
   }
 
-  const wheel = options.wheel ?? sharedWheel();
-  if (!isTimingWheel(wheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
-  if (wheel.isClosed) throw new RangeError('wheel is closed: pass an open TimingWheel');
+  const wheel = options.wheel === undefined ? sharedWheel() : kit.wheel(options.wheel, 'wheel');
+  if (wheel.isClosed) throw new RangeError('@tickwheel/ws: wheel is closed: pass an open TimingWheel');
 
   return {
     pingIntervalMs,
@@ -131,42 +130,53 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     readerIdleMs,
     writerIdleMs,
     allIdleMs,
-    closeOnIdle: requireBoolean(options.closeOnIdle ?? DEFAULTS.closeOnIdle, 'closeOnIdle'),
-    idleCloseCode: requireCloseCode(options.idleCloseCode ?? DEFAULTS.idleCloseCode, 'idleCloseCode'),
-    idleCloseReason: requireCloseReason(options.idleCloseReason ?? DEFAULTS.idleCloseReason, 'idleCloseReason'),
-    closeCode: requireCloseCode(options.closeCode ?? DEFAULTS.closeCode, 'closeCode'),
-    closeReason: requireCloseReason(options.closeReason ?? DEFAULTS.closeReason, 'closeReason'),
+    closeOnIdle: kit.boolean(orDefault(options.closeOnIdle, DEFAULTS.closeOnIdle), 'closeOnIdle'),
+    idleCloseCode: requireCloseCode(orDefault(options.idleCloseCode, DEFAULTS.idleCloseCode), 'idleCloseCode'),
+    idleCloseReason: requireCloseReason(
+      orDefault(options.idleCloseReason, DEFAULTS.idleCloseReason),
+      'idleCloseReason',
+    ),
+    closeCode: requireCloseCode(orDefault(options.closeCode, DEFAULTS.closeCode), 'closeCode'),
+    closeReason: requireCloseReason(orDefault(options.closeReason, DEFAULTS.closeReason), 'closeReason'),
     trackWrites,
     wheel,
   };
 }
 
-function requireBoolean(value: unknown, name: string): boolean {
-  if (typeof value !== 'boolean') throw new TypeError(`${name} must be a boolean, got ${describeValue(value)}`);
-  return value;
+/**
+ * A limit in ms, or its default when left out; 0 (ws's own "off") and Infinity turn it off, which
+ * this package keeps as 0 internally.
+ */
+function limit(value: unknown, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  const ms = kit.limitMs(value, name);
+  return ms === Infinity ? 0 : ms;
 }
 
 /** The codes an endpoint may send (RFC 6455 §7.4, as ws checks them): 1000-1014 except 1004-1006, and 3000-4999. */
 function requireCloseCode(value: unknown, name: string): number {
-  if (typeof value !== 'number')
-    throw new TypeError(`${name} must be a WebSocket close code (a number), got ${describeValue(value)}`);
+  if (typeof value !== 'number') throw kit.typeError(name, 'must be a WebSocket close code (a number)', value);
   const valid =
     Number.isInteger(value) &&
     ((value >= 1000 && value <= 1014 && value !== 1004 && value !== 1005 && value !== 1006) ||
       (value >= 3000 && value <= 4999));
   if (!valid) {
-    throw new RangeError(
-      `${name} must be a close code an endpoint may send: 1000-1014 except 1004-1006, or 3000-4999, got ${describeValue(value)}`,
+    throw kit.rangeError(
+      name,
+      'must be a close code an endpoint may send: 1000-1014 except 1004-1006, or 3000-4999',
+      value,
     );
   }
   return value;
 }
 
 function requireCloseReason(value: unknown, name: string): string {
-  if (typeof value !== 'string') throw new TypeError(`${name} must be a string, got ${describeValue(value)}`);
+  if (typeof value !== 'string') throw kit.typeError(name, 'must be a string', value);
   const bytes = Buffer.byteLength(value);
   if (bytes > MAX_CLOSE_REASON_BYTES) {
-    throw new RangeError(`${name} must be at most ${MAX_CLOSE_REASON_BYTES} bytes of UTF-8, got ${bytes} bytes`);
+    throw new RangeError(
+      `${kit.pkg}: ${name} must be at most ${MAX_CLOSE_REASON_BYTES} bytes of UTF-8, got ${bytes} bytes`,
+    );
   }
   return value;
 }

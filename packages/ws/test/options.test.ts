@@ -1,4 +1,5 @@
 import { ManualClock, TimingWheel, sharedWheel } from '@tickwheel/core';
+import { badValues, expectRejected, expectUnknownKey, type OptionKind } from '../../../tests/helpers/bad-options.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS, resolveOptions } from '../src/options.js';
 
@@ -21,16 +22,59 @@ describe('resolveOptions', () => {
   });
 
   it.each([
-    ['pingIntervalMs', -1, RangeError, 'pingIntervalMs must be a finite number >= 0, got -1'],
-    ['pingIntervalMs', Number.NaN, RangeError, 'pingIntervalMs must be a finite number >= 0, got NaN'],
-    ['pingIntervalMs', '30s', TypeError, 'pingIntervalMs must be a finite number >= 0, got "30s" (string)'],
-    ['readerIdleMs', -5, RangeError, 'readerIdleMs must be a finite number >= 0, got -5'],
-    ['writerIdleMs', Infinity, RangeError, 'writerIdleMs must be a finite number >= 0, got Infinity'],
-    ['allIdleMs', Number.NaN, RangeError, 'allIdleMs must be a finite number >= 0, got NaN'],
-    ['pongTimeoutMs', -1, RangeError, 'pongTimeoutMs must be a finite number >= 0, got -1'],
+    [
+      'pingIntervalMs',
+      -1,
+      RangeError,
+      '@tickwheel/ws: pingIntervalMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1',
+    ],
+    [
+      'pingIntervalMs',
+      '30s',
+      TypeError,
+      'pingIntervalMs must be a number of ms >= 0 (0 or Infinity: no limit), got "30s"',
+    ],
+    [
+      'readerIdleMs',
+      2 ** 60,
+      RangeError,
+      '@tickwheel/ws: readerIdleMs must be at most 9007199254740992, got 1152921504606847000',
+    ],
+    ['pongTimeoutMs', -1, RangeError, '@tickwheel/ws: pongTimeoutMs must be a finite number of ms >= 0, got -1'],
   ])('rejects %s = %s', (name, value, type, message) => {
     expect(() => resolveOptions({ [name]: value })).toThrow(type);
     expect(() => resolveOptions({ [name]: value })).toThrow(message);
+  });
+
+  describe('the shared table of bad inputs', () => {
+    const options: Record<string, OptionKind> = {
+      pingIntervalMs: 'limitMs',
+      readerIdleMs: 'limitMs',
+      writerIdleMs: 'limitMs',
+      allIdleMs: 'limitMs',
+      pongTimeoutMs: 'durationMs',
+      pingSlackMs: 'durationMs',
+      closeOnIdle: 'boolean',
+      trackWrites: 'boolean',
+    };
+    for (const [path, kind] of Object.entries(options)) {
+      for (const bad of badValues(kind)) {
+        it(`rejects ${path} = ${bad.label} with a ${bad.error.name}`, () => {
+          expectRejected(() => resolveOptions({ [path]: bad.value }), '@tickwheel/ws', path, bad);
+        });
+      }
+    }
+
+    it('rejects an unknown key', () => {
+      expectUnknownKey(() => resolveOptions({ pingInterval: 5 } as never), '@tickwheel/ws', 'pingInterval');
+    });
+
+    it('takes 0 and Infinity as "off" for every limit', () => {
+      for (const off of [0, Infinity]) {
+        const resolved = resolveOptions({ readerIdleMs: 5, writerIdleMs: off, allIdleMs: off, pingIntervalMs: off });
+        expect(resolved).toMatchObject({ pingIntervalMs: 0, writerIdleMs: 0, allIdleMs: 0, trackWrites: false });
+      }
+    });
   });
 
   it('rejects a pongTimeoutMs of 0', () => {
@@ -51,7 +95,9 @@ describe('resolveOptions', () => {
     expect(() => resolveOptions({ pingIntervalMs: 100, pingSlackMs: 101 })).toThrow(
       'pingSlackMs must be <= pingIntervalMs (100), got 101',
     );
-    expect(() => resolveOptions({ pingSlackMs: -1 })).toThrow('pingSlackMs must be a finite number >= 0, got -1');
+    expect(() => resolveOptions({ pingSlackMs: -1 })).toThrow(
+      '@tickwheel/ws: pingSlackMs must be a finite number of ms >= 0, got -1',
+    );
     expect(resolveOptions({ pingSlackMs: 0 }).pingSlackMs).toBe(0);
   });
 
@@ -68,7 +114,7 @@ describe('resolveOptions', () => {
   });
 
   it('rejects a heartbeat with nothing to do', () => {
-    expect(() => resolveOptions({ pingIntervalMs: 0 })).toThrow(/all 0: the heartbeat would do nothing/);
+    expect(() => resolveOptions({ pingIntervalMs: 0 })).toThrow(/all off: the heartbeat would do nothing/);
   });
 
   it('rejects trackWrites: false with writer idleness', () => {
@@ -115,14 +161,18 @@ describe('resolveOptions', () => {
     expect(() => resolveOptions({ wheel: {} as never })).toThrow(TypeError);
     const wheel = new TimingWheel({ clock: new ManualClock() });
     wheel.close();
-    expect(() => resolveOptions({ wheel })).toThrow(/wheel is closed/);
+    expect(() => resolveOptions({ wheel })).toThrow(
+      '@tickwheel/ws: wheel must be an open TimingWheel, got an object (TimingWheel)',
+    );
   });
 
   it('rejects an unknown option, so that typos do not pass silently', () => {
-    expect(() => resolveOptions({ pingInterval: 5 } as never)).toThrow(/unknown option "pingInterval"/);
+    expect(() => resolveOptions({ pingInterval: 5 } as never)).toThrow(
+      /^@tickwheel\/ws: unknown option pingInterval; known options: pingIntervalMs, /,
+    );
   });
 
   it('rejects options that are not an object', () => {
-    expect(() => resolveOptions(5 as never)).toThrow('options must be an object, got 5');
+    expect(() => resolveOptions(5 as never)).toThrow('@tickwheel/ws: options must be an object, got 5');
   });
 });

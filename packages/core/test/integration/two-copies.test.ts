@@ -193,7 +193,7 @@ describe('two copies of @tickwheel/core in one process', () => {
       'wheel must be a TimingWheel, got an object (NotAWheel)',
     );
     expect(() => withTimeouts(fetch, { wheel: new NotAWheel() as never })).toThrow(
-      /wheel must be a TimingWheel, got an object \(NotAWheel\)$/,
+      /^@tickwheel\/fetch: wheel must be a TimingWheel from @tickwheel\/core, got an object \(NotAWheel\)$/,
     );
   });
 });

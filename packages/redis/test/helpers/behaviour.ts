@@ -102,10 +102,12 @@ export function describeRedisTimers(
         const t = timers({ namespace: uniqueNamespace() });
         const cyclic: Record<string, unknown> = { a: 1 };
         cyclic['self'] = cyclic;
-        await expect(t.schedule('', 10)).rejects.toThrow(new TypeError('id must be a non-empty string, got ""'));
+        await expect(t.schedule('', 10)).rejects.toThrow(
+          new TypeError('@tickwheel/redis: id must be a non-empty string, got ""'),
+        );
         await expect(t.schedule(5 as unknown as string, 10)).rejects.toThrow(TypeError);
         await expect(t.schedule('a', -5)).rejects.toThrow(
-          new RangeError('delayMs must be a finite number >= 0, got -5'),
+          new RangeError('@tickwheel/redis: delayMs must be a finite number of ms >= 0, got -5'),
         );
         await expect(t.schedule('a', Number.NaN)).rejects.toThrow(RangeError);
         await expect(t.schedule('a', '10' as unknown as number)).rejects.toThrow(TypeError);
@@ -122,7 +124,7 @@ export function describeRedisTimers(
         await expect(t.schedule('a', 10, { when: new Date() })).rejects.toThrow(/payload\.when .*Date/);
         await expect(t.schedule('a', 1e300)).rejects.toThrow(/delayMs must be at most 8640000000000000/);
         await expect(t.schedule('a', { at: -1 })).rejects.toThrow(
-          new RangeError('delayMs.at must be a finite number >= 0, got -1'),
+          new RangeError('@tickwheel/redis: delayMs.at must be a finite number of ms >= 0, got -1'),
         );
         await expect(t.reschedule('a', -1)).rejects.toThrow(RangeError);
         expect(await t.get('a')).toBeUndefined();

@@ -1,0 +1,153 @@
+/**
+ * The option kit: how every tickwheel package checks its options, with one message shape.
+ * Internal (reached through `@tickwheel/core/internal`); depends on validate.ts and the wheel's brand check only.
+ *
+ * undici checks every dispatcher option in one place and words each failure the same way; this is
+ * ours. Every failure is a `TypeError` (wrong type) or a `RangeError` (right type, wrong value)
+ * whose message names the package, the option path and the value, never dumping an object:
+ *
+ *     @tickwheel/fetch: retry.limit must be an integer >= 0, got -1
+ *
+ * One "off" for every limit: `0` turns it off, `Infinity` means the same (a limit that never
+ * comes), and `false` (fetch's old spelling) still does with a one-time deprecation warning until
+ * 1.0. A limit that is off reads as `Infinity`.
+ */
+import { MAX_DELAY_MS } from './tick-scale.js';
+import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
+import { describeValue } from './validate.js';
+
+/** The checks of one package's options; every method throws on a bad value and returns it typed. */
+export interface OptionKit {
+  /** The package the messages name, `@tickwheel/fetch`. */
+  readonly pkg: string;
+  /** An options object (`undefined` reads as `{}`) whose keys are all in `known`. */
+  object(value: unknown, path: string, known: readonly string[]): Record<string, unknown>;
+  /** A finite number in [min, max]. */
+  number(value: unknown, path: string, min: number, max: number): number;
+  /** A finite number of milliseconds in [min, max] (`max` defaults to the wheel's `MAX_DELAY_MS`). */
+  durationMs(value: unknown, path: string, min?: number, max?: number): number;
+  /** A limit in milliseconds: `0`, `Infinity` (and deprecated `false`) turn it off and read as `Infinity`. */
+  limitMs(value: unknown, path: string): number;
+  /** An integer in [min, max]. */
+  integer(value: unknown, path: string, min: number, max?: number): number;
+  /** A boolean. */
+  boolean(value: unknown, path: string): boolean;
+  /** A function. */
+  function<F extends (...args: never[]) => unknown>(value: unknown, path: string): F;
+  /** One of `allowed` (compared with `===`). */
+  oneOf<T extends string | number>(value: unknown, path: string, allowed: readonly T[]): T;
+  /** A `TimingWheel` from any copy of `@tickwheel/core` (brand check) that is still open. */
+  wheel(value: unknown, path: string): TimingWheel;
+  /** A `TypeError` in the kit's shape: `<pkg>: <path> <what>, got <value>`. */
+  typeError(path: string, what: string, value: unknown): TypeError;
+  /** A `RangeError` in the kit's shape. */
+  rangeError(path: string, what: string, value: unknown): RangeError;
+}
+
+/** The packages already warned about `false` meaning "off", so each warns once per process. */
+const warnedFalse = new Set<string>();
+
+/** The option kit of `pkg` (`'@tickwheel/ws'`). */
+export function optionKit(pkg: string): OptionKit {
+  const message = (path: string, what: string, value: unknown): string =>
+    `${pkg}: ${path} ${what}, got ${describeValue(value)}`;
+  const typeError = (path: string, what: string, value: unknown): TypeError =>
+    new TypeError(message(path, what, value));
+  const rangeError = (path: string, what: string, value: unknown): RangeError =>
+    new RangeError(message(path, what, value));
+
+  /** `value` as a number in [min, max]; the message states the bound that was crossed. */
+  const bounded = (value: unknown, path: string, kind: string, min: number, max: number, note = ''): number => {
+    const what = `must be ${kind} >= ${min}${note}`;
+    if (typeof value !== 'number') throw typeError(path, what, value);
+    if (!(value >= min) || !Number.isFinite(value)) throw rangeError(path, what, value);
+    if (value > max) throw rangeError(path, `must be at most ${max}`, value);
+    return value;
+  };
+
+  const kit: OptionKit = {
+    pkg,
+    typeError,
+    rangeError,
+
+    object(value, path, known) {
+      if (value === undefined) return {};
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        throw typeError(path, 'must be an object', value);
+      }
+      for (const key of Object.keys(value)) {
+        if (!known.includes(key)) {
+          const where = path === 'options' ? key : `${path}.${key}`;
+          throw new TypeError(`${pkg}: unknown option ${where}; known options: ${known.join(', ')}`);
+        }
+      }
+      return value as Record<string, unknown>;
+    },
+
+    number(value, path, min, max) {
+      return bounded(value, path, 'a finite number', min, max);
+    },
+
+    durationMs(value, path, min = 0, max = MAX_DELAY_MS) {
+      return bounded(value, path, 'a finite number of ms', min, max);
+    },
+
+    limitMs(value, path) {
+      if (value === false) {
+        warnFalse(pkg, path);
+        return Infinity;
+      }
+      if (value === 0 || value === Infinity) return Infinity;
+      return bounded(value, path, 'a number of ms', 0, MAX_DELAY_MS, ' (0 or Infinity: no limit)');
+    },
+
+    integer(value, path, min, max = Number.MAX_SAFE_INTEGER) {
+      if (typeof value === 'number' && !Number.isInteger(value)) {
+        throw rangeError(path, `must be an integer >= ${min}`, value);
+      }
+      return bounded(value, path, 'an integer', min, max);
+    },
+
+    boolean(value, path) {
+      if (typeof value !== 'boolean') throw typeError(path, 'must be a boolean', value);
+      return value;
+    },
+
+    function<F extends (...args: never[]) => unknown>(value: unknown, path: string): F {
+      if (typeof value !== 'function') throw typeError(path, 'must be a function', value);
+      return value as F;
+    },
+
+    oneOf<T extends string | number>(value: unknown, path: string, allowed: readonly T[]): T {
+      if (!allowed.includes(value as T)) {
+        const list = allowed.map((a) => describeValue(a)).join(' or ');
+        throw (typeof value === typeof allowed[0] ? rangeError : typeError)(path, `must be ${list}`, value);
+      }
+      return value as T;
+    },
+
+    wheel(value, path) {
+      if (!isTimingWheel(value)) throw typeError(path, 'must be a TimingWheel from @tickwheel/core', value);
+      if (value.isClosed) throw rangeError(path, 'must be an open TimingWheel', value);
+      return value;
+    },
+  };
+  return kit;
+}
+
+function warnFalse(pkg: string, path: string): void {
+  if (warnedFalse.has(pkg)) return;
+  warnedFalse.add(pkg);
+  process.emitWarning(
+    `${pkg}: ${path}: false is deprecated as "no limit" and stops working in 1.0; pass 0 (or Infinity)`,
+    { type: 'DeprecationWarning', code: 'TICKWHEEL_FALSE_LIMIT' },
+  );
+}
+
+/**
+ * `value`, or `fallback` when it was left out. Unlike `??`, `null` is not "left out": it reaches
+ * the check and is refused as a bad value instead of silently taking the default.
+ */
+export function orDefault<T>(value: T | undefined, fallback: T): T {
+  return value === undefined ? fallback : value;
+}

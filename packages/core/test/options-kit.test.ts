@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { badValues, expectRejected, expectUnknownKey } from '../../../tests/helpers/bad-options.js';
+import { optionKit, orDefault } from '../src/internal.js';
+import { ManualClock } from '../src/manual-clock.js';
+import { TimingWheel } from '../src/timing-wheel.js';
+
+describe('options-kit', () => {
+  const kit = optionKit('@tickwheel/test');
+
+  describe('#limitMs', () => {
+    it('reads 0 and Infinity as no limit, and keeps any other limit', () => {
+      expect(kit.limitMs(0, 'totalMs')).toBe(Infinity);
+      expect(kit.limitMs(Infinity, 'totalMs')).toBe(Infinity);
+      expect(kit.limitMs(2.5, 'totalMs')).toBe(2.5);
+    });
+
+    it('words the error as the issue asks: package, path, value', () => {
+      expect(() => kit.limitMs(-1, 'retry.budgetMs')).toThrow(
+        new RangeError('@tickwheel/test: retry.budgetMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1'),
+      );
+    });
+
+    for (const bad of badValues('limitMs')) {
+      it(`rejects ${bad.label} with a ${bad.error.name}`, () => {
+        expectRejected(() => kit.limitMs(bad.value, 'totalMs'), '@tickwheel/test', 'totalMs', bad);
+      });
+    }
+
+    it('reads the deprecated false as no limit, warning once per package', async () => {
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error): void => void warnings.push(warning);
+      process.on('warning', onWarning);
+      const once = optionKit('@tickwheel/warn-once');
+      expect(once.limitMs(false, 'totalMs')).toBe(Infinity);
+      expect(once.limitMs(false, 'headersMs')).toBe(Infinity);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      process.off('warning', onWarning);
+      const ours = warnings.filter((w) => w.message.startsWith('@tickwheel/warn-once:'));
+      expect(ours.map((w) => [w.name, (w as { code?: string }).code])).toEqual([
+        ['DeprecationWarning', 'TICKWHEEL_FALSE_LIMIT'],
+      ]);
+      expect(ours[0].message).toBe(
+        '@tickwheel/warn-once: totalMs: false is deprecated as "no limit" and stops working in 1.0; pass 0 (or Infinity)',
+      );
+    });
+  });
+
+  describe('#durationMs', () => {
+    it('keeps values in range and names the bound that was crossed', () => {
+      expect(kit.durationMs(0, 'pingSlackMs')).toBe(0);
+      expect(() => kit.durationMs(5, 'leaseMs', 10)).toThrow(
+        '@tickwheel/test: leaseMs must be a finite number of ms >= 10, got 5',
+      );
+      expect(() => kit.durationMs(11, 'leaseMs', 0, 10)).toThrow('@tickwheel/test: leaseMs must be at most 10, got 11');
+    });
+
+    for (const bad of badValues('durationMs')) {
+      it(`rejects ${bad.label} with a ${bad.error.name}`, () => {
+        expectRejected(() => kit.durationMs(bad.value, 'leaseMs'), '@tickwheel/test', 'leaseMs', bad);
+      });
+    }
+  });
+
+  describe('#integer', () => {
+    it('keeps integers in range', () => {
+      expect(kit.integer(3, 'retry.limit', 0, 10)).toBe(3);
+      expect(() => kit.integer(-1, 'retry.limit', 0)).toThrow(
+        new RangeError('@tickwheel/test: retry.limit must be an integer >= 0, got -1'),
+      );
+    });
+
+    for (const bad of badValues('integer')) {
+      it(`rejects ${bad.label} with a ${bad.error.name}`, () => {
+        expectRejected(() => kit.integer(bad.value, 'shards', 0, 1024), '@tickwheel/test', 'shards', bad);
+      });
+    }
+  });
+
+  describe('#function, #boolean', () => {
+    it('keeps the right type', () => {
+      const fn = (): void => undefined;
+      expect(kit.function(fn, 'onRetry')).toBe(fn);
+      expect(kit.boolean(false, 'closeOnIdle')).toBe(false);
+    });
+
+    for (const bad of badValues('function')) {
+      it(`rejects ${bad.label} as a function`, () => {
+        expectRejected(() => kit.function(bad.value, 'onRetry'), '@tickwheel/test', 'onRetry', bad);
+      });
+    }
+    for (const bad of badValues('boolean')) {
+      it(`rejects ${bad.label} as a boolean`, () => {
+        expectRejected(() => kit.boolean(bad.value, 'closeOnIdle'), '@tickwheel/test', 'closeOnIdle', bad);
+      });
+    }
+  });
+
+  describe('#oneOf', () => {
+    it('keeps an allowed value; a wrong one of the right type is a RangeError, of another type a TypeError', () => {
+      expect(kit.oneOf('keep', 'ifExists', ['replace', 'keep'])).toBe('keep');
+      expect(() => kit.oneOf('merge', 'ifExists', ['replace', 'keep'])).toThrow(
+        new RangeError('@tickwheel/test: ifExists must be "replace" or "keep", got "merge"'),
+      );
+      expect(() => kit.oneOf(1, 'ifExists', ['replace', 'keep'])).toThrow(TypeError);
+    });
+  });
+
+  describe('#object', () => {
+    it('reads undefined as {} and refuses unknown keys, naming the path', () => {
+      expect(kit.object(undefined, 'options', ['a'])).toEqual({});
+      expectUnknownKey(() => kit.object({ b: 1 }, 'options', ['a']), '@tickwheel/test', 'b');
+      expectUnknownKey(() => kit.object({ b: 1 }, 'retry', ['a']), '@tickwheel/test', 'retry.b');
+      expect(() => kit.object([], 'retry', ['a'])).toThrow(
+        new TypeError('@tickwheel/test: retry must be an object, got []'),
+      );
+    });
+
+    it('never dumps a large object into a message', () => {
+      const big = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`key${i}`, i]));
+      expect(() => kit.function(big, 'onRetry')).toThrow(
+        '@tickwheel/test: onRetry must be a function, got a plain object',
+      );
+    });
+  });
+
+  describe('#wheel', () => {
+    it('takes an open wheel by its brand, and refuses look-alikes and closed wheels', () => {
+      const wheel = new TimingWheel({ clock: new ManualClock() });
+      expect(kit.wheel(wheel, 'wheel')).toBe(wheel);
+      const lookAlike = { scheduleAt: () => undefined, clock: { now: () => 0 } };
+      expect(() => kit.wheel(lookAlike, 'wheel')).toThrow(TypeError);
+      wheel.close();
+      expect(() => kit.wheel(wheel, 'wheel')).toThrow(
+        new RangeError('@tickwheel/test: wheel must be an open TimingWheel, got an object (TimingWheel)'),
+      );
+    });
+  });
+
+  describe('orDefault', () => {
+    it('takes the default only for undefined, so null reaches the check', () => {
+      expect(orDefault(undefined, 5)).toBe(5);
+      expect(orDefault<unknown>(null, 5)).toBeNull();
+      expect(orDefault(0, 5)).toBe(0);
+    });
+  });
+});

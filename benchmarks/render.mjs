@@ -149,6 +149,11 @@ function metMark(sc) {
   return sc.met === true ? ' ✓' : sc.met === false ? ' ✗' : '';
 }
 
+/** How many times the floor's cost (a bare linked list, lib/floor-list.mjs) tickwheel pays. */
+function floorText(sc) {
+  return typeof sc.costOverFloor === 'number' ? `${trim(sc.costOverFloor)}× floor` : '';
+}
+
 /** One table per suite with a column per runtime, then each runtime's full table folded away. */
 function suiteTable(suite, headingLevel) {
   const hashes = '#'.repeat(headingLevel);
@@ -157,7 +162,7 @@ function suiteTable(suite, headingLevel) {
   lines.push(`| scenario | vs | target | ${runs.map(runtimeLabel).join(' | ')} |`);
   lines.push(`|---|---|---|${runs.map(() => '---:').join('|')}|`);
   for (const { reference, perRun } of scenarioRows(suite)) {
-    const cells = perRun.map((sc) => (sc ? `${headline(sc)}${metMark(sc)}` : '–'));
+    const cells = perRun.map((sc) => (sc ? `${headline(sc)}${metMark(sc)}${floorText(sc) ? ` (${floorText(sc)})` : ''}` : '–'));
     lines.push(`| ${escapeCell(reference.title ?? reference.id)} | ${escapeCell(reference.baseline ?? '–')} | ${escapeCell(targetText(reference))} | ${cells.map(escapeCell).join(' | ')} |`);
   }
   lines.push('');
@@ -166,7 +171,7 @@ function suiteTable(suite, headingLevel) {
     const judged = run.scenarios.filter((sc) => sc.met !== null && sc.met !== undefined).length;
     return `${runtimeLabel(run)} ${met} of ${judged}`;
   });
-  lines.push(`Targets met (✓ met, ✗ missed): ${counts.join(', ')}. A ratio is how many times better tickwheel is than the "vs" candidate; other cells are tickwheel's own figure.`);
+  lines.push(`Targets met (✓ met, ✗ missed): ${counts.join(', ')}. A ratio is how many times better tickwheel is than the "vs" candidate; other cells are tickwheel's own figure. "n× floor": tickwheel costs n times what a bare intrusive linked list costs in the same run (lib/floor-list.mjs).`);
   lines.push('');
   for (const run of runs) {
     lines.push(`<details><summary>${runtimeLabel(run)} (${run.runtime.node}): every candidate</summary>`);
@@ -189,7 +194,7 @@ function suiteTable(suite, headingLevel) {
 
 /** Every candidate's median in one run, with the run's machine line. */
 function runTable(run) {
-  const lines = ['| scenario | tickwheel | baseline | ratio | target | result | others |', '|---|---:|---:|---:|---|---|---|'];
+  const lines = ['| scenario | tickwheel | baseline | ratio | target | result | cost vs floor | others |', '|---|---:|---:|---:|---|---|---:|---|'];
   for (const sc of run.scenarios) {
     const subject = medianOf(sc, sc.subject);
     const baseline = medianOf(sc, sc.baseline);
@@ -198,7 +203,7 @@ function runTable(run) {
       .map(([name, r]) => `${name} ${withUnit(r.median, sc.unit)}`)
       .join(', ');
     lines.push(
-      `| ${escapeCell(sc.title ?? sc.id)} | ${sc.subject === 'tickwheel' ? '' : `${escapeCell(sc.subject)}: `}${withUnit(subject, sc.unit)} | ${sc.baseline ? `${escapeCell(sc.baseline)}: ${withUnit(baseline, sc.unit)}` : '–'} | ${ratioText(sc.ratio)} | ${escapeCell(targetText(sc))} | ${metText(sc)} | ${escapeCell(others || '–')} |`,
+      `| ${escapeCell(sc.title ?? sc.id)} | ${sc.subject === 'tickwheel' ? '' : `${escapeCell(sc.subject)}: `}${withUnit(subject, sc.unit)} | ${sc.baseline ? `${escapeCell(sc.baseline)}: ${withUnit(baseline, sc.unit)}` : '–'} | ${ratioText(sc.ratio)} | ${escapeCell(targetText(sc))} | ${metText(sc)} | ${floorText(sc) || '–'} | ${escapeCell(others || '–')} |`,
     );
   }
   lines.push('');

@@ -162,7 +162,7 @@ export class TimerSet<V, K = SnapshotKey> {
   /** The key's value, or undefined when the key is not set. */
   get(key: K): V | undefined {
     const k = this.store.live(key);
-    return k < 0 ? undefined : this.store.values[k];
+    return k < 0 ? undefined : this.store.valueAt(k);
   }
 
   /**
@@ -186,7 +186,7 @@ export class TimerSet<V, K = SnapshotKey> {
   /** How many stacks the key holds; 0 when it is not set. */
   stacks(key: K): number {
     const k = this.store.live(key);
-    return k < 0 ? 0 : this.store.count[k]!;
+    return k < 0 ? 0 : this.store.stackCount(k);
   }
 
   /**
@@ -203,7 +203,7 @@ export class TimerSet<V, K = SnapshotKey> {
   pause(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.pause();
     const k = this.store.live(key as K);
-    if (k < 0 || this.store.paused[k] === 1) return false;
+    if (k < 0 || this.store.isPaused(k)) return false;
     this.store.pauseKey(k);
     return true;
   }
@@ -217,7 +217,7 @@ export class TimerSet<V, K = SnapshotKey> {
   resume(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.resume();
     const k = this.store.live(key as K);
-    if (k < 0 || this.store.paused[k] === 0) return false;
+    if (k < 0 || !this.store.isPaused(k)) return false;
     this.store.resumeKey(k);
     return true;
   }
@@ -226,12 +226,12 @@ export class TimerSet<V, K = SnapshotKey> {
   isPaused(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.paused;
     const k = this.store.live(key as K);
-    return k >= 0 && this.store.paused[k] === 1;
+    return k >= 0 && this.store.isPaused(k);
   }
 
   /** The keys, in insertion order (a key set again from its own `onExpire` keeps its place). */
   *keys(): IterableIterator<K> {
-    for (const [key, k] of this.store.slots) if (this.store.count[k]! > 0) yield key;
+    for (const [key, k] of this.store.slots) if (this.store.stackCount(k) > 0) yield key;
   }
 
   /** Removes every key without calling `onExpire`. O(n). */
@@ -272,12 +272,12 @@ export class TimerSet<V, K = SnapshotKey> {
     const store = this.store;
     const timers: SavedTimer<V>[] = [];
     for (const [key, k] of store.slots) {
-      if (store.count[k] === 0) continue;
+      if (store.stackCount(k) === 0) continue;
       if (!isSnapshotKey(key)) {
         throw new TypeError(`snapshot: key ${describeValue(key)} cannot be saved: snapshot() needs string or finite number keys`);
       }
-      const value = copyJsonValue(store.values[k], key) as V;
-      timers.push({ key, value, paused: store.paused[k] === 1, remainingMs: this.stackTimes(k) });
+      const value = copyJsonValue(store.valueAt(k), key) as V;
+      timers.push({ key, value, paused: store.isPaused(k), remainingMs: this.stackTimes(k) });
     }
     return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, savedAt: Date.now(), paused: this.gameClock.paused, timers };
   }
@@ -308,7 +308,7 @@ export class TimerSet<V, K = SnapshotKey> {
     const store = set.store;
     snapshot.timers.forEach((timer, i) => {
       const k = store.newKey(timer.key, values[i]!);
-      store.paused[k] = timer.paused ? 1 : 0;
+      if (timer.paused) store.markPaused(k);
       store.slots.set(timer.key, k);
       for (const ms of timer.remainingMs) store.addStack(k, timer.paused ? ms : Math.max(0, ms - elapsedMs));
     });
@@ -319,7 +319,7 @@ export class TimerSet<V, K = SnapshotKey> {
   private stackTimes(k: number): number[] {
     const store = this.store;
     const out: number[] = [];
-    for (let s = store.oldest[k]!; s >= 0; s = store.newer[s]!) out.push(store.remainingOfStack(k, s));
+    for (let s = store.oldestOf(k); s >= 0; s = store.newerOf(s)) out.push(store.remainingOfStack(k, s));
     return out;
   }
 

@@ -41,6 +41,12 @@ export class KeyedStacks<K, V> extends SetWheel {
   kw = new Int32Array(64 * KEY_WORDS);
   /** The key slot whose last stack is expiring while its `onExpire` runs, or NONE. */
   expiring = NONE;
+  /**
+   * True while the expiring key has no stacks, known without reading its record: `fire()` only
+   * wrote it, and a load right after those stores would wait for the cache line they are still
+   * fetching. The callback's `set()` of the same key revives it with stores alone.
+   */
+  private expiringEmpty = false;
   private freeKeys: number[] = [];
 
   constructor(
@@ -98,8 +104,16 @@ export class KeyedStacks<K, V> extends SetWheel {
       this.addStack(k, ms);
       return;
     }
+    if (k === expiring && this.expiringEmpty) {
+      // A periodic effect: the key is expiring right now and set again from its onExpire.
+      this.expiringEmpty = false;
+      this.kv[(k << 1) | 1] = value;
+      this.reviveStack(k, ms);
+      return;
+    }
     if (this.kw[(k << 2) | COUNT] === 0) {
       // The key is expiring right now (we are inside its onExpire): set it afresh.
+      this.expiringEmpty = false;
       this.kv[(k << 1) | 1] = value;
       this.kw[(k << 2) | PAUSED] = 0;
       this.addStack(k, ms);
@@ -163,7 +177,10 @@ export class KeyedStacks<K, V> extends SetWheel {
     this.kw[(k << 2) | COUNT] = 0;
     this.kw[(k << 2) | PAUSED] = 0;
     // Deleted (or cleared) from its own onExpire: fire() must not remove it a second time.
-    if (this.expiring === k) this.expiring = NONE;
+    if (this.expiring === k) {
+      this.expiring = NONE;
+      this.expiringEmpty = false;
+    }
     // A free slot must not keep the caller's key and value alive.
     this.kv[k << 1] = undefined;
     this.kv[(k << 1) | 1] = undefined;
@@ -200,6 +217,19 @@ export class KeyedStacks<K, V> extends SetWheel {
     this.kw[(k << 2) | COUNT]++;
     if (this.kw[(k << 2) | PAUSED] === 1) this.t[(s << 2) | DUE] = ms;
     else this.schedule(s, ms);
+  }
+
+  /** `addStack` for the expiring key with no stacks, written without reading its record. */
+  private reviveStack(k: number, ms: number): void {
+    const s = this.allocStack(k);
+    this.w[(s << 3) | OLDER] = NONE;
+    this.w[(s << 3) | NEWER] = NONE;
+    const kw = this.kw;
+    kw[(k << 2) | OLDEST] = s;
+    kw[(k << 2) | NEWEST] = s;
+    kw[(k << 2) | COUNT] = 1;
+    kw[(k << 2) | PAUSED] = 0;
+    this.schedule(s, ms);
   }
 
   private setRemaining(k: number, s: number, ms: number): void {
@@ -253,13 +283,16 @@ export class KeyedStacks<K, V> extends SetWheel {
       return;
     }
     this.expiring = k;
+    this.expiringEmpty = true;
     try {
       this.onExpire.call(undefined, key, value, expireInfo(0));
     } finally {
       // Unless delete(), clear() or close() from the callback has already let go of the slot.
       if (this.expiring === k) {
         this.expiring = NONE;
-        if (this.kw[(k << 2) | COUNT] === 0) {
+        const empty = this.expiringEmpty;
+        this.expiringEmpty = false;
+        if (empty || this.kw[(k << 2) | COUNT] === 0) {
           this.slots.delete(key);
           this.releaseKey(k);
         }

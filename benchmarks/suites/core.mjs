@@ -355,7 +355,6 @@ async function latenessScenarios() {
 
 const INSTRUCTION_SCENARIOS = [
   { id: 'rolling-10k-1dur', title: 'Instructions per schedule+cancel, K=10k, one duration', unit: 'instructions/op', shortOps: 200_000, longOps: 1_000_000 },
-  { id: 'rolling-10k-256dur', title: 'Instructions per schedule+cancel, K=10k, 256 durations', unit: 'instructions/op', shortOps: 200_000, longOps: 1_000_000 },
   { id: `refresh-${CONNECTIONS / 1000}k`, title: `Instructions per refresh, ${CONNECTIONS / 1000}k handles, random order`, unit: 'instructions/op', shortOps: 200_000, longOps: 1_000_000 },
   { id: 'expiry', title: 'Instructions per timer scheduled and fired (expiry over 1 s)', unit: 'instructions/timer', shortOps: 50_000, longOps: 250_000 },
 ];

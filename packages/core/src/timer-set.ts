@@ -8,14 +8,13 @@
  * ## Game time: one clock per set, driven by one timer
  * The set keeps its timers on a private wheel whose clock is a {@link PausableClock}: the outer
  * wheel's time minus the time the set has spent paused. The private wheel's single wake-up is
- * one handle on the outer wheel (the wheel you pass, or
- * `sharedWheel()`). So a set with a million timers costs the outer wheel one timer, `pause()`
+ * one handle on the outer wheel (the wheel you pass, or `sharedWheel()`). So a set with a million timers costs the outer wheel one timer, `pause()`
  * stops the whole set by cancelling that one handle, and `resume()` re-arms it: both O(1), and
  * no remaining time moves while the set is paused, because its time does not.
  *
- * A single key is paused by taking its timer(s) out of the private wheel and keeping the remaining
- * time; resuming files them again. Key pauses and the set's pause are independent: `resume()` does not
- * resume a key paused with `pause(key)`.
+ * A single key is paused by taking its timer(s) out of the private wheel and keeping the
+ * remaining time; resuming files them again. Key pauses and the set's pause are independent:
+ * `resume()` does not resume a key paused with `pause(key)`.
  *
  * ## Stacks
  * A key holds one or more stacks, oldest first. Only the `'stack'` policy adds stacks; each has
@@ -37,8 +36,8 @@
  * Expiries run in order of due time (whole ms of game time). Timers due on the same millisecond
  * run in an order fixed by the sequence of calls alone: usually the order they were set, though a
  * timer that a policy pushed later can come after timers set for its new millisecond in the
- * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore always
- * produce the same callbacks in the same order, and so does a fixed-step loop.
+ * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore
+ * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
 import type { Clock } from './clock.js';
 import { PausableClock } from './pausable-clock.js';

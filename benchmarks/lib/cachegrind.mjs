@@ -33,12 +33,26 @@ export function valgrindAvailable() {
 export function countInstructions(node, scenario, candidate, ops) {
   const res = spawnSync(
     'valgrind',
-    ['--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', node, '--predictable', '--no-concurrent-recompilation', '--expose-gc', KERNEL, scenario, candidate, String(ops)],
+    [
+      '--tool=cachegrind',
+      '--cache-sim=no',
+      '--cachegrind-out-file=/dev/null',
+      node,
+      '--predictable',
+      '--no-concurrent-recompilation',
+      '--expose-gc',
+      KERNEL,
+      scenario,
+      candidate,
+      String(ops),
+    ],
     { encoding: 'utf8', maxBuffer: 16 * 2 ** 20, timeout: 15 * 60_000 },
   );
   const match = /I\s+refs:\s+([\d,]+)/.exec(res.stderr ?? '');
   if (res.status !== 0 || match === null) {
-    throw new Error(`cachegrind: ${scenario}/${candidate} with ${ops} ops failed (status ${res.status}): ${(res.stderr ?? '').split('\n').slice(-5).join(' | ')}`);
+    throw new Error(
+      `cachegrind: ${scenario}/${candidate} with ${ops} ops failed (status ${res.status}): ${(res.stderr ?? '').split('\n').slice(-5).join(' | ')}`,
+    );
   }
   return Number(match[1].replaceAll(',', ''));
 }

@@ -105,7 +105,6 @@ export const rolling = {
   },
 };
 
-
 // ---------------------------------------------------------------------------------------------
 // Refresh-heavy idle detection: every simulated message refreshes its connection's idle timer.
 
@@ -179,7 +178,6 @@ export const refreshing = {
     return (order.length / (performance.now() - t0)) * 1000;
   },
 };
-
 
 // ---------------------------------------------------------------------------------------------
 // Expiry: `count` timers due evenly over one second all fire. Measured: the process's CPU time

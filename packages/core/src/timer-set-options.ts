@@ -83,12 +83,16 @@ export function policyCode(policy: unknown): number {
     case 'stack':
       return STACK;
   }
-  throw new RangeError(`policy must be one of ${POLICIES.map((p) => `'${p}'`).join(', ')}, got ${describeValue(policy)}`);
+  throw new RangeError(
+    `policy must be one of ${POLICIES.map((p) => `'${p}'`).join(', ')}, got ${describeValue(policy)}`,
+  );
 }
 
 export function requireMaxStacks(maxStacks: unknown): number {
   if (typeof maxStacks !== 'number') {
-    throw new TypeError(`maxStacks must be an integer >= 1 or Infinity, got ${describeValue(maxStacks)} (${typeof maxStacks})`);
+    throw new TypeError(
+      `maxStacks must be an integer >= 1 or Infinity, got ${describeValue(maxStacks)} (${typeof maxStacks})`,
+    );
   }
   if (maxStacks !== Infinity && !(Number.isInteger(maxStacks) && maxStacks >= 1)) {
     throw new RangeError(`maxStacks must be an integer >= 1 or Infinity, got ${maxStacks}`);
@@ -97,8 +101,10 @@ export function requireMaxStacks(maxStacks: unknown): number {
 }
 
 /** Shared, frozen `info` objects for the common stack counts, so an expiry allocates nothing. */
-const EXPIRE_INFOS: readonly ExpireInfo[] = Array.from({ length: 16 }, (_, stacksLeft) => Object.freeze({ stacksLeft }));
+const EXPIRE_INFOS: readonly ExpireInfo[] = Array.from({ length: 16 }, (_, stacksLeft) =>
+  Object.freeze({ stacksLeft }),
+);
 
 export function expireInfo(stacksLeft: number): ExpireInfo {
-  return stacksLeft < EXPIRE_INFOS.length ? EXPIRE_INFOS[stacksLeft]! : Object.freeze({ stacksLeft });
+  return stacksLeft < EXPIRE_INFOS.length ? EXPIRE_INFOS[stacksLeft] : Object.freeze({ stacksLeft });
 }

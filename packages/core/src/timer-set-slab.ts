@@ -55,7 +55,7 @@ export abstract class StackSlab {
 
   /** A fresh index for a timer of key slot `owner`, not yet filed. */
   protected allocStack(owner: number): number {
-    const s = this.freeCount > 0 ? this.free[--this.freeCount]! : this.take();
+    const s = this.freeCount > 0 ? this.free[--this.freeCount] : this.take();
     this.w[(s << 3) | OWNER] = owner;
     return s;
   }

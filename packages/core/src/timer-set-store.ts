@@ -70,7 +70,7 @@ export class KeyedStacks<K, V> extends SetWheel {
   }
 
   stackCount(k: number): number {
-    return this.kw[(k << 2) | COUNT]!;
+    return this.kw[(k << 2) | COUNT];
   }
 
   isPaused(k: number): boolean {
@@ -83,16 +83,18 @@ export class KeyedStacks<K, V> extends SetWheel {
   }
 
   oldestOf(k: number): number {
-    return this.kw[(k << 2) | OLDEST]!;
+    return this.kw[(k << 2) | OLDEST];
   }
 
   newerOf(s: number): number {
-    return this.w[(s << 3) | NEWER]!;
+    return this.w[(s << 3) | NEWER];
   }
 
   /** Keys held, not counting the expiring one. */
   get size(): number {
-    return this.expiring !== NONE && this.kw[(this.expiring << 2) | COUNT] === 0 ? this.slots.size - 1 : this.slots.size;
+    return this.expiring !== NONE && this.kw[(this.expiring << 2) | COUNT] === 0
+      ? this.slots.size - 1
+      : this.slots.size;
   }
 
   /** `set()` after its arguments were checked; `policy` is a code from timer-set-options.ts. */
@@ -125,20 +127,21 @@ export class KeyedStacks<K, V> extends SetWheel {
       case IGNORE:
         return;
       case REPLACE:
-        while (this.kw[(k << 2) | COUNT]! > 1) this.dropStack(k, this.kw[(k << 2) | NEWEST]!);
-        this.setRemaining(k, this.kw[(k << 2) | OLDEST]!, ms);
+        while (this.kw[(k << 2) | COUNT] > 1) this.dropStack(k, this.kw[(k << 2) | NEWEST]);
+        this.setRemaining(k, this.kw[(k << 2) | OLDEST], ms);
         break;
       case MAX:
-        for (let s = this.kw[(k << 2) | OLDEST]!; s !== NONE; s = this.w[(s << 3) | NEWER]!) {
+        for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE; s = this.w[(s << 3) | NEWER]!) {
           if (ms > this.remainingOfStack(k, s)) this.setRemaining(k, s, ms);
         }
         break;
       case EXTEND:
-        for (let s = this.kw[(k << 2) | OLDEST]!; s !== NONE; s = this.w[(s << 3) | NEWER]!) this.setRemaining(k, s, this.remainingOfStack(k, s) + ms);
+        for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE; s = this.w[(s << 3) | NEWER]!)
+          this.setRemaining(k, s, this.remainingOfStack(k, s) + ms);
         break;
       case STACK:
         this.addStack(k, ms);
-        while (this.kw[(k << 2) | COUNT]! > maxStacks) this.dropStack(k, this.kw[(k << 2) | OLDEST]!);
+        while (this.kw[(k << 2) | COUNT] > maxStacks) this.dropStack(k, this.kw[(k << 2) | OLDEST]);
         break;
     }
     this.kv[(k << 1) | 1] = value;
@@ -146,12 +149,12 @@ export class KeyedStacks<K, V> extends SetWheel {
 
   /** Game-time ms until the stack fires (or its frozen remaining time while its key is paused). */
   remainingOfStack(k: number, s: number): number {
-    return this.kw[(k << 2) | PAUSED] === 1 ? this.t[(s << 2) | DUE]! : this.remainingOf(s);
+    return this.kw[(k << 2) | PAUSED] === 1 ? this.t[(s << 2) | DUE] : this.remainingOf(s);
   }
 
   /** Pauses a running key: each stack leaves the wheel and keeps its remaining time. */
   pauseKey(k: number): void {
-    for (let s = this.kw[(k << 2) | OLDEST]!; s !== NONE; s = this.w[(s << 3) | NEWER]!) {
+    for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE; s = this.w[(s << 3) | NEWER]!) {
       const left = this.remainingOf(s);
       this.unschedule(s);
       this.t[(s << 2) | DUE] = left;
@@ -162,14 +165,15 @@ export class KeyedStacks<K, V> extends SetWheel {
   /** Resumes a paused key: each stack goes back into the wheel with its remaining time. */
   resumeKey(k: number): void {
     this.kw[(k << 2) | PAUSED] = 0;
-    for (let s = this.kw[(k << 2) | OLDEST]!; s !== NONE; s = this.w[(s << 3) | NEWER]!) this.schedule(s, this.t[(s << 2) | DUE]!);
+    for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE; s = this.w[(s << 3) | NEWER]!)
+      this.schedule(s, this.t[(s << 2) | DUE]);
   }
 
   /** Removes a key that has left (or is leaving) the Map: its stacks without reporting them, then its slot. */
   releaseKey(k: number): void {
     const running = this.kw[(k << 2) | PAUSED] === 0;
-    for (let s = this.kw[(k << 2) | OLDEST]!; s !== NONE; ) {
-      const next = this.w[(s << 3) | NEWER]!;
+    for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE;) {
+      const next = this.w[(s << 3) | NEWER];
       if (running) this.unschedule(s);
       this.freeStack(s);
       s = next;
@@ -210,7 +214,7 @@ export class KeyedStacks<K, V> extends SetWheel {
   /** Links a new newest stack with `ms` to go; it runs unless its key is paused. */
   addStack(k: number, ms: number): void {
     const s = this.allocStack(k);
-    const tail = this.kw[(k << 2) | NEWEST]!;
+    const tail = this.kw[(k << 2) | NEWEST];
     this.w[(s << 3) | OLDER] = tail;
     this.w[(s << 3) | NEWER] = NONE;
     if (tail === NONE) this.kw[(k << 2) | OLDEST] = s;
@@ -240,8 +244,8 @@ export class KeyedStacks<K, V> extends SetWheel {
   }
 
   private unlinkStack(k: number, s: number): void {
-    const older = this.w[(s << 3) | OLDER]!;
-    const newer = this.w[(s << 3) | NEWER]!;
+    const older = this.w[(s << 3) | OLDER];
+    const newer = this.w[(s << 3) | NEWER];
     if (older === NONE) this.kw[(k << 2) | OLDEST] = newer;
     else this.w[(older << 3) | NEWER] = newer;
     if (newer === NONE) this.kw[(k << 2) | NEWEST] = older;
@@ -263,12 +267,12 @@ export class KeyedStacks<K, V> extends SetWheel {
    */
   protected fire(s: number): void {
     const w = this.w;
-    const k = w[(s << 3) | OWNER]!;
+    const k = w[(s << 3) | OWNER];
     // The stack fired next (still linked after this one) and its key's cells: loading them now
     // lets their cache misses overlap with this one's instead of following it (~5% less CPU per
     // tick in the periodic-effects benchmark, three A/B pairs in a row).
-    const n = w[(s << 3) | NEXT]!;
-    if (n !== 0) this.lookahead = this.kv[w[(n << 3) | OWNER]! << 1];
+    const n = w[(s << 3) | NEXT];
+    if (n !== 0) this.lookahead = this.kv[w[(n << 3) | OWNER] << 1];
     const key = this.kv[k << 1] as K;
     const value = this.kv[(k << 1) | 1] as V;
     let stacksLeft = 0;

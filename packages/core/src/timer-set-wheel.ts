@@ -99,7 +99,7 @@ export abstract class SetWheel extends StackSlab {
   /** Moves a filed stack to `ms` from now: later in place (re-filed when its bucket comes up), earlier at once. */
   protected reschedule(s: number, ms: number): void {
     const due = Math.ceil(this.clock.now() - this.originMs + ms);
-    if (due >= this.t[(s << 2) | DUE]!) {
+    if (due >= this.t[(s << 2) | DUE]) {
       this.t[(s << 2) | DUE] = due;
       return;
     }
@@ -116,7 +116,7 @@ export abstract class SetWheel extends StackSlab {
 
   /** Game-time ms until a filed stack fires; 0 when due. */
   protected remainingOf(s: number): number {
-    const left = this.originMs + this.t[(s << 2) | DUE]! - this.clock.now();
+    const left = this.originMs + this.t[(s << 2) | DUE] - this.clock.now();
     return left > 0 ? left : 0;
   }
 
@@ -129,7 +129,7 @@ export abstract class SetWheel extends StackSlab {
   /** Links stack `s` into the bucket its due tick belongs to, and arms the driver if it is the soonest. */
   private file(s: number): void {
     const current = this.currentTick;
-    let tick = this.t[(s << 2) | DUE]!;
+    let tick = this.t[(s << 2) | DUE];
     if (tick < current) tick = current; // overdue: fire on the next pass
     let level: number;
     let slot: number;
@@ -148,14 +148,14 @@ export abstract class SetWheel extends StackSlab {
       slot = Math.floor(tick / span) % SLOTS;
     }
     if (level >= this.levels) this.addLevels(level);
-    const sentinel = this.levelBase[level]! + slot;
+    const sentinel = this.levelBase[level] + slot;
     const w = this.w;
-    const tail = w[(sentinel << 3) | PREV]!;
+    const tail = w[(sentinel << 3) | PREV];
     w[(tail << 3) | NEXT] = s;
     w[(s << 3) | PREV] = tail;
     w[(s << 3) | NEXT] = sentinel;
     w[(sentinel << 3) | PREV] = s;
-    if (tail === sentinel) this.occupied[level * LEVEL_WORDS + (slot >>> 5)]! |= 1 << (slot & 31);
+    if (tail === sentinel) this.occupied[level * LEVEL_WORDS + (slot >>> 5)] |= 1 << (slot & 31);
     if (tick < this.armedTick && !this.processing) {
       this.armedTick = tick;
       this.driver.arm(this.originMs + tick);
@@ -164,14 +164,14 @@ export abstract class SetWheel extends StackSlab {
 
   private unlink(s: number): void {
     const w = this.w;
-    const p = w[(s << 3) | PREV]!;
-    const n = w[(s << 3) | NEXT]!;
+    const p = w[(s << 3) | PREV];
+    const n = w[(s << 3) | NEXT];
     w[(p << 3) | NEXT] = n;
     w[(n << 3) | PREV] = p;
     // Neighbours that are one index: only the sentinel is left, its bucket just became empty.
     if (p === n && p !== BATCH) {
-      const code = -2 - this.w[(p << 3) | OWNER]!;
-      this.occupied[(code >>> SLOT_BITS) * LEVEL_WORDS + ((code & SLOT_MASK) >>> 5)]! &= ~(1 << (code & 31));
+      const code = -2 - this.w[(p << 3) | OWNER];
+      this.occupied[(code >>> SLOT_BITS) * LEVEL_WORDS + ((code & SLOT_MASK) >>> 5)] &= ~(1 << (code & 31));
     }
   }
 
@@ -231,7 +231,11 @@ export abstract class SetWheel extends StackSlab {
       if (eventTick < 0 || eventTick > targetTick) break;
       sameTickBatches = eventTick === this.currentTick ? sameTickBatches + 1 : 0;
       if (sameTickBatches > MAX_SAME_TICK_BATCHES) {
-        this.passErrors!.push(new Error(`TimerSet timers kept re-arming for game tick ${eventTick} ${MAX_SAME_TICK_BATCHES} times in one pass; they were moved to the next tick`));
+        this.passErrors!.push(
+          new Error(
+            `TimerSet timers kept re-arming for game tick ${eventTick} ${MAX_SAME_TICK_BATCHES} times in one pass; they were moved to the next tick`,
+          ),
+        );
         this.currentTick = eventTick + 1;
         this.takeFoundBucket();
         this.cascadeBatch();
@@ -249,25 +253,25 @@ export abstract class SetWheel extends StackSlab {
   private takeFoundBucket(): void {
     const level = this.foundLevel;
     const slot = this.foundSlot;
-    const sentinel = this.levelBase[level]! + slot;
+    const sentinel = this.levelBase[level] + slot;
     const w = this.w;
-    const first = w[(sentinel << 3) | NEXT]!;
-    const last = w[(sentinel << 3) | PREV]!;
+    const first = w[(sentinel << 3) | NEXT];
+    const last = w[(sentinel << 3) | PREV];
     w[(BATCH << 3) | NEXT] = first;
     w[(first << 3) | PREV] = BATCH;
     w[(BATCH << 3) | PREV] = last;
     w[(last << 3) | NEXT] = BATCH;
     w[(sentinel << 3) | NEXT] = sentinel;
     w[(sentinel << 3) | PREV] = sentinel;
-    this.occupied[level * LEVEL_WORDS + (slot >>> 5)]! &= ~(1 << (slot & 31));
+    this.occupied[level * LEVEL_WORDS + (slot >>> 5)] &= ~(1 << (slot & 31));
   }
 
   /** Fires the batch, re-filing the stacks a lazy reschedule pushed later. */
   private fireBatch(tick: number): void {
     // Callbacks may delete stacks still in the batch: take them one at a time.
-    for (let s = this.w[(BATCH << 3) | NEXT]!; s !== BATCH; s = this.w[(BATCH << 3) | NEXT]!) {
+    for (let s = this.w[(BATCH << 3) | NEXT]; s !== BATCH; s = this.w[(BATCH << 3) | NEXT]!) {
       this.unlink(s);
-      if (this.t[(s << 2) | DUE]! > tick) {
+      if (this.t[(s << 2) | DUE] > tick) {
         this.file(s);
         continue;
       }
@@ -281,7 +285,7 @@ export abstract class SetWheel extends StackSlab {
   }
 
   private cascadeBatch(): void {
-    for (let s = this.w[(BATCH << 3) | NEXT]!; s !== BATCH; s = this.w[(BATCH << 3) | NEXT]!) {
+    for (let s = this.w[(BATCH << 3) | NEXT]; s !== BATCH; s = this.w[(BATCH << 3) | NEXT]!) {
       this.unlink(s);
       this.file(s);
     }
@@ -309,7 +313,7 @@ export abstract class SetWheel extends StackSlab {
 /** Index of the first set bit at or after `from` in one level's bitmap (words `base ...`), or -1. */
 function firstSetBit(words: Int32Array, base: number, from: number): number {
   let w = from >>> 5;
-  let bits = words[base + w]! & (-1 << (from & 31));
+  let bits = words[base + w] & (-1 << (from & 31));
   for (;;) {
     if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
     if (++w >= LEVEL_WORDS) return -1;

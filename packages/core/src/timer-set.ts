@@ -306,7 +306,7 @@ export class TimerSet<V, K = SnapshotKey> {
     if (snapshot.paused) set.gameClock.pause();
     const store = set.store;
     snapshot.timers.forEach((timer, i) => {
-      const k = store.newKey(timer.key, values[i]!);
+      const k = store.newKey(timer.key, values[i]);
       if (timer.paused) store.markPaused(k);
       store.slots.set(timer.key, k);
       for (const ms of timer.remainingMs) store.addStack(k, timer.paused ? ms : Math.max(0, ms - elapsedMs));

@@ -5,8 +5,8 @@ import { ManualClock, TimerSet, TimingWheel, type ExpireCallback } from '../src/
 function setup<V, K>(make: (self: () => TimerSet<V, K>, clock: ManualClock) => ExpireCallback<K, V>) {
   const clock = new ManualClock(0);
   const wheel = new TimingWheel({ clock });
-  let set: TimerSet<V, K> | undefined;
-  set = new TimerSet<V, K>({ wheel, onExpire: make(() => set!, clock) });
+  // The callback is called only after the set exists, so it may refer to it.
+  const set: TimerSet<V, K> = new TimerSet<V, K>({ wheel, onExpire: make(() => set, clock) });
   return { clock, wheel, set };
 }
 

@@ -49,7 +49,7 @@ describe('SetWheel', () => {
     const delays = [20_000_000, 70_000, 300, 1, 255, 256, 65_535, 65_536];
     const ids = delays.map((ms) => wheel.add(ms));
     clock.advance(25_000_000);
-    const expected = delays.map((ms, i) => [ms, ids[i]!] as [number, number]).sort((a, b) => a[0] - b[0]);
+    const expected = delays.map((ms, i) => [ms, ids[i]] as [number, number]).sort((a, b) => a[0] - b[0]);
     expect(wheel.fired).toEqual(expected);
     expect(wheel.pending).toBe(0);
   });

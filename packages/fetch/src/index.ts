@@ -1,4 +1,12 @@
 export { withTimeouts } from './with-timeouts.js';
 export { TimeoutError } from './timeout-error.js';
 export { DEFAULTS, IDEMPOTENT_METHODS } from './options.js';
-export type { FetchLike, ResponseLike, RetryOptions, TimedFetch, TimeoutOptions, TimeoutPhase, TimeoutsInit } from './types.js';
+export type {
+  FetchLike,
+  ResponseLike,
+  RetryOptions,
+  TimedFetch,
+  TimeoutOptions,
+  TimeoutPhase,
+  TimeoutsInit,
+} from './types.js';

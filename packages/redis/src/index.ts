@@ -1,2 +1,15 @@
 export { RedisTimers } from './redis-timers.js';
-export type { DueSpec, FiredTimer, RedisClient, RedisTimersOptions, TimerHandler, TimerInfo } from './types.js';
+export { RedisUnavailableError } from './failover.js';
+export type { StaleStage } from './worker.js';
+export type {
+  BackoffOptions,
+  DueSpec,
+  FailedTimer,
+  FiredTimer,
+  IfExists,
+  RedisClient,
+  RedisTimersOptions,
+  ScheduleOptions,
+  TimerHandler,
+  TimerInfo,
+} from './types.js';

@@ -45,7 +45,7 @@ import { sharedWheel } from './shared-wheel.js';
 import { REPLACE, policyCode, requireMaxStacks, type TimerSetConstructorOptions, type TimerSetOptions, type TimerSetRestoreOptions } from './timer-set-options.js';
 import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, copyJsonValue, isSnapshotKey, readSnapshot, type SavedTimer, type SnapshotKey, type TimerSetSnapshot } from './timer-set-snapshot.js';
 import { KeyedStacks } from './timer-set-store.js';
-import { TimingWheel } from './timing-wheel.js';
+import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
 import { describeValue, requireFunction, requireMs } from './validate.js';
 
 export type { ExpireCallback, ExpireInfo, TimerPolicy, TimerSetConstructorOptions, TimerSetOptions, TimerSetRestoreOptions } from './timer-set-options.js';
@@ -87,7 +87,7 @@ export class TimerSet<V, K = SnapshotKey> {
     }
     const onExpire = requireFunction<TimerSetConstructorOptions<V, K>['onExpire']>(options.onExpire, 'onExpire');
     const wheel = options.wheel ?? sharedWheel();
-    if (!(wheel instanceof TimingWheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
+    if (!isTimingWheel(wheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
     if (wheel.isClosed) throw new Error('wheel is closed: a TimerSet needs an open TimingWheel');
     this.outer = wheel;
     const gameClock = new PausableClock(wheel);

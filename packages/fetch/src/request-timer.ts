@@ -1,4 +1,4 @@
-import type { Deadline, TimerHandle, TimingWheel } from '@tickwheel/core';
+import { freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import type { ResolvedOptions } from './options.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
 import { relayResponse, type BodyObserver, type TimedBody } from './timed-body.js';
@@ -77,7 +77,8 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     private readonly dispatcher?: unknown,
   ) {
     this.wheel = options.wheel;
-    const now = this.wheel.clock.now();
+    // A request costs far more than a clock read: start from a fresh one, not the job's.
+    const now = freshNow(this.wheel.clock);
     const retryBudgetAt = now + options.budgetMs;
     const deadlineLeft = deadline === undefined ? Infinity : deadline.remaining();
     if (now + deadlineLeft < retryBudgetAt) {

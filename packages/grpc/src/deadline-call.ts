@@ -2,7 +2,12 @@ import { InterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
 import { expiredDetails, idleDetails } from './details.js';
-import { GRPC_TIMEOUT_HEADER, grpcTimeoutValue } from './grpc-timeout.js';
+import {
+  GRPC_TIMEOUT_HEADER,
+  grpcTimeoutValue,
+  MAX_GRPC_TIMEOUT_MS,
+  TICKWHEEL_TIMEOUT_HEADER,
+} from './grpc-timeout.js';
 import { unwatchParentAbort, watchParentAbort, type ParentAbortListener } from './parent-abort.js';
 import type { DeadlineLimit } from './types.js';
 
@@ -57,7 +62,8 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
     if (this.expiresAt !== Infinity) {
       // Our own copy: the caller may reuse its Metadata object for other calls.
       sent = metadata.clone();
-      sent.set(GRPC_TIMEOUT_HEADER, grpcTimeoutValue(this.expiresAt - now));
+      const left = this.expiresAt - now;
+      sent.set(left <= MAX_GRPC_TIMEOUT_MS ? GRPC_TIMEOUT_HEADER : TICKWHEEL_TIMEOUT_HEADER, grpcTimeoutValue(left));
     }
     const firstExpiry = this.idleMs < this.expiresAt - now ? now + this.idleMs : this.expiresAt;
     // The call keeps the process alive while it runs; its deadline never has to.
@@ -111,7 +117,9 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
 
   private expire(): void {
     const details =
-      this.wheel.clock.now() >= this.expiresAt ? expiredDetails(this.limit, this.budgetMs, this.path) : idleDetails(this.idleMs, this.path);
+      this.wheel.clock.now() >= this.expiresAt
+        ? expiredDetails(this.limit, this.budgetMs, this.path)
+        : idleDetails(this.idleMs, this.path);
     this.next.cancelWithStatus(Status.DEADLINE_EXCEEDED, details);
   }
 }

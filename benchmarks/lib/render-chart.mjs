@@ -26,7 +26,6 @@ const COLOR = {
   muted: '#656d76',
 };
 
-
 const W = 1160;
 const LABEL_W = 330;
 const PLOT_X = LABEL_W + 10;

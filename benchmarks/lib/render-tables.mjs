@@ -16,7 +16,6 @@ import {
   withUnit,
 } from './render-format.mjs';
 
-
 /** The headline figure of a scenario in one run: its ratio when it has a bar, else its value. */
 function headline(sc) {
   return isBarRow(sc) ? ratioText(sc.ratio) : withUnit(medianOf(sc, sc.subject), sc.unit);

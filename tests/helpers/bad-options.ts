@@ -2,7 +2,7 @@
  * The one table of bad option values every package's options test runs (issue 15: one option kit).
  * Test code only; depends on nothing but vitest.
  */
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 
 /** The kinds of option the kit checks, as `optionKit()` names them. */
 export type OptionKind = 'limitMs' | 'durationMs' | 'integer' | 'function' | 'boolean';
@@ -59,6 +59,24 @@ export function expectRejected(run: () => unknown, pkg: string, path: string, ba
   expect(message.startsWith(`${pkg}: ${path} must `), message).toBe(true);
   expect(message.endsWith(`, got ${bad.label}`), message).toBe(true);
   expect(message.length, message).toBeLessThan(200);
+}
+
+/**
+ * The table itself: for each option path, one test per bad value of its kind, each handing the
+ * value to `run(path, value)` and expecting the kit's error.
+ */
+export function itRejectsBadValues(
+  pkg: string,
+  options: Readonly<Record<string, OptionKind>>,
+  run: (path: string, value: unknown) => unknown,
+): void {
+  for (const [path, kind] of Object.entries(options)) {
+    for (const bad of badValues(kind)) {
+      it(`rejects ${path} = ${bad.label} with a ${bad.error.name}`, () => {
+        expectRejected(() => run(path, bad.value), pkg, path, bad);
+      });
+    }
+  }
 }
 
 /** Asserts that `run` throws the kit's TypeError for an unknown option `path`. */

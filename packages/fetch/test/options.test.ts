@@ -1,6 +1,6 @@
 import { ManualClock, sharedWheel, TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
-import { badValues, expectRejected, expectUnknownKey, type OptionKind } from '../../../tests/helpers/bad-options.js';
+import { expectUnknownKey, itRejectsBadValues, type OptionKind } from '../../../tests/helpers/bad-options.js';
 import { DEFAULTS, IDEMPOTENT_METHODS, resolveOptions } from '../src/options.js';
 
 describe('options', () => {
@@ -79,15 +79,11 @@ describe('options', () => {
         'retry.backoffMs': 'durationMs',
         'retry.onRetry': 'function',
       };
-      for (const [path, kind] of Object.entries(options)) {
-        for (const bad of badValues(kind)) {
-          it(`rejects ${path} = ${bad.label} with a ${bad.error.name}`, () => {
-            const [outer, inner] = path.split('.');
-            const given = inner === undefined ? { [outer]: bad.value } : { [outer]: { [inner]: bad.value } };
-            expectRejected(() => resolveOptions(given, undefined, ''), '@tickwheel/fetch', path, bad);
-          });
-        }
-      }
+      itRejectsBadValues('@tickwheel/fetch', options, (path, value) => {
+        const [outer, inner] = path.split('.');
+        const given = inner === undefined ? { [outer]: value } : { [outer]: { [inner]: value } };
+        return resolveOptions(given, undefined, '');
+      });
 
       it('rejects an unknown key, at the top and inside retry', () => {
         expectUnknownKey(

@@ -1,6 +1,6 @@
 import { TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
-import { badValues, expectRejected, expectUnknownKey } from '../../../tests/helpers/bad-options.js';
+import { expectUnknownKey, itRejectsBadValues } from '../../../tests/helpers/bad-options.js';
 import { deadlineInterceptor } from '../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../src/server-deadline-interceptor.js';
 import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from '../src/options.js';
@@ -73,13 +73,8 @@ describe('options', () => {
       defaultTimeoutMs: (v: unknown) => serverDeadlineInterceptor({ defaultTimeoutMs: v as number }),
       maxTimeoutMs: (v: unknown) => serverDeadlineInterceptor({ maxTimeoutMs: v as number }),
     };
-    for (const [path, make] of Object.entries(build)) {
-      for (const bad of badValues('limitMs')) {
-        it(`rejects ${path} = ${bad.label} with a ${bad.error.name}`, () => {
-          expectRejected(() => make(bad.value), '@tickwheel/grpc', path, bad);
-        });
-      }
-    }
+    const limits = Object.fromEntries(Object.keys(build).map((path) => [path, 'limitMs' as const]));
+    itRejectsBadValues('@tickwheel/grpc', limits, (path, value) => build[path as keyof typeof build](value));
 
     it('rejects an unknown key, at the top and in an override', () => {
       expectUnknownKey(() => deadlineInterceptor({ deadlineMs: 5 } as never), '@tickwheel/grpc', 'deadlineMs');

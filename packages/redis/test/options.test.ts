@@ -1,6 +1,6 @@
 import RedisMock from 'ioredis-mock';
 import { describe, expect, it } from 'vitest';
-import { badValues, expectRejected, expectUnknownKey, type OptionKind } from '../../../tests/helpers/bad-options.js';
+import { expectUnknownKey, itRejectsBadValues, type OptionKind } from '../../../tests/helpers/bad-options.js';
 import { DEFAULTS, resolveOptions, resolveScheduleOptions } from '../src/options.js';
 import type { RedisClient } from '../src/types.js';
 
@@ -59,18 +59,9 @@ describe('options', () => {
         concurrency: 'integer',
         waitForReplicas: 'integer',
       };
-      for (const [path, kind] of Object.entries(options)) {
-        for (const bad of badValues(kind)) {
-          it(`rejects ${path} = ${bad.label} with a ${bad.error.name}`, () => {
-            expectRejected(
-              () => resolveOptions({ redis, namespace: 'ns', [path]: bad.value }),
-              '@tickwheel/redis',
-              path,
-              bad,
-            );
-          });
-        }
-      }
+      itRejectsBadValues('@tickwheel/redis', options, (path, value) =>
+        resolveOptions({ redis, namespace: 'ns', [path]: value }),
+      );
 
       it('rejects an unknown key, in the constructor and per timer', () => {
         expectUnknownKey(

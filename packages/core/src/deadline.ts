@@ -1,3 +1,7 @@
+/**
+ * Ambient deadlines: `withDeadline`, `currentDeadline`, `createDeadline` on an AsyncLocalStorage, timed by a wheel.
+ * Depends on the wheel and the clock only; never on an adapter or on the library an adapter wraps.
+ */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sharedWheel } from './shared-wheel.js';
 import type { TimerHandle } from './timer-handle.js';

@@ -1,3 +1,7 @@
+/**
+ * PausableClock: game time that stops and resumes, driven by one timer on an outer wheel.
+ * Depends on clock.ts's contract and the outer wheel's public API only.
+ */
 import type { DrivingClock, WakeupDriver } from './clock.js';
 import type { TimerHandle } from './timer-handle.js';
 import type { TimingWheel } from './timing-wheel.js';

@@ -1,3 +1,7 @@
+/**
+ * The process-wide shared TimingWheel every adapter uses unless given a wheel.
+ * Depends on timing-wheel.ts only; adapters never configure it.
+ */
 import { TimingWheel } from './timing-wheel.js';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * The per-request state: one wheel timer through headers, body and retry backoff, and the abort it causes.
+ * Must not depend on another adapter; reads options only as resolved by options.ts.
+ */
 import { freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import type { ResolvedOptions } from './options.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';

@@ -1,3 +1,7 @@
+/**
+ * One abort listener per caller or deadline signal, shared by every request that follows it.
+ * Depends on node:events only; knows nothing of fetch or timers.
+ */
 import { defaultMaxListeners, getMaxListeners, setMaxListeners } from 'node:events';
 
 /**

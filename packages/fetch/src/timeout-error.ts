@@ -1,3 +1,7 @@
+/**
+ * TimeoutError: the DOMException-shaped error a timed-out request rejects with.
+ * Depends on types.ts only.
+ */
 import type { TimeoutPhase } from './types.js';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * The public types of @tickwheel/fetch: options, retry options, timeout phases.
+ * Types only; no runtime code and no defaults (options.ts has them).
+ */
 import type { TimingWheel } from '@tickwheel/core';
 import type { TimeoutError } from './timeout-error.js';
 

@@ -1,3 +1,7 @@
+/**
+ * withTimeouts: the entry function that wraps a fetch with per-attempt, body-idle and total limits.
+ * Must not depend on another adapter; fetch itself is only called, never patched.
+ */
 import { currentDeadline, requireFunction } from '@tickwheel/core';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { RequestTimer } from './request-timer.js';

@@ -1,3 +1,7 @@
+/**
+ * The per-call state of the client interceptor: the call's deadline and stream-idle timers on the wheel.
+ * Depends on grpc-js's interceptor API and core only; never on the server side.
+ */
 import { InterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';

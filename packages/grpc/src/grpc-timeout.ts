@@ -1,3 +1,7 @@
+/**
+ * Reading and writing the `grpc-timeout` header, and tickwheel's header for longer deadlines.
+ * Depends on nothing but grpc-js's types.
+ */
 import type { Deadline } from '@grpc/grpc-js';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * Checks shared by both interceptors' options, with core's option kit.
+ * Depends on @tickwheel/core only; the interceptors keep their own defaults in types.ts' tables.
+ */
 import type { TimingWheel } from '@tickwheel/core';
 import { optionKit } from '@tickwheel/core/internal';
 

@@ -1,3 +1,7 @@
+/**
+ * The per-call state of the server interceptor: the handler's deadline scope and its DEADLINE_EXCEEDED.
+ * Depends on grpc-js's server interceptor API and core only; never on the client side.
+ */
 import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
 import { createDeadline, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';

@@ -1,3 +1,7 @@
+/**
+ * The public types of @tickwheel/grpc: both interceptors' options with their defaults tables.
+ * Types only; no runtime code.
+ */
 import type { TimingWheel } from '@tickwheel/core';
 
 /**

@@ -1,3 +1,7 @@
+/**
+ * The per-connection state of a heartbeat: last read and write, pings, pong deadline and idle timers.
+ * Depends on ws's types and core only; never on another adapter.
+ */
 import type { TimerHandle } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 import type { SendTracker } from './send-tracker.js';

@@ -1,3 +1,7 @@
+/**
+ * SendTracker: observes completed `send()` calls on one socket, as write activity.
+ * Depends on ws's types only; knows nothing of timers.
+ */
 import type { WebSocket } from 'ws';
 
 /** `WebSocket#send` with every overload folded into one signature. */

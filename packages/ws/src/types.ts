@@ -1,3 +1,7 @@
+/**
+ * The public types of @tickwheel/ws: heartbeat options, idle kinds, events.
+ * Types only; no runtime code.
+ */
 import type { TimingWheel } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 

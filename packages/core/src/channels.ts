@@ -84,9 +84,11 @@ export interface TypedChannel<T> {
 /** @internal */
 export const wakeChannel: TypedChannel<WheelWakeMessage> = diagnosticsChannel.channel(CORE_WAKE_CHANNEL);
 /** @internal */
-export const callbackErrorChannel: TypedChannel<CallbackErrorMessage> = diagnosticsChannel.channel(CORE_CALLBACK_ERROR_CHANNEL);
+export const callbackErrorChannel: TypedChannel<CallbackErrorMessage> =
+  diagnosticsChannel.channel(CORE_CALLBACK_ERROR_CHANNEL);
 /** @internal */
-export const timerSetExpireChannel: TypedChannel<TimerSetExpireMessage> = diagnosticsChannel.channel(CORE_TIMER_SET_EXPIRE_CHANNEL);
+export const timerSetExpireChannel: TypedChannel<TimerSetExpireMessage> =
+  diagnosticsChannel.channel(CORE_TIMER_SET_EXPIRE_CHANNEL);
 
 /** Runs a function in an async context captured earlier (`AsyncLocalStorage.snapshot()`). */
 export type RunInContext = <R>(fn: () => R) => R;

@@ -11,7 +11,14 @@ import {
   wakeChannel,
   type TypedChannel,
 } from '../src/channels.js';
-import { CORE_CALLBACK_ERROR_CHANNEL, CORE_TIMER_SET_EXPIRE_CHANNEL, CORE_WAKE_CHANNEL, ManualClock, TimerSet, TimingWheel } from '../src/index.js';
+import {
+  CORE_CALLBACK_ERROR_CHANNEL,
+  CORE_TIMER_SET_EXPIRE_CHANNEL,
+  CORE_WAKE_CHANNEL,
+  ManualClock,
+  TimerSet,
+  TimingWheel,
+} from '../src/index.js';
 
 /** Subscribes to a channel by name, as a user would; `stop()` unsubscribes. */
 function listen(name: string): { messages: unknown[]; stop: () => void } {

@@ -58,9 +58,11 @@ console.log(JSON.stringify(require('@tickwheel/core').sharedWheel() === sharedWh
     expect(out).toBe(true);
   });
 
-  it('ships type declarations first in the exports map', () => {
+  it('ships type declarations first in the import and require branches of the exports map', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
-    expect(Object.keys(pkg.exports['.'])[0]).toBe('types');
-    expect(fs.existsSync(path.join(packageDir, pkg.exports['.'].types))).toBe(true);
+    for (const branch of [pkg.exports['.'].import, pkg.exports['.'].require]) {
+      expect(Object.keys(branch)[0]).toBe('types');
+      expect(fs.existsSync(path.join(packageDir, branch.types))).toBe(true);
+    }
   });
 });

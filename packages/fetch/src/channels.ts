@@ -60,7 +60,12 @@ export const timeoutChannel: TypedChannel<FetchTimeoutMessage> = diagnosticsChan
 export const retryChannel: TypedChannel<FetchRetryMessage> = diagnosticsChannel.channel(FETCH_RETRY_CHANNEL);
 
 /** Publishes a timeout when someone listens. `context`: the request's, from `captureContext`. */
-export function publishTimeout(error: TimeoutError, elapsedMs: number, attempt: number, context: RunInContext | undefined): void {
+export function publishTimeout(
+  error: TimeoutError,
+  elapsedMs: number,
+  attempt: number,
+  context: RunInContext | undefined,
+): void {
   if (!timeoutChannel.hasSubscribers) return;
   const message: FetchTimeoutMessage = {
     phase: error.phase,
@@ -75,9 +80,18 @@ export function publishTimeout(error: TimeoutError, elapsedMs: number, attempt: 
 }
 
 /** Publishes a retry when someone listens. */
-export function publishRetry(error: TimeoutError, attempt: number, delayMs: number, context: RunInContext | undefined): void {
+export function publishRetry(
+  error: TimeoutError,
+  attempt: number,
+  delayMs: number,
+  context: RunInContext | undefined,
+): void {
   if (!retryChannel.hasSubscribers) return;
-  publishInContext(retryChannel, { method: error.method, origin: originOf(error.url), attempt, delayMs, error }, context);
+  publishInContext(
+    retryChannel,
+    { method: error.method, origin: originOf(error.url), attempt, delayMs, error },
+    context,
+  );
 }
 
 /** The origin of a URL string, or `'null'` (as `URL#origin` says) when it does not parse. */

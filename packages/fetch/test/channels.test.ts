@@ -13,7 +13,13 @@ function listen(name: string, stops: Array<() => void>, store?: AsyncLocalStorag
   return messages;
 }
 
-const error = new TimeoutError('GET http://127.0.0.1:8080/a?b=c: no response headers within 200 ms (headersMs)', 'headers', 200, 'http://127.0.0.1:8080/a?b=c', 'GET');
+const error = new TimeoutError(
+  'GET http://127.0.0.1:8080/a?b=c: no response headers within 200 ms (headersMs)',
+  'headers',
+  200,
+  'http://127.0.0.1:8080/a?b=c',
+  'GET',
+);
 
 describe('channels', () => {
   const stops: Array<() => void> = [];
@@ -29,7 +35,17 @@ describe('channels', () => {
     it("publishes the phase, method, the URL's origin only, the limit, elapsed time and attempt", () => {
       const messages = listen(FETCH_TIMEOUT_CHANNEL, stops);
       publishTimeout(error, 201, 1, undefined);
-      expect(messages).toEqual([{ phase: 'headers', method: 'GET', origin: 'http://127.0.0.1:8080', limitMs: 200, elapsedMs: 201, attempt: 1, error }]);
+      expect(messages).toEqual([
+        {
+          phase: 'headers',
+          method: 'GET',
+          origin: 'http://127.0.0.1:8080',
+          limitMs: 200,
+          elapsedMs: 201,
+          attempt: 1,
+          error,
+        },
+      ]);
     });
 
     it("publishes in the request's context when one was captured", () => {

@@ -54,7 +54,8 @@ export interface GrpcHandlerAbortMessage {
 /** @internal */
 export const deadlineChannel: TypedChannel<GrpcDeadlineMessage> = diagnosticsChannel.channel(GRPC_DEADLINE_CHANNEL);
 /** @internal */
-export const handlerAbortChannel: TypedChannel<GrpcHandlerAbortMessage> = diagnosticsChannel.channel(GRPC_HANDLER_ABORT_CHANNEL);
+export const handlerAbortChannel: TypedChannel<GrpcHandlerAbortMessage> =
+  diagnosticsChannel.channel(GRPC_HANDLER_ABORT_CHANNEL);
 
 /** Publishes a deadline when someone listens. `context`: the call's, from `captureContext`. */
 export function publishDeadline(
@@ -66,11 +67,20 @@ export function publishDeadline(
   context: RunInContext | undefined,
 ): void {
   if (!deadlineChannel.hasSubscribers) return;
-  publishInContext(deadlineChannel, { side, path, limit, budgetMs, elapsedMs, propagated: limit === 'propagated' }, context);
+  publishInContext(
+    deadlineChannel,
+    { side, path, limit, budgetMs, elapsedMs, propagated: limit === 'propagated' },
+    context,
+  );
 }
 
 /** Publishes a handler abort when someone listens. */
-export function publishHandlerAbort(path: string, reason: HandlerAbortReason, elapsedMs: number, context: RunInContext | undefined): void {
+export function publishHandlerAbort(
+  path: string,
+  reason: HandlerAbortReason,
+  elapsedMs: number,
+  context: RunInContext | undefined,
+): void {
   if (!handlerAbortChannel.hasSubscribers) return;
   publishInContext(handlerAbortChannel, { path, reason, elapsedMs }, context);
 }

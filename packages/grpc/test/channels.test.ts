@@ -17,7 +17,10 @@ describe('channels', () => {
   }
 
   it('names its channels tickwheel:grpc:*', () => {
-    expect([GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL]).toEqual(['tickwheel:grpc:deadline', 'tickwheel:grpc:handler-abort']);
+    expect([GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL]).toEqual([
+      'tickwheel:grpc:deadline',
+      'tickwheel:grpc:handler-abort',
+    ]);
   });
 
   describe('publishDeadline', () => {
@@ -27,7 +30,14 @@ describe('channels', () => {
       publishDeadline('server', '/shop.Cart/Get', 'propagated', 1_000, 1_000, undefined);
       expect(messages).toEqual([
         { side: 'client', path: '/shop.Cart/Get', limit: 'method', budgetMs: 250, elapsedMs: 251, propagated: false },
-        { side: 'server', path: '/shop.Cart/Get', limit: 'propagated', budgetMs: 1_000, elapsedMs: 1_000, propagated: true },
+        {
+          side: 'server',
+          path: '/shop.Cart/Get',
+          limit: 'propagated',
+          budgetMs: 1_000,
+          elapsedMs: 1_000,
+          propagated: true,
+        },
       ]);
     });
 

@@ -8,7 +8,18 @@ import type { Attributes } from '@opentelemetry/api';
  */
 
 /** The methods `http.request.method` names as they are; any other is `_OTHER` (semantic conventions, HTTP spans). */
-const KNOWN_HTTP_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'QUERY', 'TRACE']);
+const KNOWN_HTTP_METHODS = new Set([
+  'CONNECT',
+  'DELETE',
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'PATCH',
+  'POST',
+  'PUT',
+  'QUERY',
+  'TRACE',
+]);
 
 /** Attributes of an origin, cached: a service talks to few origins and parses each once. */
 const originCache = new Map<string, Attributes>();

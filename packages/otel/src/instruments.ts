@@ -56,26 +56,61 @@ export function createInstruments(meter: Meter): Instruments {
     meter.createHistogram(name, { description, unit: 's', advice: { explicitBucketBoundaries: buckets } });
   return {
     timeouts: meter.createCounter(METRICS.timeouts, {
-      description: 'Operations ended by a tickwheel limit: fetch timeouts, gRPC deadlines, WebSocket heartbeat terminations',
+      description:
+        'Operations ended by a tickwheel limit: fetch timeouts, gRPC deadlines, WebSocket heartbeat terminations',
       unit: '{timeout}',
     }),
-    timeoutElapsed: seconds(METRICS.timeoutElapsed, 'Time from the start of the operation (or of the quiet stretch) to the timeout', ELAPSED_BUCKETS_S),
-    fetchRetries: meter.createCounter(METRICS.fetchRetries, { description: 'Fetch attempts retried after a timeout', unit: '{retry}' }),
+    timeoutElapsed: seconds(
+      METRICS.timeoutElapsed,
+      'Time from the start of the operation (or of the quiet stretch) to the timeout',
+      ELAPSED_BUCKETS_S,
+    ),
+    fetchRetries: meter.createCounter(METRICS.fetchRetries, {
+      description: 'Fetch attempts retried after a timeout',
+      unit: '{retry}',
+    }),
     grpcHandlerAborts: meter.createCounter(METRICS.grpcHandlerAborts, {
       description: 'gRPC server handlers whose deadline signal aborted, by reason',
       unit: '{call}',
     }),
-    wheelLateness: seconds(METRICS.wheelLateness, 'How long after its armed time a timing wheel woke up', LATENESS_BUCKETS_S),
-    wheelFired: meter.createCounter(METRICS.wheelFired, { description: 'Timer callbacks run by timing wheels', unit: '{timer}' }),
-    wheelCallbackDuration: seconds(METRICS.wheelCallbackDuration, "Time one wake-up's timer callbacks ran", CALLBACK_BUCKETS_S),
-    wheelCallbackErrors: meter.createCounter(METRICS.wheelCallbackErrors, { description: 'Timer callbacks that threw', unit: '{error}' }),
-    wheelPending: meter.createObservableGauge(METRICS.wheelPending, { description: 'Timers pending on a timing wheel', unit: '{timer}' }),
-    timerSetExpirations: meter.createCounter(METRICS.timerSetExpirations, { description: 'TimerSet stacks that expired', unit: '{expiration}' }),
-    redisLateness: seconds(METRICS.redisLateness, "How long after its due time a Redis timer was claimed, on the Redis server's clock", LATENESS_BUCKETS_S),
+    wheelLateness: seconds(
+      METRICS.wheelLateness,
+      'How long after its armed time a timing wheel woke up',
+      LATENESS_BUCKETS_S,
+    ),
+    wheelFired: meter.createCounter(METRICS.wheelFired, {
+      description: 'Timer callbacks run by timing wheels',
+      unit: '{timer}',
+    }),
+    wheelCallbackDuration: seconds(
+      METRICS.wheelCallbackDuration,
+      "Time one wake-up's timer callbacks ran",
+      CALLBACK_BUCKETS_S,
+    ),
+    wheelCallbackErrors: meter.createCounter(METRICS.wheelCallbackErrors, {
+      description: 'Timer callbacks that threw',
+      unit: '{error}',
+    }),
+    wheelPending: meter.createObservableGauge(METRICS.wheelPending, {
+      description: 'Timers pending on a timing wheel',
+      unit: '{timer}',
+    }),
+    timerSetExpirations: meter.createCounter(METRICS.timerSetExpirations, {
+      description: 'TimerSet stacks that expired',
+      unit: '{expiration}',
+    }),
+    redisLateness: seconds(
+      METRICS.redisLateness,
+      "How long after its due time a Redis timer was claimed, on the Redis server's clock",
+      LATENESS_BUCKETS_S,
+    ),
     redisLeasesLost: meter.createCounter(METRICS.redisLeasesLost, {
       description: "Redis timer deliveries whose ack found the worker's lease expired",
       unit: '{delivery}',
     }),
-    redisDuplicates: meter.createCounter(METRICS.redisDuplicates, { description: 'Redis timer deliveries dropped as duplicates', unit: '{delivery}' }),
+    redisDuplicates: meter.createCounter(METRICS.redisDuplicates, {
+      description: 'Redis timer deliveries dropped as duplicates',
+      unit: '{delivery}',
+    }),
   };
 }

@@ -25,16 +25,21 @@ const KEYS = new Set(['meterProvider', 'spanEvents', 'wheels']);
  */
 export function resolveOptions(options: InstrumentTickwheelOptions | undefined): ResolvedOptions {
   if (options === undefined) options = {};
-  if (options === null || typeof options !== 'object') throw new TypeError(`@tickwheel/otel: options must be an object, got ${describeValue(options)}`);
+  if (options === null || typeof options !== 'object')
+    throw new TypeError(`@tickwheel/otel: options must be an object, got ${describeValue(options)}`);
   for (const key of Object.keys(options)) {
-    if (!KEYS.has(key)) throw new TypeError(`@tickwheel/otel: unknown option ${JSON.stringify(key)}; known: ${[...KEYS].join(', ')}`);
+    if (!KEYS.has(key))
+      throw new TypeError(`@tickwheel/otel: unknown option ${JSON.stringify(key)}; known: ${[...KEYS].join(', ')}`);
   }
   const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
   if (meterProvider === null || typeof meterProvider !== 'object' || typeof meterProvider.getMeter !== 'function') {
-    throw new TypeError(`@tickwheel/otel: meterProvider must be an object with a getMeter() method, got ${describeValue(meterProvider)}`);
+    throw new TypeError(
+      `@tickwheel/otel: meterProvider must be an object with a getMeter() method, got ${describeValue(meterProvider)}`,
+    );
   }
   const spanEvents = options.spanEvents ?? DEFAULTS.spanEvents;
-  if (typeof spanEvents !== 'boolean') throw new TypeError(`@tickwheel/otel: spanEvents must be a boolean, got ${describeValue(spanEvents)}`);
+  if (typeof spanEvents !== 'boolean')
+    throw new TypeError(`@tickwheel/otel: spanEvents must be a boolean, got ${describeValue(spanEvents)}`);
   const given = options.wheels ?? DEFAULTS.wheels;
   if (given === null || typeof given !== 'object') {
     throw new TypeError(`@tickwheel/otel: wheels must be an object of named TimingWheels, got ${describeValue(given)}`);
@@ -42,7 +47,9 @@ export function resolveOptions(options: InstrumentTickwheelOptions | undefined):
   const wheels = Object.entries(given).map(([name, wheel]): [string, () => TimingWheel] => {
     if (wheel instanceof TimingWheel) return [name, () => wheel];
     if (typeof wheel === 'function') return [name, wheel];
-    throw new TypeError(`@tickwheel/otel: wheels.${name} must be a TimingWheel or a function returning one, got ${describeValue(wheel)}`);
+    throw new TypeError(
+      `@tickwheel/otel: wheels.${name} must be a TimingWheel or a function returning one, got ${describeValue(wheel)}`,
+    );
   });
   return { meterProvider, spanEvents, wheels };
 }

@@ -9,9 +9,26 @@ import {
 } from '@tickwheel/core';
 // Type-only: the adapters are not loaded by this package, their channels are found by name. The
 // names below are typed as the adapters' own constants, so a renamed channel fails the build.
-import type { FETCH_RETRY_CHANNEL, FETCH_TIMEOUT_CHANNEL, FetchRetryMessage, FetchTimeoutMessage } from '@tickwheel/fetch';
-import type { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL, GrpcDeadlineMessage, GrpcHandlerAbortMessage } from '@tickwheel/grpc';
-import type { REDIS_DUPLICATE_CHANNEL, REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL, RedisDuplicateMessage, RedisFiredMessage, RedisLeaseLostMessage } from '@tickwheel/redis';
+import type {
+  FETCH_RETRY_CHANNEL,
+  FETCH_TIMEOUT_CHANNEL,
+  FetchRetryMessage,
+  FetchTimeoutMessage,
+} from '@tickwheel/fetch';
+import type {
+  GRPC_DEADLINE_CHANNEL,
+  GRPC_HANDLER_ABORT_CHANNEL,
+  GrpcDeadlineMessage,
+  GrpcHandlerAbortMessage,
+} from '@tickwheel/grpc';
+import type {
+  REDIS_DUPLICATE_CHANNEL,
+  REDIS_FIRED_CHANNEL,
+  REDIS_LEASE_LOST_CHANNEL,
+  RedisDuplicateMessage,
+  RedisFiredMessage,
+  RedisLeaseLostMessage,
+} from '@tickwheel/redis';
 import type { WS_TERMINATE_CHANNEL, WsTerminateMessage } from '@tickwheel/ws';
 import { errorType, httpAttributes, rpcAttributes } from './attributes.js';
 import type { Instruments } from './instruments.js';
@@ -44,17 +61,32 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
         m.wheelCallbackDuration.record(message.callbackMs / 1000);
       },
     ],
-    [CORE_CALLBACK_ERROR_CHANNEL, (message: CallbackErrorMessage) => m.wheelCallbackErrors.add(1, { 'error.type': errorType(message.error) })],
-    [CORE_TIMER_SET_EXPIRE_CHANNEL, (message: TimerSetExpireMessage) => m.timerSetExpirations.add(1, { 'tickwheel.stacks_left': message.stacksLeft > 0 })],
+    [
+      CORE_CALLBACK_ERROR_CHANNEL,
+      (message: CallbackErrorMessage) => m.wheelCallbackErrors.add(1, { 'error.type': errorType(message.error) }),
+    ],
+    [
+      CORE_TIMER_SET_EXPIRE_CHANNEL,
+      (message: TimerSetExpireMessage) =>
+        m.timerSetExpirations.add(1, { 'tickwheel.stacks_left': message.stacksLeft > 0 }),
+    ],
     [
       FETCH_TIMEOUT,
       (message: FetchTimeoutMessage) => {
-        const attributes: Attributes = { 'tickwheel.package': 'fetch', 'tickwheel.phase': message.phase, ...httpAttributes(message.method, message.origin) };
+        const attributes: Attributes = {
+          'tickwheel.package': 'fetch',
+          'tickwheel.phase': message.phase,
+          ...httpAttributes(message.method, message.origin),
+        };
         recordTimeout(m, attributes, message.elapsedMs);
-        if (spanEvents) addTimeoutEvent(attributes, message.limitMs, message.elapsedMs, { 'tickwheel.attempt': message.attempt });
+        if (spanEvents)
+          addTimeoutEvent(attributes, message.limitMs, message.elapsedMs, { 'tickwheel.attempt': message.attempt });
       },
     ],
-    [FETCH_RETRY, (message: FetchRetryMessage) => m.fetchRetries.add(1, httpAttributes(message.method, message.origin))],
+    [
+      FETCH_RETRY,
+      (message: FetchRetryMessage) => m.fetchRetries.add(1, httpAttributes(message.method, message.origin)),
+    ],
     [
       GRPC_DEADLINE,
       (message: GrpcDeadlineMessage) => {
@@ -69,14 +101,33 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
         if (spanEvents) addTimeoutEvent(attributes, message.budgetMs, message.elapsedMs, undefined);
       },
     ],
-    [GRPC_HANDLER_ABORT, (message: GrpcHandlerAbortMessage) => m.grpcHandlerAborts.add(1, { 'tickwheel.reason': message.reason, ...rpcAttributes(message.path) })],
+    [
+      GRPC_HANDLER_ABORT,
+      (message: GrpcHandlerAbortMessage) =>
+        m.grpcHandlerAborts.add(1, { 'tickwheel.reason': message.reason, ...rpcAttributes(message.path) }),
+    ],
     [
       WS_TERMINATE,
-      (message: WsTerminateMessage) => recordTimeout(m, { 'tickwheel.package': 'ws', 'tickwheel.phase': message.reason, 'tickwheel.side': message.side }, message.quietMs),
+      (message: WsTerminateMessage) =>
+        recordTimeout(
+          m,
+          { 'tickwheel.package': 'ws', 'tickwheel.phase': message.reason, 'tickwheel.side': message.side },
+          message.quietMs,
+        ),
     ],
-    [REDIS_FIRED, (message: RedisFiredMessage) => m.redisLateness.record(message.lateMs / 1000, { 'tickwheel.redis.namespace': message.namespace })],
-    [REDIS_LEASE_LOST, (message: RedisLeaseLostMessage) => m.redisLeasesLost.add(1, { 'tickwheel.redis.namespace': message.namespace })],
-    [REDIS_DUPLICATE, (message: RedisDuplicateMessage) => m.redisDuplicates.add(1, { 'tickwheel.redis.namespace': message.namespace })],
+    [
+      REDIS_FIRED,
+      (message: RedisFiredMessage) =>
+        m.redisLateness.record(message.lateMs / 1000, { 'tickwheel.redis.namespace': message.namespace }),
+    ],
+    [
+      REDIS_LEASE_LOST,
+      (message: RedisLeaseLostMessage) => m.redisLeasesLost.add(1, { 'tickwheel.redis.namespace': message.namespace }),
+    ],
+    [
+      REDIS_DUPLICATE,
+      (message: RedisDuplicateMessage) => m.redisDuplicates.add(1, { 'tickwheel.redis.namespace': message.namespace }),
+    ],
   ];
   return new Map(recorders);
 }

@@ -14,8 +14,18 @@ export const TIMEOUT_EVENT = 'tickwheel.timeout';
  * @param limitMs - the limit that fired
  * @param elapsedMs - time from the start to the timeout
  */
-export function addTimeoutEvent(attributes: Attributes, limitMs: number, elapsedMs: number, extra: Attributes | undefined): void {
+export function addTimeoutEvent(
+  attributes: Attributes,
+  limitMs: number,
+  elapsedMs: number,
+  extra: Attributes | undefined,
+): void {
   const span = trace.getActiveSpan();
   if (span === undefined || !span.isRecording()) return;
-  span.addEvent(TIMEOUT_EVENT, { ...attributes, 'tickwheel.limit_ms': limitMs, 'tickwheel.elapsed_ms': elapsedMs, ...extra });
+  span.addEvent(TIMEOUT_EVENT, {
+    ...attributes,
+    'tickwheel.limit_ms': limitMs,
+    'tickwheel.elapsed_ms': elapsedMs,
+    ...extra,
+  });
 }

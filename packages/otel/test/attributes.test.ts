@@ -4,7 +4,12 @@ import { errorType, httpAttributes, rpcAttributes } from '../src/attributes.js';
 describe('attributes', () => {
   describe('httpAttributes', () => {
     it('splits an origin into server.address, server.port and url.scheme', () => {
-      expect(httpAttributes('GET', 'http://127.0.0.1:8080')).toEqual({ 'http.request.method': 'GET', 'server.address': '127.0.0.1', 'server.port': 8080, 'url.scheme': 'http' });
+      expect(httpAttributes('GET', 'http://127.0.0.1:8080')).toEqual({
+        'http.request.method': 'GET',
+        'server.address': '127.0.0.1',
+        'server.port': 8080,
+        'url.scheme': 'http',
+      });
     });
 
     it('fills in the default port of the scheme', () => {
@@ -13,7 +18,10 @@ describe('attributes', () => {
     });
 
     it('gives an IPv6 address without brackets', () => {
-      expect(httpAttributes('GET', 'http://[::1]:9000')).toMatchObject({ 'server.address': '::1', 'server.port': 9000 });
+      expect(httpAttributes('GET', 'http://[::1]:9000')).toMatchObject({
+        'server.address': '::1',
+        'server.port': 9000,
+      });
     });
 
     it('names a method outside the known set _OTHER, and keeps known ones (semantic conventions, http.request.method)', () => {
@@ -28,14 +36,19 @@ describe('attributes', () => {
     });
 
     it('keeps answering the same after many distinct origins (the cache starts over)', () => {
-      for (let port = 1; port <= 600; port++) expect(httpAttributes('GET', `http://h:${port}`)['server.port']).toBe(port);
+      for (let port = 1; port <= 600; port++)
+        expect(httpAttributes('GET', `http://h:${port}`)['server.port']).toBe(port);
       expect(httpAttributes('GET', 'http://h:7')['server.port']).toBe(7);
     });
   });
 
   describe('rpcAttributes', () => {
     it('splits a method path into rpc.service and rpc.method', () => {
-      expect(rpcAttributes('/shop.v1.Cart/Checkout')).toEqual({ 'rpc.system': 'grpc', 'rpc.service': 'shop.v1.Cart', 'rpc.method': 'Checkout' });
+      expect(rpcAttributes('/shop.v1.Cart/Checkout')).toEqual({
+        'rpc.system': 'grpc',
+        'rpc.service': 'shop.v1.Cart',
+        'rpc.method': 'Checkout',
+      });
     });
 
     it('keeps a path without a service as the method', () => {

@@ -10,9 +10,25 @@ import {
   type TimerSetExpireMessage,
   type WheelWakeMessage,
 } from '@tickwheel/core';
-import { FETCH_RETRY_CHANNEL, FETCH_TIMEOUT_CHANNEL, TimeoutError, type FetchRetryMessage, type FetchTimeoutMessage } from '@tickwheel/fetch';
-import { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL, type GrpcDeadlineMessage, type GrpcHandlerAbortMessage } from '@tickwheel/grpc';
-import { REDIS_DUPLICATE_CHANNEL, REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL, type RedisFiredMessage } from '@tickwheel/redis';
+import {
+  FETCH_RETRY_CHANNEL,
+  FETCH_TIMEOUT_CHANNEL,
+  TimeoutError,
+  type FetchRetryMessage,
+  type FetchTimeoutMessage,
+} from '@tickwheel/fetch';
+import {
+  GRPC_DEADLINE_CHANNEL,
+  GRPC_HANDLER_ABORT_CHANNEL,
+  type GrpcDeadlineMessage,
+  type GrpcHandlerAbortMessage,
+} from '@tickwheel/grpc';
+import {
+  REDIS_DUPLICATE_CHANNEL,
+  REDIS_FIRED_CHANNEL,
+  REDIS_LEASE_LOST_CHANNEL,
+  type RedisFiredMessage,
+} from '@tickwheel/redis';
 import { WS_TERMINATE_CHANNEL, type WsTerminateMessage } from '@tickwheel/ws';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { instrumentTickwheel, METRICS, TIMEOUT_EVENT, type TickwheelInstrumentation } from '../src/index.js';
@@ -38,12 +54,35 @@ function publish<T>(name: string, message: T): void {
 }
 
 function fetchTimeout(overrides: Partial<FetchTimeoutMessage> = {}): FetchTimeoutMessage {
-  const error = new TimeoutError('GET http://127.0.0.1:8080/slow: no response headers within 200 ms (headersMs)', 'headers', 200, 'http://127.0.0.1:8080/slow', 'GET');
-  return { phase: 'headers', method: 'GET', origin: 'http://127.0.0.1:8080', limitMs: 200, elapsedMs: 201, attempt: 0, error, ...overrides };
+  const error = new TimeoutError(
+    'GET http://127.0.0.1:8080/slow: no response headers within 200 ms (headersMs)',
+    'headers',
+    200,
+    'http://127.0.0.1:8080/slow',
+    'GET',
+  );
+  return {
+    phase: 'headers',
+    method: 'GET',
+    origin: 'http://127.0.0.1:8080',
+    limitMs: 200,
+    elapsedMs: 201,
+    attempt: 0,
+    error,
+    ...overrides,
+  };
 }
 
 function grpcDeadline(overrides: Partial<GrpcDeadlineMessage> = {}): GrpcDeadlineMessage {
-  return { side: 'client', path: '/shop.Cart/Checkout', limit: 'method', budgetMs: 250, elapsedMs: 251, propagated: false, ...overrides };
+  return {
+    side: 'client',
+    path: '/shop.Cart/Checkout',
+    limit: 'method',
+    budgetMs: 250,
+    elapsedMs: 251,
+    propagated: false,
+    ...overrides,
+  };
 }
 
 describe('instrumentTickwheel', () => {
@@ -70,15 +109,36 @@ describe('instrumentTickwheel', () => {
       enable();
       publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());
       publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ elapsedMs: 204 }));
-      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ phase: 'total', method: 'POST', origin: 'https://api.example.com', limitMs: 5_000, elapsedMs: 5_002 }));
+      publish(
+        FETCH_TIMEOUT_CHANNEL,
+        fetchTimeout({
+          phase: 'total',
+          method: 'POST',
+          origin: 'https://api.example.com',
+          limitMs: 5_000,
+          elapsedMs: 5_002,
+        }),
+      );
 
-      const attributes = { 'tickwheel.package': 'fetch', 'tickwheel.phase': 'headers', 'http.request.method': 'GET', 'server.address': '127.0.0.1', 'server.port': 8080, 'url.scheme': 'http' };
+      const attributes = {
+        'tickwheel.package': 'fetch',
+        'tickwheel.phase': 'headers',
+        'http.request.method': 'GET',
+        'server.address': '127.0.0.1',
+        'server.port': 8080,
+        'url.scheme': 'http',
+      };
       const headers = await telemetry.point(METRICS.timeouts, attributes);
       expect(headers.value).toBe(2);
       expect(headers.attributes).toEqual(attributes);
       const total = await telemetry.point(METRICS.timeouts, { 'tickwheel.phase': 'total' });
       expect(total.value).toBe(1);
-      expect(total.attributes).toMatchObject({ 'http.request.method': 'POST', 'server.address': 'api.example.com', 'server.port': 443, 'url.scheme': 'https' });
+      expect(total.attributes).toMatchObject({
+        'http.request.method': 'POST',
+        'server.address': 'api.example.com',
+        'server.port': 443,
+        'url.scheme': 'https',
+      });
 
       const elapsed = histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.phase': 'headers' }));
       expect(elapsed.count).toBe(2);
@@ -102,12 +162,23 @@ describe('instrumentTickwheel', () => {
     it('counts retries by method and server', async () => {
       enable();
       const { error } = fetchTimeout();
-      const retry: FetchRetryMessage = { method: 'GET', origin: 'http://127.0.0.1:8080', attempt: 1, delayMs: 100, error };
+      const retry: FetchRetryMessage = {
+        method: 'GET',
+        origin: 'http://127.0.0.1:8080',
+        attempt: 1,
+        delayMs: 100,
+        error,
+      };
       publish(FETCH_RETRY_CHANNEL, retry);
       publish(FETCH_RETRY_CHANNEL, { ...retry, attempt: 2, delayMs: 200 });
       const point = await telemetry.point(METRICS.fetchRetries);
       expect(point.value).toBe(2);
-      expect(point.attributes).toEqual({ 'http.request.method': 'GET', 'server.address': '127.0.0.1', 'server.port': 8080, 'url.scheme': 'http' });
+      expect(point.attributes).toEqual({
+        'http.request.method': 'GET',
+        'server.address': '127.0.0.1',
+        'server.port': 8080,
+        'url.scheme': 'http',
+      });
     });
   });
 
@@ -115,7 +186,10 @@ describe('instrumentTickwheel', () => {
     it('counts a deadline by side, limit and RPC method, with its elapsed time', async () => {
       enable();
       publish(GRPC_DEADLINE_CHANNEL, grpcDeadline());
-      publish(GRPC_DEADLINE_CHANNEL, grpcDeadline({ side: 'server', limit: 'propagated', propagated: true, budgetMs: 1_000, elapsedMs: 1_000 }));
+      publish(
+        GRPC_DEADLINE_CHANNEL,
+        grpcDeadline({ side: 'server', limit: 'propagated', propagated: true, budgetMs: 1_000, elapsedMs: 1_000 }),
+      );
       const client = await telemetry.point(METRICS.timeouts, { 'tickwheel.side': 'client' });
       expect(client.value).toBe(1);
       expect(client.attributes).toEqual({
@@ -127,7 +201,9 @@ describe('instrumentTickwheel', () => {
         'rpc.service': 'shop.Cart',
         'rpc.method': 'Checkout',
       });
-      const server = histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.side': 'server', 'tickwheel.propagated': true }));
+      const server = histogram(
+        await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.side': 'server', 'tickwheel.propagated': true }),
+      );
       expect(server.count).toBe(1);
       expect(server.sum).toBe(1);
     });
@@ -139,21 +215,37 @@ describe('instrumentTickwheel', () => {
       publish(GRPC_HANDLER_ABORT_CHANNEL, { ...abort, reason: 'client-cancelled' });
       publish(GRPC_HANDLER_ABORT_CHANNEL, abort);
       expect((await telemetry.point(METRICS.grpcHandlerAborts, { 'tickwheel.reason': 'deadline' })).value).toBe(2);
-      expect((await telemetry.point(METRICS.grpcHandlerAborts, { 'tickwheel.reason': 'client-cancelled' })).value).toBe(1);
+      expect((await telemetry.point(METRICS.grpcHandlerAborts, { 'tickwheel.reason': 'client-cancelled' })).value).toBe(
+        1,
+      );
     });
   });
 
   describe('ws', () => {
     it('counts heartbeat terminations by reason, with how long the peer was quiet', async () => {
       enable();
-      const dead: WsTerminateMessage = { reason: 'pong-timeout', quietMs: 1_003, limitMs: 1_000, socket: {}, side: 'server' };
+      const dead: WsTerminateMessage = {
+        reason: 'pong-timeout',
+        quietMs: 1_003,
+        limitMs: 1_000,
+        socket: {},
+        side: 'server',
+      };
       publish(WS_TERMINATE_CHANNEL, dead);
       publish(WS_TERMINATE_CHANNEL, { ...dead, reason: 'idle-reader', quietMs: 30_000, limitMs: 30_000 });
       const pong = await telemetry.point(METRICS.timeouts, { 'tickwheel.phase': 'pong-timeout' });
       expect(pong.value).toBe(1);
-      expect(pong.attributes).toEqual({ 'tickwheel.package': 'ws', 'tickwheel.phase': 'pong-timeout', 'tickwheel.side': 'server' });
-      expect(histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.phase': 'pong-timeout' })).sum).toBeCloseTo(1.003, 9);
-      expect(histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.phase': 'idle-reader' })).sum).toBe(30);
+      expect(pong.attributes).toEqual({
+        'tickwheel.package': 'ws',
+        'tickwheel.phase': 'pong-timeout',
+        'tickwheel.side': 'server',
+      });
+      expect(
+        histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.phase': 'pong-timeout' })).sum,
+      ).toBeCloseTo(1.003, 9);
+      expect(histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.phase': 'idle-reader' })).sum).toBe(
+        30,
+      );
     });
   });
 
@@ -166,7 +258,9 @@ describe('instrumentTickwheel', () => {
       publish(REDIS_LEASE_LOST_CHANNEL, { namespace: 'buffs', id: 'a', attempts: 1 });
       publish(REDIS_DUPLICATE_CHANNEL, { namespace: 'buffs', id: 'a' });
       publish(REDIS_DUPLICATE_CHANNEL, { namespace: 'buffs', id: 'b' });
-      const lateness = histogram(await telemetry.point(METRICS.redisLateness, { 'tickwheel.redis.namespace': 'buffs' }));
+      const lateness = histogram(
+        await telemetry.point(METRICS.redisLateness, { 'tickwheel.redis.namespace': 'buffs' }),
+      );
       expect(lateness.count).toBe(2);
       expect(lateness.sum).toBeCloseTo(0.01, 9);
       expect(lateness.max).toBeCloseTo(0.007, 9);
@@ -224,7 +318,14 @@ describe('instrumentTickwheel', () => {
     it("reports the shared wheel's pending timers by default", async () => {
       const { sharedWheel } = await import('@tickwheel/core');
       enable();
-      const handles = [sharedWheel().schedule(60_000, () => {}).unref(), sharedWheel().schedule(60_000, () => {}).unref()];
+      const handles = [
+        sharedWheel()
+          .schedule(60_000, () => {})
+          .unref(),
+        sharedWheel()
+          .schedule(60_000, () => {})
+          .unref(),
+      ];
       const pending = await telemetry.point(METRICS.wheelPending, { 'tickwheel.wheel': 'shared' });
       expect(pending.value).toBe(sharedWheel().size);
       expect(pending.value).toBeGreaterThanOrEqual(2);
@@ -240,9 +341,9 @@ describe('instrumentTickwheel', () => {
         span.end();
       });
       const [span] = telemetry.finishedSpans();
-      expect(span!.events).toHaveLength(1);
-      expect(span!.events[0]!.name).toBe(TIMEOUT_EVENT);
-      expect(span!.events[0]!.attributes).toEqual({
+      expect(span.events).toHaveLength(1);
+      expect(span.events[0].name).toBe(TIMEOUT_EVENT);
+      expect(span.events[0].attributes).toEqual({
         'tickwheel.package': 'fetch',
         'tickwheel.phase': 'headers',
         'http.request.method': 'GET',
@@ -268,8 +369,10 @@ describe('instrumentTickwheel', () => {
         span.end();
       });
       const [withEvent, without] = telemetry.finishedSpans();
-      expect(withEvent!.events.map((e) => [e.name, e.attributes?.['tickwheel.limit_ms'], e.attributes?.['rpc.method']])).toEqual([[TIMEOUT_EVENT, 250, 'Checkout']]);
-      expect(without!.events).toEqual([]);
+      expect(
+        withEvent.events.map((e) => [e.name, e.attributes?.['tickwheel.limit_ms'], e.attributes?.['rpc.method']]),
+      ).toEqual([[TIMEOUT_EVENT, 250, 'Checkout']]);
+      expect(without.events).toEqual([]);
     });
 
     it('adds nothing outside a span', async () => {
@@ -327,11 +430,21 @@ describe('instrumentTickwheel', () => {
   describe('failure behaviour', () => {
     it('never throws into the publisher: a failing recorder is reported to diag', () => {
       const logged: unknown[][] = [];
-      const logger: DiagLogger = { error: (...args) => logged.push(args), warn: () => {}, info: () => {}, debug: () => {}, verbose: () => {} };
+      const logger: DiagLogger = {
+        error: (...args) => logged.push(args),
+        warn: () => {},
+        info: () => {},
+        debug: () => {},
+        verbose: () => {},
+      };
       diag.setLogger(logger, DiagLogLevel.ERROR);
       const broken = new Error('exporter exploded');
       const meter = telemetry.meterProvider.getMeter('x');
-      const throwingAdd = { add: () => { throw broken; } };
+      const throwingAdd = {
+        add: () => {
+          throw broken;
+        },
+      };
       // A real meter whose counters throw on add(), as a broken exporter pipeline might.
       const failing = new Proxy(meter, {
         get: (target, key) => (key === 'createCounter' ? () => throwingAdd : Reflect.get(target, key, target)),
@@ -343,8 +456,8 @@ describe('instrumentTickwheel', () => {
         enable({ meterProvider });
         expect(() => publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout())).not.toThrow();
         expect(logged).toHaveLength(1);
-        expect(String(logged[0]![0])).toContain('tickwheel:fetch:timeout');
-        expect(logged[0]![1]).toBe(broken);
+        expect(String(logged[0][0])).toContain('tickwheel:fetch:timeout');
+        expect(logged[0][1]).toBe(broken);
       } finally {
         process.off('uncaughtException', uncaught);
         diag.disable();

@@ -25,7 +25,9 @@ describe('instruments', () => {
       m.redisLateness.record(0);
       m.redisLeasesLost.add(1);
       m.redisDuplicates.add(1);
-      const units = Object.fromEntries([...(await telemetry.collect()).values()].map((metric) => [metric.descriptor.name, metric.descriptor.unit]));
+      const units = Object.fromEntries(
+        [...(await telemetry.collect()).values()].map((metric) => [metric.descriptor.name, metric.descriptor.unit]),
+      );
       expect(units).toEqual({
         [METRICS.timeouts]: '{timeout}',
         [METRICS.timeoutElapsed]: 's',

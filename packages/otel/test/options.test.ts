@@ -26,12 +26,21 @@ describe('options', () => {
     it.each<[unknown, string]>([
       [5, '@tickwheel/otel: options must be an object, got 5'],
       [null, '@tickwheel/otel: options must be an object, got null'],
-      [{ meterprovider: {} }, '@tickwheel/otel: unknown option "meterprovider"; known: meterProvider, spanEvents, wheels'],
+      [
+        { meterprovider: {} },
+        '@tickwheel/otel: unknown option "meterprovider"; known: meterProvider, spanEvents, wheels',
+      ],
       [{ meterProvider: {} }, '@tickwheel/otel: meterProvider must be an object with a getMeter() method, got {}'],
-      [{ meterProvider: 'prom' }, '@tickwheel/otel: meterProvider must be an object with a getMeter() method, got "prom"'],
+      [
+        { meterProvider: 'prom' },
+        '@tickwheel/otel: meterProvider must be an object with a getMeter() method, got "prom"',
+      ],
       [{ spanEvents: 'yes' }, '@tickwheel/otel: spanEvents must be a boolean, got "yes"'],
       [{ wheels: 3 }, '@tickwheel/otel: wheels must be an object of named TimingWheels, got 3'],
-      [{ wheels: { game: 3 } }, '@tickwheel/otel: wheels.game must be a TimingWheel or a function returning one, got 3'],
+      [
+        { wheels: { game: 3 } },
+        '@tickwheel/otel: wheels.game must be a TimingWheel or a function returning one, got 3',
+      ],
     ])('rejects %j with a TypeError naming the option', (options, message) => {
       expect(() => resolveOptions(options as InstrumentTickwheelOptions)).toThrow(new TypeError(message));
     });

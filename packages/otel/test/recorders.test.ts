@@ -10,12 +10,16 @@ import { Telemetry } from './helpers/telemetry.js';
 
 /** Every `*_CHANNEL` constant the packages export. */
 function exportedChannels(...modules: object[]): string[] {
-  return modules.flatMap((module) => Object.entries(module).filter(([key]) => key.endsWith('_CHANNEL')).map(([, value]) => value as string));
+  return modules.flatMap((module) =>
+    Object.entries(module)
+      .filter(([key]) => key.endsWith('_CHANNEL'))
+      .map(([, value]) => value as string),
+  );
 }
 
 describe('recorders', () => {
   describe('createRecorders', () => {
-    it("has a recorder for exactly the channels the packages export, by their names", async () => {
+    it('has a recorder for exactly the channels the packages export, by their names', async () => {
       const telemetry = new Telemetry();
       const recorders = createRecorders(createInstruments(telemetry.meterProvider.getMeter('test')), true);
       const channels = exportedChannels(core, fetch, grpc, ws, redis);

@@ -17,8 +17,16 @@ describe('span-events', () => {
         span.end();
       });
       const [span] = telemetry.finishedSpans();
-      expect(span!.events.map((e) => [e.name, e.attributes])).toEqual([
-        [TIMEOUT_EVENT, { 'tickwheel.package': 'grpc', 'tickwheel.limit_ms': 250, 'tickwheel.elapsed_ms': 251, 'tickwheel.attempt': 0 }],
+      expect(span.events.map((e) => [e.name, e.attributes])).toEqual([
+        [
+          TIMEOUT_EVENT,
+          {
+            'tickwheel.package': 'grpc',
+            'tickwheel.limit_ms': 250,
+            'tickwheel.elapsed_ms': 251,
+            'tickwheel.attempt': 0,
+          },
+        ],
       ]);
     });
 
@@ -30,7 +38,7 @@ describe('span-events', () => {
         return trace.getActiveSpan();
       });
       expect(ended?.isRecording()).toBe(false);
-      expect(telemetry.finishedSpans()[0]!.events).toEqual([]);
+      expect(telemetry.finishedSpans()[0].events).toEqual([]);
     });
   });
 });

@@ -52,9 +52,11 @@ export interface RedisDuplicateMessage {
 /** @internal */
 export const firedChannel: TypedChannel<RedisFiredMessage> = diagnosticsChannel.channel(REDIS_FIRED_CHANNEL);
 /** @internal */
-export const leaseLostChannel: TypedChannel<RedisLeaseLostMessage> = diagnosticsChannel.channel(REDIS_LEASE_LOST_CHANNEL);
+export const leaseLostChannel: TypedChannel<RedisLeaseLostMessage> =
+  diagnosticsChannel.channel(REDIS_LEASE_LOST_CHANNEL);
 /** @internal */
-export const duplicateChannel: TypedChannel<RedisDuplicateMessage> = diagnosticsChannel.channel(REDIS_DUPLICATE_CHANNEL);
+export const duplicateChannel: TypedChannel<RedisDuplicateMessage> =
+  diagnosticsChannel.channel(REDIS_DUPLICATE_CHANNEL);
 
 /** Publishes a fired timer when someone listens; `claimedAt` is the claim's time on the server clock. */
 export function publishFired(namespace: string, id: string, dueAt: number, claimedAt: number, attempts: number): void {

@@ -37,6 +37,12 @@ export interface WsTerminateMessage {
 export const terminateChannel: TypedChannel<WsTerminateMessage> = diagnosticsChannel.channel(WS_TERMINATE_CHANNEL);
 
 /** Publishes a termination when someone listens. */
-export function publishTerminate(reason: TerminateReason, quietMs: number, limitMs: number, socket: object, side: 'server' | 'client'): void {
+export function publishTerminate(
+  reason: TerminateReason,
+  quietMs: number,
+  limitMs: number,
+  socket: object,
+  side: 'server' | 'client',
+): void {
   if (terminateChannel.hasSubscribers) terminateChannel.publish({ reason, quietMs, limitMs, socket, side });
 }

@@ -9,7 +9,12 @@ import {
   type Histogram,
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 
 /**
  * The real OpenTelemetry SDK as a test sees it: a MeterProvider whose reader exports into the
@@ -36,21 +41,25 @@ export class Telemetry {
     await this.reader.forceFlush();
     const byName = new Map<string, MetricData>();
     for (const resource of this.exporter.getMetrics()) {
-      for (const scope of resource.scopeMetrics) for (const metric of scope.metrics) byName.set(metric.descriptor.name, metric);
+      for (const scope of resource.scopeMetrics)
+        for (const metric of scope.metrics) byName.set(metric.descriptor.name, metric);
     }
     return byName;
   }
 
   /** The data points of one metric (none when it was never recorded). */
   async points(name: string): Promise<DataPoint<unknown>[]> {
-    return ((await this.collect()).get(name)?.dataPoints ?? []) as DataPoint<unknown>[];
+    return (await this.collect()).get(name)?.dataPoints ?? [];
   }
 
   /** The one data point of a metric whose attributes include `attributes`; throws unless exactly one matches. */
   async point(name: string, attributes: Record<string, unknown> = {}): Promise<DataPoint<unknown>> {
-    const matching = (await this.points(name)).filter((p) => Object.entries(attributes).every(([k, v]) => p.attributes[k] === v));
-    if (matching.length !== 1) throw new Error(`${matching.length} data points of ${name} match ${JSON.stringify(attributes)}`);
-    return matching[0]!;
+    const matching = (await this.points(name)).filter((p) =>
+      Object.entries(attributes).every(([k, v]) => p.attributes[k] === v),
+    );
+    if (matching.length !== 1)
+      throw new Error(`${matching.length} data points of ${name} match ${JSON.stringify(attributes)}`);
+    return matching[0];
   }
 
   /** Runs `fn` inside a new recording span made active, ends the span, and returns it. */

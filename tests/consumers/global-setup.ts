@@ -1,0 +1,90 @@
+/**
+ * Packs every package as `npm publish` would and installs the tarballs, with the real peers, into one
+ * fresh folder outside the workspace; starts a redis-server on a unix socket for the redis snippet.
+ * Depends on the built dist/ folders (`npm test` builds first) and on npm's cache for the peers.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { ensureDebianPackages, onPath } from '../../scripts/ensure-debian-packages.mjs';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The user's folder: node_modules with the tarballs and peers; test files add projects below it. */
+    consumerRoot: string;
+    /** The packed tarballs, by package name. */
+    tarballs: Record<string, string>;
+    redisSocket: string;
+  }
+}
+
+const workspace = path.resolve(import.meta.dirname, '../..');
+const packages = ['core', 'grpc', 'ws', 'fetch', 'redis'];
+
+/** The version of a peer the workspace tests with, so that npm finds it in its cache. */
+function testedVersion(name: string, from = workspace): string {
+  const require = createRequire(path.join(from, 'package.json'));
+  return JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version;
+}
+
+export default async function setup(project: TestProject): Promise<() => void> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-consumer-'));
+  const packed = JSON.parse(
+    execFileSync(
+      'npm',
+      [
+        'pack',
+        '--json',
+        '--ignore-scripts',
+        '--pack-destination',
+        root,
+        ...packages.map((name) => `--workspace=packages/${name}`),
+      ],
+      { cwd: workspace, encoding: 'utf8', timeout: 60_000 },
+    ),
+  ) as Array<{ name: string; filename: string }>;
+  const tarballs = Object.fromEntries(packed.map(({ name, filename }) => [name, path.join(root, filename)]));
+
+  const dependencies: Record<string, string> = Object.fromEntries(
+    packed.map(({ name, filename }) => [name, `file:./${filename}`]),
+  );
+  for (const peer of ['ws', '@grpc/grpc-js', 'ioredis', '@types/node']) dependencies[peer] = testedVersion(peer);
+  // fetch's own tests run on undici 7 (Node's global fetch is undici 6 on Node 20 and 22).
+  dependencies.undici = testedVersion('undici', path.join(workspace, 'packages/fetch'));
+  fs.writeFileSync(
+    path.join(root, 'package.json'),
+    JSON.stringify({ name: 'consumer', private: true, dependencies }, null, 2),
+  );
+  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 120_000,
+  });
+
+  ensureDebianPackages(['redis-server'], () => onPath('redis-server'), 'the consumer tests');
+  const redisSocket = path.join(root, 'redis.sock');
+  const redis = spawn(
+    'redis-server',
+    ['--port', '0', '--unixsocket', redisSocket, '--save', '', '--appendonly', 'no', '--dir', root],
+    {
+      stdio: 'ignore',
+    },
+  );
+  const startedBy = Date.now() + 10_000;
+  while (!fs.existsSync(redisSocket)) {
+    if (redis.exitCode !== null || Date.now() > startedBy)
+      throw new Error(`redis-server did not create ${redisSocket} within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  project.provide('consumerRoot', root);
+  project.provide('tarballs', tarballs);
+  project.provide('redisSocket', redisSocket);
+  return () => {
+    if (redis.pid !== undefined && redis.exitCode === null) process.kill(redis.pid, 'SIGKILL');
+    fs.rmSync(root, { recursive: true, force: true });
+  };
+}

@@ -35,6 +35,7 @@
  * meantime (the wheel re-files it lazily). On a `ManualClock` the same calls therefore always
  * produce the same callbacks in the same order, and so does a fixed-step loop.
  */
+import { publishTimerSetExpire } from './channels.js';
 import type { Clock } from './clock.js';
 import { PausableClock } from './pausable-clock.js';
 import { sharedWheel } from './shared-wheel.js';
@@ -568,6 +569,7 @@ export class TimerSet<V, K = SnapshotKey> {
     this.releaseStack(stack);
     const stacksLeft = entry.count;
     const info = stacksLeft < EXPIRE_INFOS.length ? EXPIRE_INFOS[stacksLeft]! : Object.freeze({ stacksLeft });
+    publishTimerSetExpire(this as TimerSet<unknown, unknown>, key, stacksLeft);
     if (stacksLeft > 0) {
       this.onExpire.call(undefined, key, value, info);
       return;

@@ -73,6 +73,7 @@
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.
  */
 import { Bucket, type Link } from './bucket.js';
+import { publishCallbackError, publishWake, wakeChannel } from './channels.js';
 import { isDrivingClock, systemClock, type Clock, type WakeupDriver } from './clock.js';
 import { NativeDriver } from './native-driver.js';
 import * as timerState from './timer-handle.js';
@@ -461,10 +462,15 @@ export class TimingWheel {
   /** The driver's callback: process everything due by now, then arm for what comes next. */
   private readonly wake = (): void => {
     this.wakeupCount++;
+    const armedTick = this.armedTick;
     this.armedTick = Infinity;
     if (this.closed) return;
     const now = this.clock.preciseNow?.() ?? this.clock.now();
     const nowTick = Math.floor((now - this._originMs) / this.tickMs);
+    // Timing the pass costs two clock reads: only when someone listens (see channels.ts).
+    const observed = wakeChannel.hasSubscribers;
+    const firedBefore = this.firedCount;
+    const passStart = observed ? performance.now() : 0;
     this.processing = true;
     const errors: unknown[] = [];
     this.passErrors = errors;
@@ -474,6 +480,10 @@ export class TimingWheel {
       this.processing = false;
       this.passErrors = undefined;
       this.rearm();
+    }
+    if (observed) {
+      const armedAt = armedTick === Infinity ? now : this._originMs + armedTick * this.tickMs;
+      publishWake(this, now - armedAt, this.firedCount - firedBefore, performance.now() - passStart);
     }
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) throw new AggregateError(errors, `${errors.length} timer callbacks threw`);
@@ -560,6 +570,7 @@ export class TimingWheel {
   }
 
   private report(error: unknown, handle: TimerHandle): void {
+    publishCallbackError(this, error, handle);
     if (this.onError !== undefined) {
       try {
         this.onError(error, handle);

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   captureContext,
   publishCallbackError,
@@ -121,6 +121,100 @@ describe('channels', () => {
       publishTimerSetExpire(set as TimerSet<unknown, unknown>, 'burn', 1);
       expect(messages).toEqual([{ timerSet: set, key: 'burn', stacksLeft: 1 }]);
       expect(timerSetExpireChannel.hasSubscribers).toBe(true);
+      wheel.close();
+    });
+  });
+
+  describe('published by the wheel and TimerSet (plain diagnostics_channel subscribers)', () => {
+    it('publishes each wake-up: how late, how many fired, how long they ran, what is left', () => {
+      const messages = subscribe(CORE_WAKE_CHANNEL) as Array<{
+        lateMs: number;
+        fired: number;
+        callbackMs: number;
+        pending: number;
+      }>;
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      wheel.schedule(10, () => {});
+      wheel.schedule(10, () => {});
+      wheel.schedule(500, () => {});
+      clock.advance(25); // a ManualClock steps to each armed time: never late
+      expect(messages).toHaveLength(1);
+      expect(messages[0]).toMatchObject({ wheel, lateMs: 0, fired: 2, pending: 1 });
+      expect(messages[0].callbackMs).toBeGreaterThanOrEqual(0);
+      wheel.close();
+    });
+
+    it('times the callbacks of a wake-up', () => {
+      const messages = subscribe(CORE_WAKE_CHANNEL) as Array<{ callbackMs: number }>;
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      wheel.schedule(1, () => {
+        const until = performance.now() + 5;
+        while (performance.now() < until); // a callback that keeps the pass busy for 5 ms
+      });
+      clock.advance(1);
+      expect(messages[0].callbackMs).toBeGreaterThanOrEqual(5);
+      wheel.close();
+    });
+
+    it('publishes the real lateness of a wake-up on the system clock', async () => {
+      const messages = subscribe(CORE_WAKE_CHANNEL) as Array<{ lateMs: number; fired: number }>;
+      const wheel = new TimingWheel();
+      const fired = new Promise<void>((resolve) => wheel.schedule(5, () => resolve()));
+      const blockedUntil = performance.now() + 30;
+      while (performance.now() < blockedUntil); // the event loop is blocked past the timer's time
+      await fired;
+      expect(messages).toHaveLength(1);
+      expect(messages[0].fired).toBe(1);
+      expect(messages[0].lateMs).toBeGreaterThanOrEqual(20);
+      wheel.close();
+    });
+
+    it('publishes nothing and measures nothing while nobody listens', () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const now = vi.spyOn(performance, 'now');
+      wheel.schedule(1, () => {});
+      clock.advance(1);
+      expect(now).not.toHaveBeenCalled();
+      now.mockRestore();
+      wheel.close();
+    });
+
+    it('publishes a throwing callback before onError sees it', () => {
+      const messages = subscribe(CORE_CALLBACK_ERROR_CHANNEL);
+      const order: string[] = [];
+      const inOrder = () => order.push('channel');
+      diagnosticsChannel.subscribe(CORE_CALLBACK_ERROR_CHANNEL, inOrder);
+      stops.push(() => diagnosticsChannel.unsubscribe(CORE_CALLBACK_ERROR_CHANNEL, inOrder));
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock, onError: () => order.push('onError') });
+      const error = new Error('boom');
+      const handle = wheel.schedule(1, () => {
+        throw error;
+      });
+      clock.advance(1);
+      expect(messages).toEqual([{ wheel, error, handle }]);
+      expect(order).toEqual(['channel', 'onError']);
+      wheel.close();
+    });
+
+    it('publishes each TimerSet expiry with the stacks left, before onExpire', () => {
+      const messages = subscribe(CORE_TIMER_SET_EXPIRE_CHANNEL);
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const seenInOnExpire: number[] = [];
+      const set = new TimerSet<string, string>({ wheel, onExpire: () => seenInOnExpire.push(messages.length) });
+      set.set('poison', 10, 'dot', { policy: 'stack' });
+      set.set('poison', 20, 'dot', { policy: 'stack' });
+      clock.advance(10);
+      clock.advance(10);
+      expect(messages).toEqual([
+        { timerSet: set, key: 'poison', stacksLeft: 1 },
+        { timerSet: set, key: 'poison', stacksLeft: 0 },
+      ]);
+      expect(seenInOnExpire).toEqual([1, 2]);
       wheel.close();
     });
   });

@@ -1,4 +1,5 @@
-import type { Deadline, TimerHandle, TimingWheel } from '@tickwheel/core';
+import { captureContext, type Deadline, type RunInContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
 import type { BodyObserver } from './timed-body.js';
 import { timeResponseBody, type TimedResponseBody } from './timed-response.js';
@@ -51,6 +52,11 @@ export class RequestTimer implements BodyObserver {
   private onCallerAbort: (() => void) | undefined;
   private deadline: Deadline | undefined;
   private onDeadlineAbort: (() => void) | undefined;
+  /** The attempt under way, from 0, and when it began (wheel clock): for the timeout channel. */
+  private attempt = -1;
+  private attemptStartedAt = 0;
+  /** The caller's async context, kept only while someone listens to the timeout channel. */
+  readonly context: RunInContext | undefined = captureContext(timeoutChannel);
 
   constructor(
     private readonly options: ResolvedOptions,
@@ -99,6 +105,8 @@ export class RequestTimer implements BodyObserver {
     if (now >= this.budgetAt) throw this.budgetError();
     this.phase = HEADERS;
     this.timedOut = undefined;
+    this.attempt++;
+    this.attemptStartedAt = now;
     const attemptTotalAt = now + this.options.totalMs;
     this.totalIsBudget = this.budgetAt < attemptTotalAt;
     this.totalAt = this.totalIsBudget ? this.budgetAt : attemptTotalAt;
@@ -278,6 +286,7 @@ export class RequestTimer implements BodyObserver {
   /** A limit fired: abort the attempt with `error`, and error the body if it is being relayed. */
   private expire(error: TimeoutError): void {
     this.timedOut = error;
+    publishTimeout(error, this.wheel.clock.now() - this.attemptStartedAt, this.attempt, this.context);
     const body = this.body;
     const controller = this.controller;
     if (this.phase === BODY) this.finish();

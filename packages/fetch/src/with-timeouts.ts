@@ -1,5 +1,6 @@
 import { currentDeadline, requireFunction } from '@tickwheel/core';
 import { resolveOptions, type ResolvedOptions } from './options.js';
+import { publishRetry } from './channels.js';
 import { RequestTimer } from './request-timer.js';
 import type { TimeoutError } from './timeout-error.js';
 import { callerSignal, isReplayable, isRequest, requestMethod, requestUrl, type InitLike } from './request-info.js';
@@ -65,6 +66,7 @@ async function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unk
         const delay = retry ? timer.retryDelay(reason, attempt) : undefined;
         if (delay === undefined) throw reason;
         // retryDelay() only returns a delay for this attempt's own TimeoutError.
+        publishRetry(reason as TimeoutError, attempt + 1, delay, timer.context);
         options.retry!.onRetry?.(reason as TimeoutError, attempt + 1);
         if (delay > 0) await timer.backoff(delay);
         continue;

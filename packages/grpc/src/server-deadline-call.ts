@@ -1,6 +1,7 @@
 import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
-import { createDeadline, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
+import { captureContext, createDeadline, deadlineExceededReason, type DeadlineScope, type RunInContext, type TimingWheel } from '@tickwheel/core';
+import { deadlineChannel, publishDeadline, publishHandlerAbort, type HandlerAbortReason } from './channels.js';
 import { expiredDetails, spentDetails } from './details.js';
 import { isTimeout } from './parent-abort.js';
 import type { ServerDeadlineLimit } from './types.js';
@@ -41,6 +42,8 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
   private spentReason: unknown;
   private spent = false;
   private finished = false;
+  /** The async context the call arrived in, kept only while someone listens to the deadline channel. */
+  private readonly context: RunInContext | undefined = captureContext(deadlineChannel);
 
   /**
    * @param expiresAt - the deadline on `wheel`'s clock
@@ -67,6 +70,7 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
       // Spent on arrival: answer without running the handler.
       this.finished = true;
       this.scope.dispose();
+      if (isTimeout(this.spentReason)) publishDeadline('server', this.path, this.limit, this.budgetMs, 0, this.context);
       this.next.sendStatus(this.statusFor(this.spentReason, spentDetails(this.limit, this.path)));
       return;
     }
@@ -113,7 +117,10 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     if (!this.finished) {
       this.finished = true;
       // grpc-js times the grpc-timeout header itself too and may end the call just before us.
-      scope.abort(scope.remaining() === 0 ? deadlineExceededReason() : clientCancelledReason());
+      const expired = scope.remaining() === 0;
+      if (expired) publishDeadline('server', this.path, this.limit, this.budgetMs, this.elapsed(), this.context);
+      this.handlerAborted(expired ? 'deadline' : 'client-cancelled');
+      scope.abort(expired ? deadlineExceededReason() : clientCancelledReason());
     }
     scope.run(() => this.listener!.onCancel());
   }
@@ -131,8 +138,21 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     }
     if (this.finished) return;
     this.finished = true;
+    const timedOut = isTimeout(reason);
+    if (timedOut) publishDeadline('server', this.path, this.limit, this.budgetMs, this.elapsed(), this.context);
+    this.handlerAborted(timedOut ? 'deadline' : 'parent-aborted');
     this.next.sendStatus(this.statusFor(reason, expiredDetails(this.limit, this.budgetMs, this.path)));
   };
+
+  /** The handler's signal is about to abort. */
+  private handlerAborted(reason: HandlerAbortReason): void {
+    publishHandlerAbort(this.path, reason, this.elapsed(), this.context);
+  }
+
+  /** Time since the call arrived, in ms. */
+  private elapsed(): number {
+    return this.wheel.clock.now() - (this.expiresAt - this.budgetMs);
+  }
 
   private statusFor(reason: unknown, deadlineDetails: string): PartialStatus {
     return isTimeout(reason)

@@ -21,13 +21,13 @@
 import { fork, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
+import { freePort } from '../lib/free-port.mjs';
 import { alternate, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -53,7 +53,14 @@ async function workerMain(candidate, config) {
   let stop;
   if (candidate === 'tickwheel') {
     const redis = new Redis(config.url);
-    const timers = new RedisTimers({ redis, namespace: config.name, shards: SHARDS, leaseMs: 30_000, concurrency: CONCURRENCY, batchSize: 100 });
+    const timers = new RedisTimers({
+      redis,
+      namespace: config.name,
+      shards: SHARDS,
+      leaseMs: 30_000,
+      concurrency: CONCURRENCY,
+      batchSize: 100,
+    });
     await timers.start(({ payload }) => {
       fired.push([payload, Date.now()]);
     });
@@ -85,27 +92,30 @@ async function workerMain(candidate, config) {
 // ---------------------------------------------------------------------------------------------
 // The redis-server and its command counter.
 
-async function freePort() {
-  const listen = (port) =>
-    new Promise((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-  for (let i = 0; i < 200; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 30_000);
-    if (await listen(port)) return port;
-  }
-  throw new Error('no free port');
-}
-
 async function startRedis() {
   if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0) {
     throw new Error('redis-server is not installed (apt-get install -y redis-server)');
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-bench-redis-'));
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', path.join(dir, 'log')], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--logfile',
+      path.join(dir, 'log'),
+    ],
+    { stdio: 'ignore' },
+  );
   const admin = new Redis({ port, host: '127.0.0.1', retryStrategy: (n) => (n > 100 ? null : 20) });
   admin.on('error', () => undefined); // refused until the server listens; ping() below waits
   await admin.ping();
@@ -115,7 +125,13 @@ async function startRedis() {
     await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
     fs.rmSync(dir, { recursive: true, force: true });
   };
-  return { port, url: `redis://127.0.0.1:${port}`, admin, stop, version: (await admin.info('server')).match(/redis_version:(\S+)/)[1] };
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    admin,
+    stop,
+    version: (await admin.info('server')).match(/redis_version:(\S+)/)[1],
+  };
 }
 
 /** Total `calls` over every command in INFO commandstats. */
@@ -135,7 +151,9 @@ async function startWorkers(candidate, server, name) {
   const workers = [];
   const fired = [];
   for (let i = 0; i < WORKERS; i++) {
-    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ url: server.url, port: server.port, name })], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ url: server.url, port: server.port, name })], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const ready = new Promise((resolve, reject) => {
       child.on('message', (m) => {
         if (m.ready) resolve();
@@ -171,7 +189,8 @@ async function scheduler(candidate, server, name) {
     const timers = new RedisTimers({ redis, namespace: name, shards: SHARDS });
     return {
       async add(dues) {
-        for (let i = 0; i < dues.length; i += 1_000) await Promise.all(dues.slice(i, i + 1_000).map((due, k) => timers.schedule(`t${i + k}`, { at: due }, due)));
+        for (let i = 0; i < dues.length; i += 1_000)
+          await Promise.all(dues.slice(i, i + 1_000).map((due, k) => timers.schedule(`t${i + k}`, { at: due }, due)));
       },
       close: () => redis.disconnect(),
     };
@@ -182,7 +201,13 @@ async function scheduler(candidate, server, name) {
     async add(dues) {
       for (let i = 0; i < dues.length; i += 1_000) {
         const now = Date.now();
-        await queue.addBulk(dues.slice(i, i + 1_000).map((due, k) => ({ name: 't', data: due, opts: { delay: Math.max(0, due - now), jobId: `t${i + k}`, removeOnComplete: true, removeOnFail: true } })));
+        await queue.addBulk(
+          dues.slice(i, i + 1_000).map((due, k) => ({
+            name: 't',
+            data: due,
+            opts: { delay: Math.max(0, due - now), jobId: `t${i + k}`, removeOnComplete: true, removeOnFail: true },
+          })),
+        );
       }
     },
     close: () => queue.close(),
@@ -212,8 +237,12 @@ async function throughputRun(candidate, server) {
     const last = Math.max(...workers.fired.map(([, at]) => at));
     await sleep(300); // acks and completions land
     const commands = (await commandCount(server.admin)) - before - 1;
-    if (workers.fired.length !== THROUGHPUT_TIMERS) throw new Error(`${candidate}: ${workers.fired.length} deliveries for ${THROUGHPUT_TIMERS} timers`);
-    return { firedPerSecond: THROUGHPUT_TIMERS / (Math.max(1, last - dueAt) / 1000), commandsPerTimer: commands / THROUGHPUT_TIMERS };
+    if (workers.fired.length !== THROUGHPUT_TIMERS)
+      throw new Error(`${candidate}: ${workers.fired.length} deliveries for ${THROUGHPUT_TIMERS} timers`);
+    return {
+      firedPerSecond: THROUGHPUT_TIMERS / (Math.max(1, last - dueAt) / 1000),
+      commandsPerTimer: commands / THROUGHPUT_TIMERS,
+    };
   } finally {
     await sched.close();
     await workers.stop();
@@ -314,7 +343,9 @@ export async function run() {
       }),
     ];
     for (const sc of scenarios) printScenario(sc);
-    console.log(`  (redis suite took ${((performance.now() - t0) / 1000).toFixed(0)} s, redis-server ${server.version})`);
+    console.log(
+      `  (redis suite took ${((performance.now() - t0) / 1000).toFixed(0)} s, redis-server ${server.version})`,
+    );
     return { scenarios, redisVersion: server.version };
   } finally {
     await server.stop();
@@ -329,7 +360,13 @@ if (process.argv[2] === '--worker') {
     scenarios,
     command: 'npm run bench -- redis',
     repeats: REPEATS,
-    extra: { redisVersion, workers: WORKERS, concurrency: CONCURRENCY, shards: SHARDS, bullmq: createRequire(import.meta.url)('bullmq/package.json').version },
+    extra: {
+      redisVersion,
+      workers: WORKERS,
+      concurrency: CONCURRENCY,
+      shards: SHARDS,
+      bullmq: createRequire(import.meta.url)('bullmq/package.json').version,
+    },
   });
   console.log(`  wrote ${file}`);
 }

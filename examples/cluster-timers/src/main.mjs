@@ -21,7 +21,10 @@ function sleep(ms) {
 
 /** Forks a worker and resolves once it is subscribed and claiming. */
 function startWorker(name, env, onMessage) {
-  const child = fork(WORKER_PATH, [], { env: { ...process.env, ...env, WORKER: name }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(WORKER_PATH, [], {
+    env: { ...process.env, ...env, WORKER: name },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const ready = new Promise((resolve, reject) => {
     const timeout = setTimeout(() => reject(new Error(`worker ${name} did not start within 15 s`)), 15_000);
@@ -52,7 +55,14 @@ function startWorker(name, env, onMessage) {
  * @param {(line: string) => void} [options.print] - default console.log
  * @returns {Promise<object>} what fired where, what was taken over, what was lost (or why it was skipped)
  */
-export async function main({ redisUrl = process.env.REDIS_URL, workers = 3, timers: count = 60, spreadMs = 1_200, leaseMs = 800, print = console.log } = {}) {
+export async function main({
+  redisUrl = process.env.REDIS_URL,
+  workers = 3,
+  timers: count = 60,
+  spreadMs = 1_200,
+  leaseMs = 800,
+  print = console.log,
+} = {}) {
   const redis = await provideRedis({ redisUrl });
   if ('skipped' in redis) {
     print(`cluster-timers skipped: ${redis.skipped}`);
@@ -79,12 +89,18 @@ export async function main({ redisUrl = process.env.REDIS_URL, workers = 3, time
       );
     }
     await Promise.all(pool.map((w) => w.ready));
-    print(`${workers} worker processes ready (pids ${pool.map((w) => w.child.pid).join(', ')}), lease ${leaseMs} ms, each handler works 100 ms`);
+    print(
+      `${workers} worker processes ready (pids ${pool.map((w) => w.child.pid).join(', ')}), lease ${leaseMs} ms, each handler works 100 ms`,
+    );
 
     const t0 = Date.now();
     const ids = Array.from({ length: count }, (_, i) => `job:${String(i).padStart(3, '0')}`);
     const dueAt = new Map();
-    await Promise.all(ids.map(async (id, i) => dueAt.set(id, await scheduler.schedule(id, 100 + Math.round((i * spreadMs) / count), { n: i }))));
+    await Promise.all(
+      ids.map(async (id, i) =>
+        dueAt.set(id, await scheduler.schedule(id, 100 + Math.round((i * spreadMs) / count), { n: i })),
+      ),
+    );
     print(`scheduled ${count} timers due over ${spreadMs} ms, from a process that is not a worker`);
 
     // Kill the victim the moment it starts a handler after the first third of the window: that
@@ -124,7 +140,9 @@ export async function main({ redisUrl = process.env.REDIS_URL, workers = 3, time
     const keys = await client.keys(`tickwheel:{${namespace}:*`);
     if (keys.length > 0) await client.del(...keys);
     const lost = ids.filter((id) => !firedIds().has(id));
-    const byWorker = Object.fromEntries(pool.map((w) => [w.name, deliveries.filter((d) => d.worker === w.name).length]));
+    const byWorker = Object.fromEntries(
+      pool.map((w) => [w.name, deliveries.filter((d) => d.worker === w.name).length]),
+    );
     const takenOver = deliveries
       .filter((d) => d.attempts > 1)
       .map((d) => ({
@@ -134,15 +152,28 @@ export async function main({ redisUrl = process.env.REDIS_URL, workers = 3, time
         firstBy: deliveries.find((e) => e.id === d.id && e.attempts === 1)?.worker,
         lateMs: d.firedAt - dueAt.get(d.id),
       }));
-    const onTime = deliveries.filter((d) => d.attempts === 1).map((d) => d.firedAt - dueAt.get(d.id)).sort((a, b) => a - b);
+    const onTime = deliveries
+      .filter((d) => d.attempts === 1)
+      .map((d) => d.firedAt - dueAt.get(d.id))
+      .sort((a, b) => a - b);
     const duplicates = ids.filter((id) => deliveries.filter((d) => d.id === id).length > 1);
 
-    print(`fired per worker: ${Object.entries(byWorker).map(([w, n]) => `${w} ${n}`).join(', ')} (${killed.worker} died at ${killed.at} ms)`);
+    print(
+      `fired per worker: ${Object.entries(byWorker)
+        .map(([w, n]) => `${w} ${n}`)
+        .join(', ')} (${killed.worker} died at ${killed.at} ms)`,
+    );
     for (const t of takenOver) {
-      print(`  ${t.id}: ${t.firstBy ?? 'a worker'} died before acking it; ${t.by} took it over when the lease expired (attempt ${t.attempts}, ${t.lateMs} ms after due)`);
+      print(
+        `  ${t.id}: ${t.firstBy ?? 'a worker'} died before acking it; ${t.by} took it over when the lease expired (attempt ${t.attempts}, ${t.lateMs} ms after due)`,
+      );
     }
-    print(`first deliveries fired ${onTime[0]}..${onTime[onTime.length - 1]} ms after their due time (median ${onTime[Math.floor(onTime.length / 2)]} ms)`);
-    print(`lost: ${lost.length} of ${count}; left in Redis: ${leftInRedis.length}; delivered twice: ${duplicates.length} (${duplicates.join(', ') || 'none'})`);
+    print(
+      `first deliveries fired ${onTime[0]}..${onTime[onTime.length - 1]} ms after their due time (median ${onTime[Math.floor(onTime.length / 2)]} ms)`,
+    );
+    print(
+      `lost: ${lost.length} of ${count}; left in Redis: ${leftInRedis.length}; delivered twice: ${duplicates.length} (${duplicates.join(', ') || 'none'})`,
+    );
 
     return {
       summary: `${count} timers over ${workers} processes, ${killed.worker} SIGKILLed mid-handler: ${count - lost.length}/${count} fired, ${takenOver.length} taken over after the lease, ${lost.length} lost`,

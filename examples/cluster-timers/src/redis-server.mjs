@@ -52,11 +52,18 @@ function answers(port) {
 export async function provideRedis({ redisUrl = process.env.REDIS_URL } = {}) {
   if (redisUrl) return { url: redisUrl, source: 'REDIS_URL', stop: async () => undefined };
   if (!onPath('redis-server')) {
-    return { skipped: 'no REDIS_URL and no redis-server binary (apt-get install redis-server); worker processes cannot share the in-process ioredis-mock' };
+    return {
+      skipped:
+        'no REDIS_URL and no redis-server binary (apt-get install redis-server); worker processes cannot share the in-process ioredis-mock',
+    };
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cluster-timers-redis-'));
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.once('error', () => undefined);
   const stop = async () => {

@@ -10,7 +10,12 @@ import { RedisTimers } from '@tickwheel/redis';
 const name = process.env.WORKER;
 const workMs = Number(process.env.WORK_MS);
 const redis = new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 2 });
-const timers = new RedisTimers({ redis, namespace: process.env.NAMESPACE, leaseMs: Number(process.env.LEASE_MS), pollIntervalMs: 250 });
+const timers = new RedisTimers({
+  redis,
+  namespace: process.env.NAMESPACE,
+  leaseMs: Number(process.env.LEASE_MS),
+  pollIntervalMs: 250,
+});
 
 timers.on('error', (error) => process.send({ type: 'error', worker: name, message: String(error) }));
 

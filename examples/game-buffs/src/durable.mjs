@@ -29,7 +29,9 @@ function sleep(ms) {
  */
 export async function runDurable({ redisUrl } = {}) {
   const namespace = `game-buffs-${process.pid}-${Date.now()}`;
-  const options = { namespace, leaseMs: 5_000, pollIntervalMs: 250 };
+  // ioredis-mock's TIME is wrong (a documented limit of the mock): the stand-in runs in this
+  // process, so its timers follow this process's clock instead.
+  const options = { namespace, leaseMs: 5_000, pollIntervalMs: 250, timeSource: redisUrl ? 'redis' : 'local' };
   const events = [];
   const fired = [];
   const t0 = Date.now();
@@ -41,7 +43,11 @@ export async function runDurable({ redisUrl } = {}) {
     await server1.schedule('player:42:xp-boost', 900, { player: 42, effect: 'XP x2' });
     await server1.schedule('player:7:rested', 700, { player: 7, effect: 'rested bonus' });
     await server1.schedule('player:9:curse', 800, { player: 9, effect: 'curse' });
-    events.push({ t: at(), server: 1, text: 'schedules player:42:xp-boost (900 ms), player:7:rested (700 ms), player:9:curse (800 ms)' });
+    events.push({
+      t: at(),
+      server: 1,
+      text: 'schedules player:42:xp-boost (900 ms), player:7:rested (700 ms), player:9:curse (800 ms)',
+    });
     const cancelled = await server1.cancel('player:9:curse');
     events.push({ t: at(), server: 1, text: `a priest lifts the curse: cancel(player:9:curse) = ${cancelled}` });
     await server1.start((timer) => {
@@ -62,11 +68,26 @@ export async function runDurable({ redisUrl } = {}) {
       const info = await server2.get(id);
       pending.push({ id, state: info?.state ?? 'none' });
     }
-    events.push({ t: at(), server: 2, text: `server 2 starts and finds ${pending.map((p) => `${p.id}: ${p.state}`).join(', ')}` });
+    events.push({
+      t: at(),
+      server: 2,
+      text: `server 2 starts and finds ${pending.map((p) => `${p.id}: ${p.state}`).join(', ')}`,
+    });
     await server2.start((timer) => {
       const t = at();
-      fired.push({ id: timer.id, server: 2, t, lateMs: Date.now() - timer.dueAt, payload: timer.payload, attempts: timer.attempts });
-      events.push({ t, server: 2, text: `${timer.id} expires (${timer.payload.effect} of player ${timer.payload.player} ends), ${Date.now() - timer.dueAt} ms after its due time` });
+      fired.push({
+        id: timer.id,
+        server: 2,
+        t,
+        lateMs: Date.now() - timer.dueAt,
+        payload: timer.payload,
+        attempts: timer.attempts,
+      });
+      events.push({
+        t,
+        server: 2,
+        text: `${timer.id} expires (${timer.payload.effect} of player ${timer.payload.player} ends), ${Date.now() - timer.dueAt} ms after its due time`,
+      });
     });
     // Wait for both, and until past the cancelled curse's due time, to show that it never fires.
     const waitUntil = Date.now() + 5_000;

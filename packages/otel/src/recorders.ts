@@ -122,7 +122,11 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
     ],
     [
       REDIS_LEASE_LOST,
-      (message: RedisLeaseLostMessage) => m.redisLeasesLost.add(1, { 'tickwheel.redis.namespace': message.namespace }),
+      (message: RedisLeaseLostMessage) =>
+        m.redisLeasesLost.add(1, {
+          'tickwheel.redis.namespace': message.namespace,
+          'tickwheel.redis.stage': message.stage,
+        }),
     ],
     [
       REDIS_DUPLICATE,

@@ -255,16 +255,16 @@ describe('instrumentTickwheel', () => {
       const fired: RedisFiredMessage = { namespace: 'buffs', id: 'a', dueAt: 1_000, lateMs: 3, attempts: 1 };
       publish(REDIS_FIRED_CHANNEL, fired);
       publish(REDIS_FIRED_CHANNEL, { ...fired, id: 'b', lateMs: 7 });
-      publish(REDIS_LEASE_LOST_CHANNEL, { namespace: 'buffs', id: 'a', attempts: 1 });
-      publish(REDIS_DUPLICATE_CHANNEL, { namespace: 'buffs', id: 'a' });
-      publish(REDIS_DUPLICATE_CHANNEL, { namespace: 'buffs', id: 'b' });
+      publish(REDIS_LEASE_LOST_CHANNEL, { namespace: 'buffs', id: 'a', attempts: 1, stage: 'ack' });
+      publish(REDIS_DUPLICATE_CHANNEL, { namespace: 'buffs', id: 'a', attempts: 2 });
+      publish(REDIS_DUPLICATE_CHANNEL, { namespace: 'buffs', id: 'b', attempts: 3 });
       const lateness = histogram(
         await telemetry.point(METRICS.redisLateness, { 'tickwheel.redis.namespace': 'buffs' }),
       );
       expect(lateness.count).toBe(2);
       expect(lateness.sum).toBeCloseTo(0.01, 9);
       expect(lateness.max).toBeCloseTo(0.007, 9);
-      expect((await telemetry.point(METRICS.redisLeasesLost)).value).toBe(1);
+      expect((await telemetry.point(METRICS.redisLeasesLost, { 'tickwheel.redis.stage': 'ack' })).value).toBe(1);
       expect((await telemetry.point(METRICS.redisDuplicates)).value).toBe(2);
     });
   });

@@ -6,8 +6,8 @@
  * | channel | message | published when |
  * |---|---|---|
  * | `tickwheel:redis:fired` | {@link RedisFiredMessage} | a worker claimed a due timer and is about to run its handler |
- * | `tickwheel:redis:lease-lost` | {@link RedisLeaseLostMessage} | a worker's ack found its claim gone: the lease had expired and the timer was (or will be) delivered again |
- * | `tickwheel:redis:duplicate` | {@link RedisDuplicateMessage} | a delivery was dropped because this worker already runs or ran that delivery |
+ * | `tickwheel:redis:lease-lost` | {@link RedisLeaseLostMessage} | Redis refused a worker's ack or failure report: its lease had passed and its fencing token is stale, so the timer is (or was) delivered again |
+ * | `tickwheel:redis:duplicate` | {@link RedisDuplicateMessage} | a worker did not start a claimed delivery because its lease passed before the handler could run: another worker may hold the timer now, and running it here too would duplicate it |
  *
  * A message is built only when the channel has subscribers, so with none a worker pays one
  * property read per event.
@@ -35,18 +35,22 @@ export interface RedisFiredMessage {
   readonly attempts: number;
 }
 
-/** Published on `tickwheel:redis:lease-lost` when an ack finds the worker's claim gone. */
+/** Published on `tickwheel:redis:lease-lost` when Redis refuses a stale ack or failure report. */
 export interface RedisLeaseLostMessage {
   readonly namespace: string;
   readonly id: string;
-  /** The delivery whose ack was refused. */
+  /** The delivery whose report was refused. */
   readonly attempts: number;
+  /** What was refused: the ack of a handler that resolved, or the report of one that failed. */
+  readonly stage: 'ack' | 'fail';
 }
 
-/** Published on `tickwheel:redis:duplicate` when a delivery is dropped as a duplicate. */
+/** Published on `tickwheel:redis:duplicate` when a claimed delivery is dropped before its handler ran. */
 export interface RedisDuplicateMessage {
   readonly namespace: string;
   readonly id: string;
+  /** The delivery that was dropped. */
+  readonly attempts: number;
 }
 
 /** @internal */
@@ -64,12 +68,14 @@ export function publishFired(namespace: string, id: string, dueAt: number, claim
   firedChannel.publish({ namespace, id, dueAt, lateMs: claimedAt > dueAt ? claimedAt - dueAt : 0, attempts });
 }
 
-/** Publishes a lost lease when someone listens. */
-export function publishLeaseLost(namespace: string, id: string, attempts: number): void {
-  if (leaseLostChannel.hasSubscribers) leaseLostChannel.publish({ namespace, id, attempts });
-}
-
-/** Publishes a suppressed duplicate when someone listens. */
-export function publishDuplicate(namespace: string, id: string): void {
-  if (duplicateChannel.hasSubscribers) duplicateChannel.publish({ namespace, id });
+/**
+ * Publishes what the worker reports as stale, when someone listens: a delivery not started
+ * (`'start'`) is a suppressed duplicate, a refused ack or failure report a lost lease.
+ */
+export function publishStale(namespace: string, id: string, attempts: number, stage: 'start' | 'ack' | 'fail'): void {
+  if (stage === 'start') {
+    if (duplicateChannel.hasSubscribers) duplicateChannel.publish({ namespace, id, attempts });
+  } else if (leaseLostChannel.hasSubscribers) {
+    leaseLostChannel.publish({ namespace, id, attempts, stage });
+  }
 }

@@ -1,14 +1,19 @@
 /**
- * Key layout. Every key of one shard carries the hash tag `{<namespace>:<shard>}`, so a shard's
- * keys share one Redis Cluster slot (each Lua script touches one shard only) while different
- * shards of a namespace spread over the cluster's nodes.
+ * Key layout of @tickwheel/redis. Depends on nothing; the scripts (scripts.ts) and the client
+ * (redis-timers.ts) take their key names from here.
+ *
+ * Every key of one shard carries the hash tag `{<namespace>:<shard>}`, so a shard's keys share
+ * one Redis Cluster slot (each Lua script touches one shard only) while different shards of a
+ * namespace spread over the cluster's nodes.
  *
  * Per shard:
  * - `due`     ZSET id -> due time (epoch ms, server clock): scheduled, not yet claimed
  * - `lease`   ZSET id -> lease expiry (epoch ms): claimed, not yet acked
- * - `timers`  HASH id -> `"<seq>:<dueAt>:<attempts>:<payload JSON>"` (payload empty when none);
- *             `seq` is unique per schedule and fences the ack
- * - `seq`     STRING counter for `seq`
+ * - `failed`  ZSET id -> when it failed for good (epoch ms): out of attempts
+ * - `timers`  HASH id -> the record (see record.ts): token, due time, attempts, retry policy, payload
+ * - `seq`     STRING counter; every schedule and every claim takes the next value as the
+ *             timer's token (the fencing token)
+ * - `reasons` HASH id -> why a failed timer failed (the last error's message)
  *
  * One pub/sub channel per namespace, `<prefix>:{<namespace>}:wake`, carries `"<shard>:<dueAt>"`
  * whenever a schedule makes a timer the earliest of its shard.
@@ -20,11 +25,27 @@ export interface ShardKeys {
   lease: string;
   timers: string;
   seq: string;
+  failed: string;
+  reasons: string;
 }
+
+/** The six keys of a shard as the scripts' KEYS array. */
+export type KeyList = [string, string, string, string, string, string];
 
 export function shardKeys(prefix: string, namespace: string, shard: number): ShardKeys {
   const base = `${prefix}:{${namespace}:${shard}}`;
-  return { due: `${base}:due`, lease: `${base}:lease`, timers: `${base}:timers`, seq: `${base}:seq` };
+  return {
+    due: `${base}:due`,
+    lease: `${base}:lease`,
+    timers: `${base}:timers`,
+    seq: `${base}:seq`,
+    failed: `${base}:failed`,
+    reasons: `${base}:reasons`,
+  };
+}
+
+export function keyList(keys: ShardKeys): KeyList {
+  return [keys.due, keys.lease, keys.timers, keys.seq, keys.failed, keys.reasons];
 }
 
 export function wakeChannel(prefix: string, namespace: string): string {

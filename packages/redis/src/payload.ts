@@ -20,13 +20,13 @@ function check(value: unknown, path: string, seen: Set<object>): void {
       if (!Number.isFinite(value)) fail(path, `${value} has no JSON form`);
       return;
     case 'undefined':
-      fail(path, 'undefined would be dropped');
+      return fail(path, 'undefined would be dropped');
     case 'bigint':
-      fail(path, `BigInt ${describeValue(value)}; pass it as a string`);
+      return fail(path, `BigInt ${describeValue(value)}; pass it as a string`);
     case 'symbol':
-      fail(path, 'a symbol');
+      return fail(path, 'a symbol');
     case 'function':
-      fail(path, describeValue(value));
+      return fail(path, describeValue(value));
   }
   if (value === null) return;
   const object = value as object;
@@ -38,15 +38,22 @@ function check(value: unknown, path: string, seen: Set<object>): void {
       check(object[i], `${path}[${i}]`, seen);
     }
   } else {
-    const proto = Object.getPrototypeOf(object);
+    const proto = Object.getPrototypeOf(object) as object | null;
     if (proto !== Object.prototype && proto !== null) {
       const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'object';
-      fail(path, `a ${name} instance (only plain objects and arrays are stored)${object instanceof Date ? '; pass date.toISOString() or getTime()' : ''}`);
+      fail(
+        path,
+        `a ${name} instance (only plain objects and arrays are stored)${object instanceof Date ? '; pass date.toISOString() or getTime()' : ''}`,
+      );
     }
     if (Object.getOwnPropertySymbols(object).length > 0) fail(path, 'it has symbol keys, which would be dropped');
     if (typeof (object as { toJSON?: unknown }).toJSON === 'function') fail(path, 'it has a toJSON method');
     for (const key of Object.keys(object)) {
-      check((object as Record<string, unknown>)[key], /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, seen);
+      check(
+        (object as Record<string, unknown>)[key],
+        /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`,
+        seen,
+      );
     }
   }
   seen.delete(object);

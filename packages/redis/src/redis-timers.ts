@@ -1,68 +1,56 @@
+/**
+ * RedisTimers, the public entry of @tickwheel/redis: durable timers in Redis shared by every
+ * process of a namespace. Depends on @tickwheel/core and this package's modules; the worker side
+ * lives in worker.ts, the scripts in scripts.ts, the guarantees in the package README.
+ */
 import { EventEmitter } from 'node:events';
-import { describeValue, requireFunction, requireMs, sharedWheel, type TimingWheel } from '@tickwheel/core';
-import { shardKeys, shardOf, wakeChannel, type ShardKeys } from './keys.js';
+import { requireFunction, type TimingWheel } from '@tickwheel/core';
+import { publishStale } from './channels.js';
+import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
+import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
+import { dueArgs, requireId, requireInteger, resolveOptions, resolveScheduleOptions, type Policy } from './options.js';
 import { decodePayload, encodePayload } from './payload.js';
-import { defineScripts, parseRecord, type ScriptCommands } from './scripts.js';
-import type { DueSpec, FiredTimer, RedisClient, RedisTimersOptions, TimerHandler, TimerInfo } from './types.js';
-import { Worker } from './worker.js';
+import { parseRecord } from './record.js';
+import { ReplicationBarrier } from './replication.js';
+import { defineScripts, type ScriptCommands } from './scripts.js';
+import type {
+  DueSpec,
+  FailedTimer,
+  RedisClient,
+  RedisTimersOptions,
+  ScheduleOptions,
+  TimerHandler,
+  TimerInfo,
+} from './types.js';
+import { Worker, type StaleStage } from './worker.js';
 
-const DEFAULT_LEASE_MS = 30_000;
-const DEFAULT_POLL_INTERVAL_MS = 5_000;
-const DEFAULT_BATCH_SIZE = 100;
-const DEFAULT_CONCURRENCY = 100;
-const DEFAULT_KEY_PREFIX = 'tickwheel';
+/** Failed-set calls over all of a shard go in batches of this many. */
+const FAILED_BATCH = 500;
 
-function requireInteger(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number') throw new TypeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
-  if (!Number.isInteger(value) || value < min || value > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`);
-  return value;
-}
-
-function requireName(value: unknown, name: string): string {
-  if (typeof value !== 'string' || value === '' || /[{}]/.test(value)) {
-    throw new TypeError(`${name} must be a non-empty string without '{' or '}', got ${describeValue(value)}`);
-  }
-  return value;
-}
-
-function requireId(id: unknown): string {
-  if (typeof id !== 'string' || id === '') throw new TypeError(`id must be a non-empty string, got ${describeValue(id)}`);
-  return id;
-}
-
-/** The latest time a Date can hold (epoch ms); due times and delays beyond it are refused. */
-const MAX_TIME_MS = 8_640_000_000_000_000;
-
-/** Validates a due spec; returns the script's mode and whole ms (rounded up: never early). */
-function dueArgs(when: unknown, name: string): ['in' | 'at', string] {
-  let mode: 'in' | 'at' = 'in';
-  let ms: number;
-  if (when !== null && typeof when === 'object' && !(when instanceof Date)) {
-    const at = (when as { at?: unknown }).at;
-    if (at instanceof Date && Number.isNaN(at.getTime())) throw new RangeError(`${name}.at must be a valid Date, got an Invalid Date`);
-    mode = 'at';
-    name = `${name}.at`;
-    ms = requireMs(at instanceof Date ? at.getTime() : at, name);
-  } else {
-    ms = requireMs(when, name);
-  }
-  if (ms > MAX_TIME_MS) throw new RangeError(`${name} must be at most ${MAX_TIME_MS} (the last valid Date), got ${ms}`);
-  return [mode, String(Math.ceil(ms))];
-}
+const RETRY_SAFE = {
+  schedule: 'retrying is safe: schedule is idempotent by id',
+  cancel: 'retrying is safe: cancel is idempotent',
+  other: 'retrying is safe',
+};
 
 /**
  * Durable timers in Redis, shared by every process of a namespace and fired with the local
  * timing wheel's precision.
  *
  * Any process may schedule; processes that call {@link RedisTimers.start} are workers. Each due
- * timer is claimed atomically by one worker for `leaseMs` and acked when its handler resolves;
- * if the worker dies or the handler rejects, another claim takes it after the lease. Delivery is
- * therefore at least once (see the package README for the precise guarantee). Due times and
- * leases are read from the Redis server's clock, so client clock skew does not matter.
+ * timer is claimed atomically by one worker for `leaseMs` under a fresh fencing token and acked
+ * when its handler resolves; a rejected attempt is retried after its backoff until its attempts
+ * run out, then it moves to the failed set. Delivery is at least once (see the package README
+ * for the precise guarantee). Due times and leases follow the Redis server's clock.
  *
- * Events: `'failed'` `(error, timer)` when a handler rejects (the timer is retried after its
- * lease); `'error'` `(error)` for Redis errors in the background worker (without a listener
- * they are printed with `console.error`, like ioredis does).
+ * Events:
+ * - `'failed'` `(timer, error)` for every failed attempt, as BullMQ's worker emits `(job, err)`;
+ *   the failure is final (the timer goes to the failed set) when `timer.attempts >= timer.maxAttempts`.
+ * - `'stale'` `(timer, stage)` when this worker lost a claim: its lease passed before the handler
+ *   could start (`'start'`; the handler did not run), or its ack or failure report was refused
+ *   because the timer was claimed again, rescheduled or cancelled since (`'ack'`, `'fail'`).
+ * - `'error'` `(error)` for Redis errors in the background worker (without a listener they are
+ *   printed with `console.error`, like ioredis does).
  *
  * @example
  * ```ts
@@ -70,8 +58,8 @@ function dueArgs(when: unknown, name: string): ['in' | 'at', string] {
  * import { RedisTimers } from '@tickwheel/redis';
  *
  * const timers = new RedisTimers({ redis: new Redis(), namespace: 'buffs', leaseMs: 10_000 });
- * await timers.schedule('buff:42', 30_000, { player: 42 });
- * timers.start(async ({ id, payload, dueAt }) => expireBuff(payload));
+ * await timers.schedule('buff:42', 30_000, { player: 42 }, { attempts: 5 });
+ * await timers.start(async ({ id, payload, dueAt }) => expireBuff(payload));
  * ```
  */
 export class RedisTimers<P = unknown> extends EventEmitter {
@@ -85,12 +73,10 @@ export class RedisTimers<P = unknown> extends EventEmitter {
   private readonly keys: ShardKeys[];
   private readonly channel: string;
   private readonly wheel: TimingWheel;
-  private readonly pollIntervalMs: number;
-  private readonly batchSize: number;
-  private readonly concurrency: number;
+  private readonly options: ReturnType<typeof resolveOptions>;
+  private readonly policy: Policy;
   private worker: Worker | undefined;
-  /** ioredis-mock runs in this process and its TIME is broken: it gets this process's clock. */
-  private readonly localTime: boolean;
+  private readonly barrier: ReplicationBarrier | undefined;
 
   /**
    * @param options - see {@link RedisTimersOptions}; every bad value throws here
@@ -98,63 +84,110 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   constructor(options: RedisTimersOptions) {
     super();
-    if (options === null || typeof options !== 'object') throw new TypeError(`options must be an object, got ${describeValue(options)}`);
-    const { redis } = options;
-    if (redis === null || typeof redis !== 'object' || typeof (redis as { defineCommand?: unknown }).defineCommand !== 'function') {
-      throw new TypeError(`redis must be an ioredis client or Cluster, got ${describeValue(redis)}`);
-    }
-    this.namespace = requireName(options.namespace, 'namespace');
-    const prefix = requireName(options.keyPrefix ?? DEFAULT_KEY_PREFIX, 'keyPrefix');
-    this.leaseMs = Math.ceil(requireMs(options.leaseMs ?? DEFAULT_LEASE_MS, 'leaseMs', 1));
-    this.shards = requireInteger(options.shards ?? 1, 'shards', 1, 1024);
-    this.pollIntervalMs = requireMs(options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, 'pollIntervalMs', 1);
-    this.batchSize = requireInteger(options.batchSize ?? DEFAULT_BATCH_SIZE, 'batchSize', 1, 1_000);
-    this.concurrency = requireInteger(options.concurrency ?? DEFAULT_CONCURRENCY, 'concurrency', 1, 1_000_000);
-    this.wheel = options.wheel ?? sharedWheel();
-    this.client = defineScripts(redis);
-    this.localTime = /RedisMock/.test((redis as object).constructor?.name ?? '');
-    this.keys = Array.from({ length: this.shards }, (_, shard) => shardKeys(prefix, this.namespace, shard));
-    this.channel = wakeChannel(prefix, this.namespace);
+    this.options = resolveOptions(options);
+    this.namespace = this.options.namespace;
+    this.leaseMs = this.options.leaseMs;
+    this.shards = this.options.shards;
+    this.wheel = this.options.wheel;
+    this.policy = this.options.policy;
+    this.client = defineScripts(this.options.redis);
+    this.keys = Array.from({ length: this.shards }, (_, shard) =>
+      shardKeys(this.options.keyPrefix, this.namespace, shard),
+    );
+    this.channel = wakeChannel(this.options.keyPrefix, this.namespace);
+    const { waitForReplicas, waitForReplicasTimeoutMs } = this.options;
+    if (waitForReplicas > 0)
+      this.barrier = new ReplicationBarrier(this.client, waitForReplicas, waitForReplicasTimeoutMs);
   }
 
-  /** The scripts' trailing time argument (see scripts.ts). */
+  /** The scripts' trailing time argument: '' reads the server's TIME. */
   private now(): string {
-    return this.localTime ? String(Date.now()) : '';
-  }
-
-  private keysOf(id: string): [string, string, string, string] {
-    const k = this.keys[shardOf(id, this.shards)]!;
-    return [k.due, k.lease, k.timers, k.seq];
+    return this.options.localTime ? String(Date.now()) : '';
   }
 
   /**
-   * Schedules a timer, replacing any timer with the same id (pending or claimed: a claimed one's
-   * ack then no longer deletes it). Everything is validated before anything is written.
+   * Runs one script on one shard, retrying transient errors within the failover budget; a write
+   * then waits for `waitForReplicas` replicas (replication.ts) and is retried whole if they fail.
+   */
+  private run<T>(
+    command: keyof ScriptCommands,
+    keys: KeyList,
+    args: string[],
+    what: string,
+    retrySafe: string,
+    write = true,
+  ): Promise<T> {
+    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
+    const barrier = write ? this.barrier : undefined;
+    const once = async (): Promise<T> => {
+      const reply = await client[command](...keys, ...args);
+      await barrier?.wait(keys[0]);
+      return reply;
+    };
+    const tryTimeoutMs = Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000);
+    return withFailoverBudget(once, this.options.failoverBudgetMs, what, retrySafe, tryTimeoutMs, () =>
+      refreshSlots(this.client),
+    );
+  }
+
+  private shardOf(id: string): { index: number; keys: KeyList } {
+    const index = shardOf(id, this.shards);
+    return { index, keys: keyList(this.keys[index]) };
+  }
+
+  /**
+   * Schedules a timer. With an existing id (scheduled, claimed or failed) `ifExists` decides:
+   * `'replace'` (default) writes the new timer over it (a claimed one's ack is then refused:
+   * it is a new timer), `'keep'` leaves it untouched, like BullMQ's `add` with an existing jobId.
+   * Everything is validated before anything is written; Redis errors during a failover are
+   * retried within `failoverBudgetMs`.
    *
    * @param id - non-empty string, unique within the namespace
    * @param when - delay in ms from the Redis server's now, or `{ at }`: epoch ms or a Date
    * @param payload - any JSON value; it must survive a JSON round trip unchanged
-   * @returns the due time, epoch ms on the server's clock
-   * @throws TypeError/RangeError for a bad id, delay or payload; rejects with the Redis error
+   * @param options - `attempts`, `backoff`, `ifExists` for this timer (defaults: the constructor's)
+   * @returns the due time, epoch ms on the server's clock (the existing timer's when kept)
+   * @throws TypeError/RangeError for bad input; `RedisUnavailableError` when the budget is spent
    * @example
    * ```ts
    * await timers.schedule('session:7', 15 * 60_000, { user: 7 });
-   * await timers.schedule('reminder:1', { at: new Date('2030-01-01T09:00:00Z') });
+   * await timers.schedule('mail:1', { at: new Date('2030-01-01T09:00:00Z') }, undefined, { attempts: 5, backoff: { type: 'exponential', delayMs: 1_000 } });
    * ```
    */
-  async schedule(id: string, when: DueSpec, payload?: P): Promise<number> {
+  async schedule(id: string, when: DueSpec, payload?: P, options?: ScheduleOptions): Promise<number> {
     requireId(id);
     const [mode, ms] = dueArgs(when, 'delayMs');
     const json = encodePayload(payload);
-    const [dueAt] = await this.client.tickwheelSchedule(...this.keysOf(id), id, mode, ms, json, this.channel, String(shardOf(id, this.shards)), this.now());
+    const policy = resolveScheduleOptions(options, this.policy);
+    const { index, keys } = this.shardOf(id);
+    const args = [
+      id,
+      mode,
+      ms,
+      json,
+      this.channel,
+      String(index),
+      policy.ifExists,
+      policy.maxAttempts,
+      policy.backoff,
+      this.now(),
+    ];
+    const [dueAt] = await this.run<[string, string, string]>(
+      'tickwheelSchedule',
+      keys,
+      args,
+      `schedule(${JSON.stringify(id)})`,
+      RETRY_SAFE.schedule,
+    );
     return Number(dueAt);
   }
 
   /**
-   * Cancels a timer.
+   * Cancels a timer, wherever it is (scheduled, claimed or failed).
    *
-   * @returns true when the timer existed and was not yet acked (scheduled, or claimed and awaiting
-   *   its ack or a retry); it will not fire again. A handler already running is not interrupted.
+   * @returns true when the timer existed; it will not be delivered again. A handler already
+   *   running is not interrupted (its ack is refused). After a retried call whose first try was
+   *   applied, false.
    * @example
    * ```ts
    * if (await timers.cancel('session:7')) console.log('logout timer dropped');
@@ -162,11 +195,19 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async cancel(id: string): Promise<boolean> {
     requireId(id);
-    return (await this.client.tickwheelCancel(...this.keysOf(id), id)) === 1;
+    const reply = await this.run<number>(
+      'tickwheelCancel',
+      this.shardOf(id).keys,
+      [id],
+      `cancel(${JSON.stringify(id)})`,
+      RETRY_SAFE.cancel,
+    );
+    return reply === 1;
   }
 
   /**
-   * Moves an existing timer to a new due time, keeping its payload and resetting its attempts.
+   * Moves an existing timer (scheduled, claimed or failed) to a new due time, keeping its payload
+   * and retry policy and resetting its attempts.
    *
    * @returns the new due time (epoch ms), or undefined when there is no such timer (none is created)
    * @example
@@ -177,14 +218,21 @@ export class RedisTimers<P = unknown> extends EventEmitter {
   async reschedule(id: string, when: DueSpec): Promise<number | undefined> {
     requireId(id);
     const [mode, ms] = dueArgs(when, 'delayMs');
-    const dueAt = await this.client.tickwheelReschedule(...this.keysOf(id), id, mode, ms, this.channel, String(shardOf(id, this.shards)), this.now());
+    const { index, keys } = this.shardOf(id);
+    const dueAt = await this.run<string>(
+      'tickwheelReschedule',
+      keys,
+      [id, mode, ms, this.channel, String(index), this.now()],
+      `reschedule(${JSON.stringify(id)})`,
+      RETRY_SAFE.other,
+    );
     return dueAt === '' ? undefined : Number(dueAt);
   }
 
   /**
    * Reads a timer.
    *
-   * @returns its state, due time, attempts and payload, or undefined when there is none
+   * @returns its state, times, attempts, last error and payload, or undefined when there is none
    * @example
    * ```ts
    * const t = await timers.get('session:7'); // { state: 'scheduled', dueAt: 1767225600000, ... }
@@ -192,53 +240,173 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async get(id: string): Promise<TimerInfo<P> | undefined> {
     requireId(id);
-    const reply = await this.client.tickwheelGet(...this.keysOf(id), id);
+    const reply = await this.run<string | string[]>(
+      'tickwheelGet',
+      this.shardOf(id).keys,
+      [id],
+      `get(${JSON.stringify(id)})`,
+      RETRY_SAFE.other,
+      false,
+    );
     if (!Array.isArray(reply)) return undefined;
-    const [record, lease] = reply;
-    const { dueAt, attempts, payload } = parseRecord(record);
+    const [record, due, lease, failed, reason] = reply as [string, string, string, string, string];
+    const r = parseRecord(record);
+    const at = (s: string) => (s === '' ? undefined : Number(s));
     return {
       id,
-      payload: decodePayload<P>(payload),
-      dueAt,
-      attempts,
-      state: lease === '' ? 'scheduled' : 'claimed',
-      leaseExpiresAt: lease === '' ? undefined : Number(lease),
+      payload: decodePayload<P>(r.payload),
+      dueAt: r.dueAt,
+      attempts: r.attempts,
+      maxAttempts: r.maxAttempts === 0 ? Infinity : r.maxAttempts,
+      state: failed !== '' ? 'failed' : lease !== '' ? 'claimed' : 'scheduled',
+      nextAttemptAt: at(due),
+      leaseExpiresAt: at(lease),
+      failedAt: at(failed),
+      lastError: reason === '' ? undefined : reason,
     };
   }
 
   /**
+   * Lists timers in the failed set (out of attempts), oldest failure first within each shard.
+   *
+   * @param limit - most timers returned, 1 to 10 000 (default 100)
+   * @example
+   * ```ts
+   * for (const f of await timers.listFailed()) console.log(f.id, f.attempts, f.reason);
+   * ```
+   */
+  async listFailed(limit = 100): Promise<FailedTimer<P>[]> {
+    requireInteger(limit, 'limit', 1, 10_000);
+    const out: FailedTimer<P>[] = [];
+    for (const shard of this.keys) {
+      for (let offset = 0; out.length < limit; offset += FAILED_BATCH) {
+        const count = Math.min(FAILED_BATCH, limit - out.length);
+        const reply = await this.run<string[]>(
+          'tickwheelListFailed',
+          keyList(shard),
+          [String(offset), String(count)],
+          'listFailed',
+          RETRY_SAFE.other,
+          false,
+        );
+        for (let i = 0; i < reply.length; i += 4) {
+          if (reply[i + 2] === '') continue;
+          const r = parseRecord(reply[i + 2]);
+          out.push({
+            id: reply[i],
+            payload: decodePayload<P>(r.payload),
+            dueAt: r.dueAt,
+            attempts: r.attempts,
+            failedAt: Number(reply[i + 1]),
+            reason: reply[i + 3],
+          });
+        }
+        if (reply.length < count * 4) break;
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Gives failed timers a fresh start: due now, attempts 0, same payload and policy (BullMQ's
+   * `job.retry()` / `queue.retryJobs()`).
+   *
+   * @param id - one timer; omitted: every failed timer of the namespace
+   * @returns how many were moved back
+   */
+  async retryFailed(id?: string): Promise<number> {
+    return this.eachFailed(id, 'tickwheelRetryFailed', 'retryFailed', (index) => [
+      this.channel,
+      String(index),
+      this.now(),
+    ]);
+  }
+
+  /**
+   * Deletes failed timers for good (BullMQ's `queue.clean(0, n, 'failed')`).
+   *
+   * @param id - one timer; omitted: every failed timer of the namespace
+   * @returns how many were deleted
+   */
+  async purgeFailed(id?: string): Promise<number> {
+    return this.eachFailed(id, 'tickwheelPurgeFailed', 'purgeFailed', () => []);
+  }
+
+  private async eachFailed(
+    id: string | undefined,
+    command: 'tickwheelRetryFailed' | 'tickwheelPurgeFailed',
+    what: string,
+    extra: (index: number) => string[],
+  ): Promise<number> {
+    if (id !== undefined) {
+      requireId(id);
+      const { index, keys } = this.shardOf(id);
+      return this.run<number>(
+        command,
+        keys,
+        [id, '1', ...extra(index)],
+        `${what}(${JSON.stringify(id)})`,
+        RETRY_SAFE.other,
+      );
+    }
+    let total = 0;
+    for (let index = 0; index < this.shards; index++) {
+      for (;;) {
+        const n = await this.run<number>(
+          command,
+          keyList(this.keys[index]),
+          ['', String(FAILED_BATCH), ...extra(index)],
+          what,
+          RETRY_SAFE.other,
+        );
+        total += n;
+        if (n < FAILED_BATCH) break;
+      }
+    }
+    return total;
+  }
+
+  /**
    * Makes this process a worker of the namespace: it claims due timers and runs `handler` for
-   * each. When the handler's promise resolves the timer is acked (deleted); when it rejects, the
-   * timer is delivered again after its lease, to whichever worker claims it.
+   * each. Resolving acks the timer (deletes it); rejecting is a failed attempt (retried after its
+   * backoff, or moved to the failed set after its last attempt).
    *
    * @returns once subscribed to wake-up messages
    * @throws Error when already started
    * @example
    * ```ts
-   * await timers.start(async ({ id, payload, dueAt, attempts }) => {
+   * await timers.start(async ({ id, payload, attempts, extendLease }) => {
    *   await expire(payload);
    * });
    * ```
    */
   async start(handler: TimerHandler<P>): Promise<void> {
     requireFunction(handler, 'handler');
-    if (this.worker !== undefined) throw new Error('RedisTimers.start: this instance is already a worker; call stop() first');
+    if (this.worker !== undefined)
+      throw new Error('RedisTimers.start: this instance is already a worker; call stop() first');
+    const { pollIntervalMs, batchSize, concurrency, failoverBudgetMs } = this.options;
     const worker = new Worker({
       client: this.client,
       shards: this.keys,
       channel: this.channel,
       wheel: this.wheel,
       leaseMs: this.leaseMs,
-      pollIntervalMs: this.pollIntervalMs,
-      batchSize: this.batchSize,
-      concurrency: this.concurrency,
+      pollIntervalMs,
+      batchSize,
+      concurrency,
+      failoverBudgetMs,
+      namespace: this.namespace,
       now: () => this.now(),
       handler: handler as TimerHandler,
       onError: (error) => {
         if (this.listenerCount('error') > 0) this.emit('error', error);
         else console.error('[@tickwheel/redis] worker error:', error);
       },
-      onFailed: (error, timer) => this.emit('failed', error, timer as FiredTimer<P>),
+      onFailed: (timer, error) => this.emit('failed', timer, error),
+      onStale: (timer, stage: StaleStage) => {
+        publishStale(this.namespace, timer.id, timer.attempts, stage);
+        this.emit('stale', timer, stage);
+      },
     });
     this.worker = worker;
     try {

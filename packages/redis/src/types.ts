@@ -1,24 +1,43 @@
+/**
+ * The public types of @tickwheel/redis. Depends on ioredis's and @tickwheel/core's types only.
+ */
 import type { Cluster, Redis } from 'ioredis';
 import type { TimingWheel } from '@tickwheel/core';
+import type { BackoffOptions } from './backoff.js';
+
+export type { BackoffOptions } from './backoff.js';
 
 /**
  * The client {@link RedisTimers} talks through: an ioredis `Redis`, an ioredis `Cluster`, or an
- * `ioredis-mock` instance (which mirrors the `Redis` API).
+ * `ioredis-mock` instance (which mirrors the `Redis` API; pass `timeSource: 'local'` with it).
  */
 export type RedisClient = Redis | Cluster;
 
 /** When a timer is due: a delay in ms from now (the Redis server's now), or an absolute epoch-ms time. */
 export type DueSpec = number | { at: number | Date };
 
+/** What `schedule` does when a timer with the same id exists (scheduled, claimed or failed). */
+export type IfExists = 'replace' | 'keep';
+
+/** Per-timer options of {@link RedisTimers.schedule}; each defaults to the option of the same name. */
+export interface ScheduleOptions {
+  /** Deliveries a timer gets before it moves to the failed set: an integer >= 1, or Infinity. */
+  attempts?: number;
+  /** The wait before a retry: ms (fixed), or `{ type: 'fixed' | 'exponential', delayMs, jitter? }`. 0: none. */
+  backoff?: number | BackoffOptions;
+  /** `'replace'` the existing timer (new due time, payload, policy, attempts 0) or `'keep'` it untouched. */
+  ifExists?: IfExists;
+}
+
 /** Options of {@link RedisTimers}. Defaults are listed here and nowhere else. */
-export interface RedisTimersOptions {
+export interface RedisTimersOptions extends ScheduleOptions {
   /** The ioredis client (or Cluster) for commands. Not closed by `stop()`: it stays yours. */
   redis: RedisClient;
   /** Names this set of timers; every process using the same namespace shares its timers. No `{` or `}`. */
   namespace: string;
   /**
-   * How long a claimed timer waits for its handler to resolve (the ack) before any worker may
-   * claim it again. Handlers should finish well within it. Default 30 000.
+   * How long a claimed timer is held for its handler. A worker never starts a handler once the
+   * lease has passed; after it, any worker may claim the timer again. Default 30 000.
    */
   leaseMs?: number;
   /**
@@ -31,8 +50,7 @@ export interface RedisTimersOptions {
   wheel?: TimingWheel;
   /**
    * The safety poll: a worker claims from every shard at least this often, covering wake-up
-   * messages lost while its subscriber was disconnected. An idle namespace costs one claim per
-   * shard per interval and nothing else. Default 5 000.
+   * messages lost while its subscriber was disconnected. Default 5 000.
    */
   pollIntervalMs?: number;
   /** Most timers one claim round trip takes from one shard, 1 to 1 000. Default 100. */
@@ -41,6 +59,27 @@ export interface RedisTimersOptions {
   concurrency?: number;
   /** Prefix of every key and of the pub/sub channel. Default `'tickwheel'`. */
   keyPrefix?: string;
+  /**
+   * How long every call (schedule, cancel, claims, acks ...) keeps retrying while Redis is
+   * unreachable or the cluster is down (a failover, a restart) before it gives up with a
+   * `RedisUnavailableError`. 0: no retries. Default 20 000, above a failover with Redis's default
+   * `cluster-node-timeout` of 15 s.
+   */
+  failoverBudgetMs?: number;
+  /**
+   * Replicas that must confirm each write of schedule, reschedule, cancel and the failed-set
+   * calls (Redis `WAIT`) before it resolves, so a failover cannot lose it. A master with fewer
+   * replicas connected (one promoted by a failover, say) needs only those. Default 0.
+   */
+  waitForReplicas?: number;
+  /** How long one `WAIT` waits for the replicas; too few in time counts as a transient failure. Default 1 000. */
+  waitForReplicasTimeoutMs?: number;
+  /**
+   * Whose clock due times and leases follow: `'redis'` (the server's `TIME`) or `'local'` (this
+   * process's `Date.now()`, for in-process fakes such as ioredis-mock, whose `TIME` is wrong).
+   * Default `'redis'`.
+   */
+  timeSource?: 'redis' | 'local';
 }
 
 /** What a handler receives when a timer fires. */
@@ -49,25 +88,57 @@ export interface FiredTimer<P = unknown> {
   id: string;
   /** Its payload (a fresh copy, parsed from JSON), or `undefined` when scheduled without one. */
   payload: P | undefined;
-  /** When it was due, in epoch ms of the Redis server's clock. */
+  /** When it was first due, in epoch ms of the Redis server's clock (a retry keeps it). */
   dueAt: number;
-  /** Deliveries so far, this one included: 1 on the first, more after lease expiries. */
+  /** Deliveries so far, this one included: 1 on the first. */
   attempts: number;
+  /** Deliveries it gets in all (Infinity: no limit); when `attempts` reaches it, a failure is final. */
+  maxAttempts: number;
+  /** This claim's fencing token, unique and increasing per shard: pass it on to guard your own writes. */
+  token: string;
+  /** When this claim's lease ends, epoch ms of the server's clock. */
+  leaseExpiresAt: number;
+  /**
+   * Extends this claim's lease to server now + `ms` (default `leaseMs`), fenced by the token.
+   * Resolves with the new lease end, or `undefined` when the lease was already lost (another worker
+   * claimed the timer, or it was cancelled or rescheduled): then stop working on it.
+   */
+  extendLease(ms?: number): Promise<number | undefined>;
 }
 
-/** Runs a fired timer. Resolving acks it; rejecting (or throwing) leaves it to be retried after the lease. */
-export type TimerHandler<P = unknown> = (timer: FiredTimer<P>) => unknown | Promise<unknown>;
+/** Runs a fired timer. Resolving acks it; rejecting (or throwing) is a failed attempt. */
+export type TimerHandler<P = unknown> = (timer: FiredTimer<P>) => unknown;
 
 /** A timer as stored, from {@link RedisTimers.get}. */
 export interface TimerInfo<P = unknown> {
   id: string;
   payload: P | undefined;
-  /** When it is (or was) due, epoch ms, Redis server clock. */
+  /** When it was first due, epoch ms, Redis server clock. */
   dueAt: number;
   /** Deliveries so far (0 until first claimed). */
   attempts: number;
-  /** `'scheduled'`: waiting for its due time; `'claimed'`: handed to a worker and not yet acked. */
-  state: 'scheduled' | 'claimed';
+  /** Deliveries it gets in all (Infinity: no limit). */
+  maxAttempts: number;
+  /** `'scheduled'` (waiting, maybe for a retry), `'claimed'` (handed to a worker), `'failed'` (out of attempts). */
+  state: 'scheduled' | 'claimed' | 'failed';
+  /** For a scheduled timer: when it is claimable next (its due time, or a retry's). */
+  nextAttemptAt: number | undefined;
   /** For a claimed timer: when its lease expires and another worker may take it (epoch ms). */
   leaseExpiresAt: number | undefined;
+  /** For a failed timer: when it failed for good (epoch ms). */
+  failedAt: number | undefined;
+  /** The last failed attempt's error message, if any. */
+  lastError: string | undefined;
+}
+
+/** A timer in the failed set, from {@link RedisTimers.listFailed}. */
+export interface FailedTimer<P = unknown> {
+  id: string;
+  payload: P | undefined;
+  dueAt: number;
+  attempts: number;
+  /** When it failed for good, epoch ms, Redis server clock. */
+  failedAt: number;
+  /** Its last error's message (or why its last lease expired). */
+  reason: string;
 }

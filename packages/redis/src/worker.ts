@@ -1,53 +1,67 @@
 /**
- * The worker side of {@link RedisTimers}: claims due timers and runs the handler.
+ * The worker side of {@link RedisTimers}: claims due timers, fences and runs the handlers, acks.
+ * Depends on @tickwheel/core's wheel and on scripts.ts; never on the RedisTimers class.
  *
  * ## Waking without polling
  * Every claim reply carries the shard's next due time and next lease expiry, read on the Redis
  * server. The worker keeps, per shard, the server time of the next thing that can become
  * claimable, and arms ONE handle on the local timing wheel for the earliest of them, converted
- * to the local monotonic clock. So the near-term timer is in the local wheel and fires with its
- * millisecond precision, and nothing is polled while nothing is due.
- *
- * A timer scheduled by another process that is earlier than the shard's earliest triggers a
- * PUBLISH from the schedule script, `"<shard>:<dueAt>"`; every worker's subscriber (a duplicate
- * connection) lowers that shard's wake time. Messages can be lost (pub/sub is fire and forget,
- * and a subscriber may be reconnecting), so a slow safety poll claims from every shard each
- * `pollIntervalMs`, and after a subscriber reconnects.
+ * to the local monotonic clock. A timer scheduled elsewhere that is earlier than its shard's
+ * earliest triggers a PUBLISH (`"<shard>:<dueAt>"`) that lowers that shard's wake time; a slow
+ * safety poll claims from every shard each `pollIntervalMs`, and after the subscriber reconnects.
  *
  * ## Server time on the local clock
- * A claim reply says the server's `now`. The request left at local `sent` and the reply came at
- * `received`, so `now - received <= offset <= now + 1 - sent` (TIME is floored to the ms). The
- * worker keeps the smallest upper bound seen since the last safety poll: it may then wake a
- * fraction of a millisecond before the server thinks a timer is due (the claim finds nothing and
- * re-arms for the next tick), but never late because of the conversion.
+ * A claim request left at local `sent`; the server read its clock `now` at some local instant
+ * after that, so `offset = server - local <= now + 1 - sent` (TIME is floored to the ms) whatever
+ * delays (a GC pause, SIGSTOP) came in between. The worker keeps the smallest such upper bound
+ * since the last safety poll. `local + offset` is then never behind the server's clock: used for
+ * waking, it may wake a fraction of a millisecond early (the claim finds nothing and re-arms);
+ * used for the lease check, it may refuse a handler a millisecond early, never start one late.
  *
- * ## Acks
- * Handlers that resolve in the same turn of the event loop are acked together: one ACK script
- * call per shard carries all of them.
+ * ## Fencing
+ * A claim returns, per timer, a fresh token and the lease end. Right before a handler starts the
+ * worker checks the lease against `local + offset` and drops the timer when it has passed (the
+ * next claim redelivers it). Ack, extendLease and failure reports carry the token, so once the
+ * timer was claimed again (or rescheduled, or cancelled) they are refused; each refusal is
+ * reported to `onStale`.
+ *
+ * ## Faults
+ * A failed claim (or one unanswered for 2 s) is retried after 20 ms, doubling to 1 s (or the safety poll), per shard. Acks and
+ * failure reports retry transient errors within the failover budget (they are fenced, so a retry
+ * is harmless); what still fails is redelivered after its lease.
  */
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
+import { requireMs } from '@tickwheel/core';
+import { backoffDelayMs } from './backoff.js';
+import { publishFired } from './channels.js';
+import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
+import { keyList, type KeyList, type ShardKeys } from './keys.js';
 import { decodePayload } from './payload.js';
-import type { ShardKeys } from './keys.js';
 import type { ScriptCommands } from './scripts.js';
 import type { FiredTimer, RedisClient, TimerHandler } from './types.js';
 
+/** What went stale: the lease passed before the handler could start, or an ack/failure report was refused. */
+export type StaleStage = 'start' | 'ack' | 'fail';
+
+interface Claimed {
+  timer: FiredTimer;
+  backoff: string;
+}
+
 interface Shard {
   index: number;
-  keys: ShardKeys;
+  keys: KeyList;
   /** Server time (ms) of the next due timer or lease expiry known; Infinity when none. */
   next: number;
-  /**
-   * Local time before which this shard is not claimed again, after a claim found nothing more:
-   * the offset estimate may put the server up to a millisecond ahead, and without this floor the
-   * worker would re-claim in a loop during that millisecond.
-   */
+  /** Local time before which this shard is not claimed again (see claim's reply handling). */
   floor: number;
-  /** A claim round trip is under way. */
   claiming: boolean;
   /** Earliest wake-up message received while claiming: the reply cannot know of it. */
   hint: number;
-  /** Pairs id, seq waiting to be acked. */
-  acks: string[];
+  /** Consecutive failed claims, for the retry backoff. */
+  failures: number;
+  /** Handled timers waiting to be acked. */
+  acks: Claimed[];
 }
 
 /** Everything the worker needs from its RedisTimers. */
@@ -60,27 +74,28 @@ export interface WorkerContext {
   pollIntervalMs: number;
   batchSize: number;
   concurrency: number;
+  failoverBudgetMs: number;
+  /** For the diagnostics channels. */
+  namespace: string;
   /** The scripts' trailing time argument. */
   now: () => string;
   handler: TimerHandler;
   onError: (error: unknown) => void;
-  onFailed: (error: unknown, timer: FiredTimer) => void;
+  onFailed: (timer: FiredTimer, error: unknown) => void;
+  onStale: (timer: FiredTimer, stage: StaleStage) => void;
 }
 
-/** Delay before a shard whose claim failed (Redis down, say) is tried again. */
-const RETRY_MS = 1_000;
-
-type Subscriber = RedisClient;
+/** Longest stored failure reason; a stack trace beyond it is cut. */
+const MAX_REASON_CHARS = 2_000;
 
 export class Worker {
   private readonly shards: Shard[];
-  private readonly subscriber: Subscriber;
+  private readonly subscriber: RedisClient;
   private offset = Number.NaN;
   private lastPoll = Number.NEGATIVE_INFINITY;
   private handle: TimerHandle | undefined;
   private immediate: NodeJS.Immediate | undefined;
   private ackImmediate: NodeJS.Immediate | undefined;
-  /** Handlers under way. */
   private running = 0;
   /** Handler slots promised to claims under way. */
   private reserved = 0;
@@ -89,15 +104,29 @@ export class Worker {
   private readonly wake = (): void => this.onWake();
 
   constructor(private readonly ctx: WorkerContext) {
-    this.shards = ctx.shards.map((keys, index) => ({ index, keys, next: Number.NEGATIVE_INFINITY, floor: Number.NEGATIVE_INFINITY, claiming: false, hint: Infinity, acks: [] }));
+    this.shards = ctx.shards.map((keys, index) => ({
+      index,
+      keys: keyList(keys),
+      next: Number.NEGATIVE_INFINITY,
+      floor: Number.NEGATIVE_INFINITY,
+      claiming: false,
+      hint: Infinity,
+      failures: 0,
+      acks: [],
+    }));
     this.subscriber = ctx.client.duplicate();
     this.subscriber.on('error', (error: unknown) => this.report(error));
     this.subscriber.on('message', (channel: string, message: string) => this.onMessage(channel, message));
   }
 
-  /** Subscribes to the wake-up channel, then claims from every shard. */
+  /** Subscribes to the wake-up channel (within the failover budget), then claims from every shard. */
   async start(): Promise<void> {
-    await this.subscriber.subscribe(this.ctx.channel);
+    await withFailoverBudget(
+      () => this.subscriber.subscribe(this.ctx.channel),
+      this.ctx.failoverBudgetMs,
+      'start',
+      'calling start() again is safe',
+    );
     // From now on a reconnect may have lost messages: poll everything once it is back.
     this.subscriber.on('ready', () => {
       this.lastPoll = Number.NEGATIVE_INFINITY;
@@ -111,7 +140,6 @@ export class Worker {
     this.stopping = true;
     this.handle?.cancel();
     if (this.immediate !== undefined) clearImmediate(this.immediate);
-    // Claims under way may still hand over timers; those run too. Each settled round may add acks.
     while (this.busy.size > 0) {
       await Promise.allSettled([...this.busy]);
       this.flushAcks();
@@ -133,6 +161,19 @@ export class Worker {
     return promise;
   }
 
+  private budgeted<T>(call: () => Promise<T>, what: string): Promise<T> {
+    return this.track(
+      withFailoverBudget(
+        call,
+        this.ctx.failoverBudgetMs,
+        what,
+        'the timer is redelivered after its lease',
+        TRY_TIMEOUT_MS,
+        () => refreshSlots(this.ctx.client),
+      ),
+    );
+  }
+
   private onMessage(channel: string, message: string): void {
     if (channel !== this.ctx.channel) return;
     const colon = message.indexOf(':');
@@ -150,8 +191,7 @@ export class Worker {
   /** Arms the one wake-up: the earliest shard event, or the safety poll. */
   private arm(): void {
     if (this.stopping) return;
-    const clock = this.ctx.wheel.clock;
-    const now = clock.now();
+    const now = this.ctx.wheel.clock.now();
     let wakeAt = this.lastPoll + this.ctx.pollIntervalMs;
     if (this.running + this.reserved < this.ctx.concurrency) {
       for (const shard of this.shards) {
@@ -177,10 +217,13 @@ export class Worker {
     const full = now >= this.lastPoll + this.ctx.pollIntervalMs;
     if (full) this.lastPoll = now;
     const serverNow = this.serverNow(now);
-    const due = this.shards.filter((shard) => !shard.claiming && (full || (shard.next <= serverNow && shard.floor <= now)));
+    const due = this.shards.filter(
+      (shard) => !shard.claiming && (full || (shard.next <= serverNow && shard.floor <= now)),
+    );
     // Free handler slots are shared among the shards claimed now, so their claims go out together.
     const free = this.ctx.concurrency - this.running - this.reserved;
-    for (const shard of due) this.claim(shard, full, Math.min(this.ctx.batchSize, Math.max(1, Math.floor(free / due.length))));
+    for (const shard of due)
+      this.claim(shard, full, Math.min(this.ctx.batchSize, Math.max(1, Math.floor(free / due.length))));
     this.arm();
   }
 
@@ -190,70 +233,154 @@ export class Worker {
     shard.claiming = true;
     shard.hint = Infinity;
     this.reserved += limit;
-    const { keys } = shard;
     const clock = this.ctx.wheel.clock;
     const sent = clock.now();
-    const request = this.ctx.client.tickwheelClaim(keys.due, keys.lease, keys.timers, keys.seq, String(limit), String(this.ctx.leaseMs), this.ctx.now());
+    // A claim that never answers (see failover.ts) must not hold the shard: after TRY_TIMEOUT_MS it
+    // counts as failed; if it was applied after all, its timers are redelivered after their lease.
+    const request = raced(
+      this.ctx.client.tickwheelClaim(...shard.keys, String(limit), String(this.ctx.leaseMs), this.ctx.now()),
+      TRY_TIMEOUT_MS,
+    );
     this.track(request).then(
       (reply) => {
         const received = clock.now();
         this.reserved -= limit;
         shard.claiming = false;
+        shard.failures = 0;
         const serverNow = Number(reply[0]);
         const upper = serverNow + 1 - sent;
         const lower = serverNow - received;
         if (resync || Number.isNaN(this.offset) || upper < this.offset || lower > this.offset) this.offset = upper;
-        const claimed = (reply.length - 3) / 5;
-        const nextDue = reply[1] === '' ? Infinity : Number(reply[1]);
-        const nextLease = reply[2] === '' ? Infinity : Number(reply[2]);
+        const claimed = (reply.length - 4) / 7;
         if (claimed >= limit) {
           shard.next = serverNow;
           shard.floor = Number.NEGATIVE_INFINITY;
         } else {
+          const nextDue = reply[1] === '' ? Infinity : Number(reply[1]);
+          const nextLease = reply[2] === '' ? Infinity : Number(reply[2]);
           shard.next = Math.min(nextDue, nextLease, shard.hint);
+          // The offset may put the server up to a millisecond ahead: without this floor the worker
+          // would re-claim in a loop during that millisecond.
           shard.floor = shard.hint === Infinity ? received + 1 : Number.NEGATIVE_INFINITY;
         }
-        for (let i = 3; i < reply.length; i += 5) {
-          this.run(shard, reply[i]!, reply[i + 1]!, {
-            id: reply[i]!,
-            dueAt: Number(reply[i + 2]),
-            attempts: Number(reply[i + 3]),
-            payload: decodePayload(reply[i + 4]),
-          });
+        const leaseExpiresAt = Number(reply[3]);
+        for (let i = 4; i < reply.length; i += 7) {
+          const maxAttempts = Number(reply[i + 4]);
+          const timer = this.firedTimer(
+            shard,
+            reply[i],
+            reply[i + 1],
+            Number(reply[i + 2]),
+            Number(reply[i + 3]),
+            maxAttempts === 0 ? Infinity : maxAttempts,
+            leaseExpiresAt,
+            reply[i + 6],
+          );
+          publishFired(this.ctx.namespace, timer.id, timer.dueAt, serverNow, timer.attempts);
+          this.run(shard, { timer, backoff: reply[i + 5] });
         }
         this.arm();
       },
       (error: unknown) => {
         this.reserved -= limit;
         shard.claiming = false;
-        shard.next = Math.min(shard.hint, this.serverNow(clock.now()) + Math.min(RETRY_MS, this.ctx.pollIntervalMs));
+        // Back off from tens of ms: a failover is usually over in a second or two.
+        const delay = retryDelayMs(shard.failures++, Math.min(1_000, this.ctx.pollIntervalMs));
+        refreshSlots(this.ctx.client);
+        shard.next = Math.min(shard.hint, this.serverNow(clock.now()) + delay);
+        shard.floor = Number.NEGATIVE_INFINITY;
         this.report(error);
         this.arm();
       },
     );
   }
 
-  private run(shard: Shard, id: string, seq: string, timer: FiredTimer): void {
-    this.running++;
-    let result: Promise<unknown>;
-    try {
-      result = Promise.resolve(this.ctx.handler(timer));
-    } catch (error) {
-      result = Promise.reject(error);
+  private firedTimer(
+    shard: Shard,
+    id: string,
+    token: string,
+    dueAt: number,
+    attempts: number,
+    maxAttempts: number,
+    leaseExpiresAt: number,
+    payload: string,
+  ): FiredTimer {
+    const timer: FiredTimer = {
+      id,
+      payload: decodePayload(payload),
+      dueAt,
+      attempts,
+      maxAttempts,
+      token,
+      leaseExpiresAt,
+      extendLease: async (ms = this.ctx.leaseMs) => {
+        requireMs(ms, 'extendLease(ms)', 1);
+        const until = await this.budgeted(
+          () => this.ctx.client.tickwheelExtend(...shard.keys, id, token, String(Math.ceil(ms)), this.ctx.now()),
+          `extendLease("${id}")`,
+        );
+        if (until === '') return undefined;
+        timer.leaseExpiresAt = Number(until);
+        return timer.leaseExpiresAt;
+      },
+    };
+    return timer;
+  }
+
+  private run(shard: Shard, claimed: Claimed): void {
+    const { timer } = claimed;
+    // The fence: never start a handler whose lease has passed (see "Server time on the local clock").
+    if (this.serverNow(this.ctx.wheel.clock.now()) >= timer.leaseExpiresAt) {
+      this.ctx.onStale(timer, 'start');
+      return;
     }
-    this.track(result.then(
-      () => {
-        this.running--;
-        shard.acks.push(id, seq);
-        this.ackImmediate ??= setImmediate(() => this.flushAcks());
-        this.arm();
+    this.running++;
+    // Called synchronously (the executor runs at once); a throw becomes a rejection like an async one.
+    const result = new Promise<unknown>((resolve) => resolve(this.ctx.handler(timer)));
+    void this.track(
+      result.then(
+        () => {
+          this.running--;
+          shard.acks.push(claimed);
+          this.ackImmediate ??= setImmediate(() => this.flushAcks());
+          this.arm();
+        },
+        (error: unknown) => {
+          this.running--;
+          this.ctx.onFailed(timer, error);
+          this.reportFailure(shard, claimed, error);
+          this.arm();
+        },
+      ),
+    );
+  }
+
+  /** Sends a failed attempt to Redis: retried after the backoff, or moved to the failed set. */
+  private reportFailure(shard: Shard, { timer, backoff }: Claimed, error: unknown): void {
+    const reason = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(
+      0,
+      MAX_REASON_CHARS,
+    );
+    const delay = String(backoffDelayMs(backoff, timer.attempts));
+    this.budgeted(
+      () =>
+        this.ctx.client.tickwheelFail(
+          ...shard.keys,
+          timer.id,
+          timer.token,
+          delay,
+          reason,
+          this.ctx.channel,
+          String(shard.index),
+          this.ctx.now(),
+        ),
+      `fail("${timer.id}")`,
+    ).then(
+      (result) => {
+        if (result === '') this.ctx.onStale(timer, 'fail');
       },
-      (error: unknown) => {
-        this.running--;
-        this.ctx.onFailed(error, timer);
-        this.arm();
-      },
-    ));
+      (failure: unknown) => this.report(failure),
+    );
   }
 
   private flushAcks(): void {
@@ -261,10 +388,18 @@ export class Worker {
     this.ackImmediate = undefined;
     for (const shard of this.shards) {
       if (shard.acks.length === 0) continue;
-      const { keys, acks } = shard;
+      const batch = shard.acks;
       shard.acks = [];
-      // A failed ack loses nothing: the timer stays claimed and is delivered again after its lease.
-      this.track(this.ctx.client.tickwheelAck(keys.due, keys.lease, keys.timers, keys.seq, ...acks)).catch((error: unknown) => this.report(error));
+      const args = batch.flatMap(({ timer }) => [timer.id, timer.token]);
+      this.budgeted(() => this.ctx.client.tickwheelAck(...shard.keys, ...args), 'ack').then(
+        (refused) => {
+          if (refused.length === 0) return;
+          const ids = new Set(refused);
+          for (const { timer } of batch) if (ids.has(timer.id)) this.ctx.onStale(timer, 'ack');
+        },
+        // Nothing is lost: the timers stay claimed and are delivered again after their lease.
+        (error: unknown) => this.report(error),
+      );
     }
   }
 }

@@ -1,6 +1,6 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
-import { firedChannel, publishDuplicate, publishFired, publishLeaseLost } from '../src/channels.js';
+import { firedChannel, publishFired, publishStale } from '../src/channels.js';
 import { REDIS_DUPLICATE_CHANNEL, REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL } from '../src/index.js';
 
 describe('channels', () => {
@@ -42,14 +42,18 @@ describe('channels', () => {
     });
   });
 
-  describe('publishLeaseLost / publishDuplicate', () => {
-    it('publish the namespace and the id', () => {
+  describe('publishStale', () => {
+    it('publishes a delivery not started as a suppressed duplicate, a refused ack or report as a lost lease', () => {
       const lost = listen(REDIS_LEASE_LOST_CHANNEL);
       const duplicates = listen(REDIS_DUPLICATE_CHANNEL);
-      publishLeaseLost('buffs', 'a', 3);
-      publishDuplicate('buffs', 'b');
-      expect(lost).toEqual([{ namespace: 'buffs', id: 'a', attempts: 3 }]);
-      expect(duplicates).toEqual([{ namespace: 'buffs', id: 'b' }]);
+      publishStale('buffs', 'a', 3, 'ack');
+      publishStale('buffs', 'b', 1, 'fail');
+      publishStale('buffs', 'c', 2, 'start');
+      expect(lost).toEqual([
+        { namespace: 'buffs', id: 'a', attempts: 3, stage: 'ack' },
+        { namespace: 'buffs', id: 'b', attempts: 1, stage: 'fail' },
+      ]);
+      expect(duplicates).toEqual([{ namespace: 'buffs', id: 'c', attempts: 2 }]);
     });
   });
 });

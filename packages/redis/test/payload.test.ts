@@ -19,6 +19,7 @@ describe('payload', () => {
       [() => 1, /^payload is not JSON-serialisable: function/],
       [{ a: { b: [0, Infinity] } }, /^payload\.a\.b\[1\] is not JSON-serialisable: Infinity has no JSON form/],
       [{ 'x-y': undefined }, /^payload\["x-y"\] is not JSON-serialisable: undefined would be dropped/],
+      // eslint-disable-next-line no-sparse-arrays -- the hole is what is tested
       [[1, , 3], /^payload\[1\] is not JSON-serialisable: a hole/],
       [{ n: 1n }, /^payload\.n is not JSON-serialisable: BigInt 1n/],
       [{ s: Symbol('s') }, /^payload\.s is not JSON-serialisable: a symbol/],

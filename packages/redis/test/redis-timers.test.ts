@@ -2,13 +2,15 @@ import RedisMock from 'ioredis-mock';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { RedisTimers } from '../src/redis-timers.js';
-import type { RedisClient } from '../src/types.js';
+import type { FiredTimer, RedisClient, RedisTimersOptions } from '../src/types.js';
 import { describeRedisTimers } from './helpers/behaviour.js';
 import { uniqueNamespace, until } from './helpers/wait.js';
 
-const mock = (): RedisClient => new RedisMock() as unknown as RedisClient;
+const mock = (): RedisClient => new RedisMock();
 
-describeRedisTimers('ioredis-mock', mock);
+// ioredis-mock's TIME is wrong (seconds rounded, microseconds from an unrelated counter): its
+// limit, documented in the README; in-process fakes take this process's clock.
+describeRedisTimers('ioredis-mock', mock, { timeSource: 'local' });
 
 describe('RedisTimers', () => {
   describe('constructor', () => {
@@ -50,6 +52,31 @@ describe('RedisTimers', () => {
       return { redis, claims: () => claims };
     }
 
+    /** A RedisTimers on the mock with its worker's wheel on a ManualClock (the mock's "server" time is Date). */
+    function onManualClock(options: Partial<RedisTimersOptions> & { redis?: RedisClient } = {}) {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const redis = options.redis ?? mock();
+      const t = new RedisTimers({
+        timeSource: 'local',
+        namespace: uniqueNamespace(),
+        wheel,
+        pollIntervalMs: 60_000,
+        ...options,
+        redis,
+      });
+      return { clock, wheel, redis, t };
+    }
+
+    type Claim = (...args: string[]) => Promise<string[]>;
+
+    /** Routes the client's claim command (defined by the RedisTimers constructor) through `wrap`. */
+    function wrapClaim(redis: RedisClient, wrap: (claim: Claim, args: string[]) => Promise<string[]>): void {
+      const target = redis as unknown as { tickwheelClaim: Claim };
+      const claim = target.tickwheelClaim.bind(redis);
+      target.tickwheelClaim = (...args: string[]) => wrap(claim, args);
+    }
+
     /** Lets the mock's promise-based replies land (real timers are not faked here). */
     const settle = () => new Promise((resolve) => setTimeout(resolve, 15));
 
@@ -60,10 +87,8 @@ describe('RedisTimers', () => {
     it('arms one wheel handle for the next due time and claims on that millisecond, not before', async () => {
       vi.useFakeTimers({ toFake: ['Date'] });
       vi.setSystemTime(1_800_000_000_000);
-      const clock = new ManualClock(0);
-      const wheel = new TimingWheel({ clock });
       const { redis, claims } = countingMock();
-      const t = new RedisTimers({ redis, namespace: uniqueNamespace(), wheel, pollIntervalMs: 60_000 });
+      const { clock, wheel, t } = onManualClock({ redis, pollIntervalMs: 60_000 });
       const advance = (ms: number) => {
         vi.setSystemTime(Date.now() + ms);
         clock.advance(ms);
@@ -90,17 +115,67 @@ describe('RedisTimers', () => {
       wheel.close();
     });
 
+    it('never starts a handler whose lease passed while the claim reply was on its way (fencing)', async () => {
+      const { clock, wheel, redis, t } = onManualClock({ leaseMs: 1_000, pollIntervalMs: 60_000 });
+      wrapClaim(redis, async (claim, args) => {
+        const reply = await claim(...args);
+        // The process stalls (GC, SIGSTOP) after the server replied and before the reply is read.
+        if (reply.length > 4) clock.advance(1_001);
+        return reply;
+      });
+      const stale: [string, string][] = [];
+      t.on('stale', (timer: FiredTimer, stage: string) => stale.push([timer.id, stage]));
+      const ran: string[] = [];
+      await t.schedule('late', 0);
+      await t.start(({ id }) => {
+        ran.push(id);
+      });
+      await until(() => stale.length === 1, 'the dropped claim');
+      expect(stale).toEqual([['late', 'start']]);
+      expect(ran).toEqual([]);
+      expect(await t.get('late')).toMatchObject({ state: 'claimed', attempts: 1 });
+      await t.stop();
+      wheel.close();
+      redis.disconnect();
+    });
+
+    it('retries a failed claim after tens of ms, doubling, instead of a flat second', async () => {
+      const { clock, wheel, redis, t } = onManualClock({ pollIntervalMs: 60_000 });
+      t.on('error', () => undefined);
+      const at: number[] = [];
+      wrapClaim(redis, (claim, args) => {
+        at.push(clock.now());
+        return at.length <= 3 ? Promise.reject(new Error('CLUSTERDOWN The cluster is down')) : claim(...args);
+      });
+      await t.schedule('a', 0);
+      const fired: string[] = [];
+      await t.start(({ id }) => void fired.push(id));
+      await until(() => at.length === 1, 'the first claim');
+      for (let ms = 0; ms < 200 && fired.length === 0; ms++) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        clock.advance(1);
+      }
+      expect(fired).toEqual(['a']);
+      const gaps = at.slice(1).map((x, i) => x - at[i]);
+      // retryDelayMs: 10-20 ms, then 20-40, then 40-80 (jittered), never the old flat 1 000 ms
+      expect(gaps[0]).toBeGreaterThanOrEqual(10);
+      expect(gaps[0]).toBeLessThanOrEqual(21);
+      expect(gaps[1]).toBeGreaterThanOrEqual(20);
+      expect(gaps[1]).toBeLessThanOrEqual(41);
+      expect(gaps[2]).toBeGreaterThanOrEqual(40);
+      expect(gaps[2]).toBeLessThanOrEqual(81);
+      await t.stop();
+      wheel.close();
+      redis.disconnect();
+    });
+
     it('costs no round trips while idle beyond the safety poll', async () => {
-      const clock = new ManualClock(0);
-      const wheel = new TimingWheel({ clock });
-      const redis = mock() as RedisClient & { tickwheelClaim?: unknown };
-      const t = new RedisTimers({ redis, namespace: uniqueNamespace(), wheel, pollIntervalMs: 5_000 });
+      const { clock, wheel, redis, t } = onManualClock({ pollIntervalMs: 5_000 });
       let claims = 0;
-      const claim = (redis as unknown as { tickwheelClaim: (...a: string[]) => Promise<string[]> }).tickwheelClaim.bind(redis);
-      (redis as unknown as { tickwheelClaim: unknown }).tickwheelClaim = (...args: string[]) => {
+      wrapClaim(redis, (claim, args) => {
         claims++;
         return claim(...args);
-      };
+      });
       await t.start(() => undefined);
       await until(() => claims === 1, 'the first claim');
       await new Promise((resolve) => setTimeout(resolve, 20));

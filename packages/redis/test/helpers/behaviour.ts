@@ -9,7 +9,11 @@ import { sleep, uniqueNamespace, until } from './wait.js';
 
 type Payload = Record<string, unknown> | number | string | undefined;
 
-export function describeRedisTimers(backend: string, makeClient: () => RedisClient): void {
+export function describeRedisTimers(
+  backend: string,
+  makeClient: () => RedisClient,
+  base: Partial<RedisTimersOptions> = {},
+): void {
   describe(`RedisTimers on ${backend}`, () => {
     const clients: RedisClient[] = [];
     const instances: RedisTimers<Payload>[] = [];
@@ -21,13 +25,16 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
     }
 
     function timers(options: Partial<RedisTimersOptions> & { namespace: string }): RedisTimers<Payload> {
-      const t = new RedisTimers<Payload>({ redis: client(), leaseMs: 5_000, ...options });
+      const t = new RedisTimers<Payload>({ redis: client(), leaseMs: 5_000, ...base, ...options });
       instances.push(t);
       return t;
     }
 
     /** Starts a worker that records what it fires. */
-    async function worker(t: RedisTimers<Payload>, handler?: (timer: FiredTimer<Payload>) => unknown): Promise<FiredTimer<Payload>[]> {
+    async function worker(
+      t: RedisTimers<Payload>,
+      handler?: (timer: FiredTimer<Payload>) => unknown,
+    ): Promise<FiredTimer<Payload>[]> {
       const fired: FiredTimer<Payload>[] = [];
       await t.start(async (timer) => {
         fired.push({ ...timer, firedAt: Date.now() } as FiredTimer<Payload>);
@@ -48,7 +55,18 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         const dueAt = await t.schedule('a', 1_000, { x: 1 });
         expect(dueAt).toBeGreaterThanOrEqual(before + 1_000 - 5);
         expect(dueAt).toBeLessThanOrEqual(Date.now() + 1_000 + 5);
-        expect(await t.get('a')).toEqual({ id: 'a', payload: { x: 1 }, dueAt, attempts: 0, state: 'scheduled', leaseExpiresAt: undefined });
+        expect(await t.get('a')).toEqual({
+          id: 'a',
+          payload: { x: 1 },
+          dueAt,
+          attempts: 0,
+          maxAttempts: 3,
+          state: 'scheduled',
+          nextAttemptAt: dueAt,
+          leaseExpiresAt: undefined,
+          failedAt: undefined,
+          lastError: undefined,
+        });
       });
 
       it('stores any JSON payload unchanged, colons and non-ASCII text included', async () => {
@@ -58,7 +76,7 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         expect((await t.get('a:b'))?.payload).toEqual(payload);
         const fired = await worker(t);
         await until(() => fired.length === 1, 'the timer');
-        expect(fired[0]!.payload).toEqual(payload);
+        expect(fired[0].payload).toEqual(payload);
       });
 
       it('accepts an absolute time with { at }, as epoch ms or a Date', async () => {
@@ -86,18 +104,26 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         cyclic['self'] = cyclic;
         await expect(t.schedule('', 10)).rejects.toThrow(new TypeError('id must be a non-empty string, got ""'));
         await expect(t.schedule(5 as unknown as string, 10)).rejects.toThrow(TypeError);
-        await expect(t.schedule('a', -5)).rejects.toThrow(new RangeError('delayMs must be a finite number >= 0, got -5'));
+        await expect(t.schedule('a', -5)).rejects.toThrow(
+          new RangeError('delayMs must be a finite number >= 0, got -5'),
+        );
         await expect(t.schedule('a', Number.NaN)).rejects.toThrow(RangeError);
         await expect(t.schedule('a', '10' as unknown as number)).rejects.toThrow(TypeError);
         await expect(t.schedule('a', { at: new Date(Number.NaN) })).rejects.toThrow(/delayMs\.at must be a valid Date/);
-        await expect(t.schedule('a', 10, { f: () => 1 })).rejects.toThrow(/payload\.f is not JSON-serialisable: function f/);
-        await expect(t.schedule('a', 10, { list: [1, { n: Number.NaN }] })).rejects.toThrow(/payload\.list\[1\]\.n is not JSON-serialisable: NaN/);
-        await expect(t.schedule('a', 10, { big: 10n } as unknown as Payload)).rejects.toThrow(/payload\.big .*BigInt/);
+        await expect(t.schedule('a', 10, { f: () => 1 })).rejects.toThrow(
+          /payload\.f is not JSON-serialisable: function f/,
+        );
+        await expect(t.schedule('a', 10, { list: [1, { n: Number.NaN }] })).rejects.toThrow(
+          /payload\.list\[1\]\.n is not JSON-serialisable: NaN/,
+        );
+        await expect(t.schedule('a', 10, { big: 10n })).rejects.toThrow(/payload\.big .*BigInt/);
         await expect(t.schedule('a', 10, { u: undefined })).rejects.toThrow(/payload\.u .*undefined/);
         await expect(t.schedule('a', 10, cyclic)).rejects.toThrow(/payload\.self .*circular/);
         await expect(t.schedule('a', 10, { when: new Date() })).rejects.toThrow(/payload\.when .*Date/);
         await expect(t.schedule('a', 1e300)).rejects.toThrow(/delayMs must be at most 8640000000000000/);
-        await expect(t.schedule('a', { at: -1 })).rejects.toThrow(new RangeError('delayMs.at must be a finite number >= 0, got -1'));
+        await expect(t.schedule('a', { at: -1 })).rejects.toThrow(
+          new RangeError('delayMs.at must be a finite number >= 0, got -1'),
+        );
         await expect(t.reschedule('a', -1)).rejects.toThrow(RangeError);
         expect(await t.get('a')).toBeUndefined();
         expect(await t.cancel('a')).toBe(false);
@@ -175,19 +201,20 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         }
       });
 
-      it('retries a timer whose handler rejects once its lease expires, and emits failed', async () => {
-        const t = timers({ namespace: uniqueNamespace(), leaseMs: 100 });
+      it('retries a timer whose handler rejects, and emits failed (timer, error) as BullMQ emits (job, err)', async () => {
+        const t = timers({ namespace: uniqueNamespace(), backoff: 0 });
         const failures: [unknown, FiredTimer<Payload>][] = [];
-        t.on('failed', (error: unknown, timer: FiredTimer<Payload>) => failures.push([error, timer]));
+        t.on('failed', (timer: FiredTimer<Payload>, error: unknown) => failures.push([error, timer]));
         await t.schedule('a', 0);
         const fired = await worker(t, (timer) => {
           if (timer.attempts === 1) throw new Error('boom');
         });
         await until(() => fired.length === 2, 'the retry');
         expect(failures).toHaveLength(1);
-        expect((failures[0]![0] as Error).message).toBe('boom');
-        expect(fired[1]!.attempts).toBe(2);
-        expect(fired[1]!.dueAt).toBe(fired[0]!.dueAt);
+        expect((failures[0][0] as Error).message).toBe('boom');
+        expect(failures[0][1]).toMatchObject({ id: 'a', attempts: 1, maxAttempts: 3 });
+        expect(fired[1].attempts).toBe(2);
+        expect(fired[1].dueAt).toBe(fired[0].dueAt);
         await until(async () => (await t.get('a')) === undefined, 'the ack of the retry');
       });
 
@@ -218,33 +245,49 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         await sleep(50); // the first claim has happened; the worker sleeps until the 'late' timer
         const dueAt = await scheduler.schedule('early', 40);
         await until(() => fired.length === 1, 'the pub/sub wake-up', 5_000);
-        expect(fired[0]!.id).toBe('early');
+        expect(fired[0].id).toBe('early');
         expect(Date.now()).toBeGreaterThanOrEqual(dueAt);
       });
 
       it('shares timers among workers: each timer fires exactly once', async () => {
         const namespace = uniqueNamespace();
-        const workers = [timers({ namespace, shards: 4 }), timers({ namespace, shards: 4 }), timers({ namespace, shards: 4 })];
+        const workers = [
+          timers({ namespace, shards: 4 }),
+          timers({ namespace, shards: 4 }),
+          timers({ namespace, shards: 4 }),
+        ];
         const fired = await Promise.all(workers.map((w) => worker(w)));
         const ids = Array.from({ length: 300 }, (_, i) => `j${i}`);
-        await Promise.all(ids.map((id, i) => workers[i % 3]!.schedule(id, i % 50)));
+        await Promise.all(ids.map((id, i) => workers[i % 3].schedule(id, i % 50)));
         const all = () => fired.flat().map((f) => f.id);
         await until(() => all().length >= 300, '300 timers');
         await sleep(100);
         expect(all().sort()).toEqual([...ids].sort());
       });
 
-      it('keeps a timer whose ack fails and delivers it again after the lease', async () => {
+      it('retries an ack that fails on a transient error instead of redelivering the timer', async () => {
+        const t = timers({ namespace: uniqueNamespace(), leaseMs: 2_000 });
+        const c = clients[clients.length - 1] as unknown as { tickwheelAck: (...args: string[]) => Promise<string[]> };
+        const ack = vi.spyOn(c, 'tickwheelAck').mockRejectedValueOnce(new Error('Connection is closed.'));
+        await t.schedule('a', 0);
+        const fired = await worker(t);
+        await until(async () => (await t.get('a')) === undefined, 'the retried ack');
+        expect(fired).toHaveLength(1);
+        expect(ack).toHaveBeenCalledTimes(2);
+      });
+
+      it('delivers a timer again after its lease when its ack fails for good', async () => {
         const t = timers({ namespace: uniqueNamespace(), leaseMs: 100 });
-        const c = clients[clients.length - 1] as unknown as { tickwheelAck: (...args: string[]) => Promise<number> };
-        const ack = vi.spyOn(c, 'tickwheelAck').mockRejectedValueOnce(new Error('connection lost'));
+        const c = clients[clients.length - 1] as unknown as { tickwheelAck: (...args: string[]) => Promise<string[]> };
+        const ack = vi.spyOn(c, 'tickwheelAck').mockRejectedValueOnce(new Error('ERR unexpected'));
         const errors: unknown[] = [];
         t.on('error', (error: unknown) => errors.push(error));
         await t.schedule('a', 0);
         const fired = await worker(t);
         await until(() => fired.length === 2, 'the redelivery');
         expect(errors).toHaveLength(1);
-        expect(fired[1]!.attempts).toBe(2);
+        expect(fired[1].attempts).toBe(2);
+        expect(Number(fired[1].token)).toBeGreaterThan(Number(fired[0].token));
         await until(async () => (await t.get('a')) === undefined, 'the second ack');
         expect(ack).toHaveBeenCalledTimes(2);
       });
@@ -256,7 +299,11 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
           if ((timer.payload as number) < 3) await t.schedule('repeat', 10, (timer.payload as number) + 1);
         });
         await until(() => fired.length === 3, 'three rounds');
-        expect(fired.map((f) => [f.payload, f.attempts])).toEqual([[1, 1], [2, 1], [3, 1]]);
+        expect(fired.map((f) => [f.payload, f.attempts])).toEqual([
+          [1, 1],
+          [2, 1],
+          [3, 1],
+        ]);
         await until(async () => (await t.get('repeat')) === undefined, 'the last ack');
       });
 
@@ -264,6 +311,216 @@ export function describeRedisTimers(backend: string, makeClient: () => RedisClie
         const t = timers({ namespace: uniqueNamespace() });
         await t.start(() => undefined);
         await expect(t.start(() => undefined)).rejects.toThrow(/already a worker/);
+      });
+    });
+
+    describe('attempts and backoff', () => {
+      /** Starts a worker whose handler always throws, recording [attempts, Date.now()] per run. */
+      async function failing(t: RedisTimers<Payload>): Promise<[number, number][]> {
+        const runs: [number, number][] = [];
+        await t.start((timer) => {
+          runs.push([timer.attempts, Date.now()]);
+          throw new Error('boom');
+        });
+        return runs;
+      }
+
+      it('BullMQ worker.test.ts "should not retry a failed job more than the number of given attempts times": then it is in the failed set', async () => {
+        const t = timers({ namespace: uniqueNamespace(), attempts: 3, backoff: 0 });
+        const failures: FiredTimer<Payload>[] = [];
+        t.on('failed', (timer: FiredTimer<Payload>) => failures.push(timer));
+        await t.schedule('poison', 0, { x: 1 });
+        const runs = await failing(t);
+        await until(async () => (await t.get('poison'))?.state === 'failed', 'the failed set');
+        await sleep(50);
+        expect(runs.map(([n]) => n)).toEqual([1, 2, 3]);
+        expect(failures.map((f) => [f.attempts, f.maxAttempts])).toEqual([
+          [1, 3],
+          [2, 3],
+          [3, 3],
+        ]);
+        const info = await t.get('poison');
+        expect(info).toMatchObject({
+          state: 'failed',
+          attempts: 3,
+          lastError: 'Error: boom',
+          nextAttemptAt: undefined,
+          leaseExpiresAt: undefined,
+        });
+        expect(await t.listFailed()).toEqual([
+          {
+            id: 'poison',
+            payload: { x: 1 },
+            dueAt: info!.dueAt,
+            attempts: 3,
+            failedAt: info!.failedAt,
+            reason: 'Error: boom',
+          },
+        ]);
+      });
+
+      it('BullMQ worker.test.ts "when attempts is 1 and job fails: should execute job only once"', async () => {
+        const t = timers({ namespace: uniqueNamespace() });
+        await t.schedule('once', 0, undefined, { attempts: 1 });
+        const runs = await failing(t);
+        await until(async () => (await t.get('once'))?.state === 'failed', 'the failed set');
+        await sleep(50);
+        expect(runs).toHaveLength(1);
+      });
+
+      it('BullMQ worker.test.ts "when backoff type is fixed: respects fixed delay value", on the server clock', async () => {
+        const t = timers({ namespace: uniqueNamespace() });
+        await t.schedule('fixed', 0, undefined, { attempts: 4, backoff: { type: 'fixed', delayMs: 60 } });
+        const runs = await failing(t);
+        await until(async () => (await t.get('fixed'))?.state === 'failed', 'the failed set');
+        const gaps = runs.slice(1).map(([, at], i) => at - runs[i][1]);
+        expect(gaps).toHaveLength(3);
+        for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(59);
+        expect(runs[3][1] - runs[0][1]).toBeLessThan(180 + 1_000);
+      });
+
+      it('BullMQ worker.test.ts "when backoff type is exponential": waits delayMs * 2^(attempts - 1)', async () => {
+        const t = timers({ namespace: uniqueNamespace(), backoff: { type: 'exponential', delayMs: 40 } });
+        await t.schedule('exp', 0, undefined, { attempts: 3 });
+        const runs = await failing(t);
+        await until(async () => (await t.get('exp'))?.state === 'failed', 'the failed set');
+        expect(runs[1][1] - runs[0][1]).toBeGreaterThanOrEqual(39);
+        expect(runs[2][1] - runs[1][1]).toBeGreaterThanOrEqual(79);
+      });
+
+      it('BullMQ worker.test.ts "when job has been failed and moved to wait: saves failedReason"', async () => {
+        const t = timers({ namespace: uniqueNamespace(), backoff: 60_000 });
+        await t.schedule('later', 0);
+        const runs = await failing(t);
+        await until(async () => (await t.get('later'))?.lastError !== undefined, 'the failure report');
+        const info = await t.get('later');
+        expect(runs).toHaveLength(1);
+        expect(info).toMatchObject({ state: 'scheduled', attempts: 1, lastError: 'Error: boom' });
+        expect(info!.nextAttemptAt).toBeGreaterThanOrEqual(info!.dueAt + 60_000);
+      });
+
+      it('BullMQ stalled_jobs.test.ts "moves jobs to failed" when the lease expires on the last attempt', async () => {
+        const namespace = uniqueNamespace();
+        const a = timers({ namespace, leaseMs: 100, concurrency: 1, attempts: 1 });
+        const b = timers({ namespace, leaseMs: 100, attempts: 1 });
+        let release!: () => void;
+        const stuck = new Promise<void>((resolve) => (release = resolve));
+        await a.schedule('stalled', 0);
+        const firedA = await worker(a, () => stuck);
+        await until(() => firedA.length === 1, 'the first claim');
+        const firedB = await worker(b);
+        await until(async () => (await b.get('stalled'))?.state === 'failed', 'the failed set', 5_000);
+        expect(firedB).toHaveLength(0);
+        expect((await b.listFailed())[0]).toMatchObject({
+          id: 'stalled',
+          attempts: 1,
+          reason: expect.stringMatching(/lease expired on attempt 1 of 1/),
+        });
+        release();
+      });
+    });
+
+    describe('the failed set', () => {
+      async function failOnce(namespace: string, ids: string[]): Promise<RedisTimers<Payload>> {
+        const t = timers({ namespace, attempts: 1 });
+        for (const id of ids) await t.schedule(id, 0, { id });
+        let failing = true;
+        await t.start(() => {
+          if (failing) throw new Error('down');
+        });
+        await until(async () => (await t.listFailed()).length === ids.length, 'the failed set');
+        failing = false;
+        return t;
+      }
+
+      it('BullMQ worker.test.ts "when job is in failed state: retries a job that fails" (retryFailed(id))', async () => {
+        const t = await failOnce(uniqueNamespace(), ['a', 'b']);
+        expect(await t.retryFailed('a')).toBe(1);
+        expect(await t.retryFailed('a')).toBe(0);
+        await until(async () => (await t.get('a')) === undefined, 'the retried timer to fire and ack');
+        expect((await t.listFailed()).map((f) => f.id)).toEqual(['b']);
+      });
+
+      it('BullMQ queue.test.ts ".retryJobs: retries all failed jobs by default"', async () => {
+        const t = await failOnce(uniqueNamespace(), ['a', 'b', 'c']);
+        expect(await t.retryFailed()).toBe(3);
+        await until(
+          async () => (await Promise.all(['a', 'b', 'c'].map((id) => t.get(id)))).every((x) => x === undefined),
+          'all three acked',
+        );
+        expect(await t.listFailed()).toEqual([]);
+      });
+
+      it('BullMQ clean.test.ts "should clean all failed jobs" (purgeFailed) and job.test.ts ".remove" (cancel)', async () => {
+        const t = await failOnce(uniqueNamespace(), ['a', 'b', 'c']);
+        expect(await t.cancel('c')).toBe(true);
+        expect(await t.purgeFailed('a')).toBe(1);
+        expect(await t.purgeFailed()).toBe(1);
+        expect(await t.listFailed()).toEqual([]);
+        for (const id of ['a', 'b', 'c']) expect(await t.get(id)).toBeUndefined();
+      });
+    });
+
+    describe('#schedule with an existing id', () => {
+      it('BullMQ events.test.ts "when job has been added again: emits duplicated event": ifExists keep leaves the first timer untouched', async () => {
+        const t = timers({ namespace: uniqueNamespace() });
+        const dueAt = await t.schedule('dup', 60_000, 'first');
+        expect(await t.schedule('dup', 10, 'second', { ifExists: 'keep' })).toBe(dueAt);
+        expect(await t.get('dup')).toMatchObject({ payload: 'first', dueAt });
+        expect(await t.schedule('dup', 10, 'third')).toBeLessThan(dueAt);
+        expect((await t.get('dup'))?.payload).toBe('third');
+      });
+    });
+
+    describe('fencing', () => {
+      it('BullMQ stalled_jobs.test.ts "jobs not stalled while lock is extended": extendLease keeps a slow handler\'s claim', async () => {
+        const namespace = uniqueNamespace();
+        const a = timers({ namespace, leaseMs: 150, concurrency: 1 });
+        const b = timers({ namespace, leaseMs: 150 });
+        const extended: (number | undefined)[] = [];
+        await a.schedule('slow', 0);
+        const firedA = await worker(a, async (timer) => {
+          for (let i = 0; i < 4; i++) {
+            await sleep(80);
+            extended.push(await timer.extendLease());
+          }
+        });
+        const firedB = await worker(b);
+        await until(
+          async () => firedA.length === 1 && (await a.get('slow')) === undefined,
+          'the slow handler to finish and ack',
+          5_000,
+        );
+        expect(firedB).toHaveLength(0);
+        expect(extended.every((x) => typeof x === 'number')).toBe(true);
+      });
+
+      it('BullMQ worker.redis.test.ts "emits error if lock is stolen": a stale worker can neither extend nor ack', async () => {
+        const namespace = uniqueNamespace();
+        const a = timers({ namespace, leaseMs: 100, concurrency: 1 });
+        const b = timers({ namespace, leaseMs: 5_000 });
+        const stale: [string, string][] = [];
+        a.on('stale', (timer: FiredTimer<Payload>, stage: string) => stale.push([timer.id, stage]));
+        let release!: () => void;
+        const stuck = new Promise<void>((resolve) => (release = resolve));
+        let extendAfterTakeover: number | undefined = 0;
+        await a.schedule('x', 0);
+        const firedA = await worker(a, async (timer) => {
+          await stuck;
+          extendAfterTakeover = await timer.extendLease();
+        });
+        await until(() => firedA.length === 1, 'the first claim');
+        let releaseB!: () => void;
+        const holdB = new Promise<void>((resolve) => (releaseB = resolve));
+        const firedB = await worker(b, () => holdB);
+        await until(() => firedB.length === 1, 'the takeover', 5_000);
+        release();
+        await until(() => stale.length === 1, 'the refused ack');
+        expect(stale).toEqual([['x', 'ack']]);
+        expect(extendAfterTakeover).toBeUndefined();
+        expect(await b.get('x')).toMatchObject({ state: 'claimed', attempts: 2 });
+        releaseB();
+        await until(async () => (await b.get('x')) === undefined, "the new holder's ack");
       });
     });
 

@@ -1,11 +1,11 @@
-/** Worker processes (test/integration/fixtures/worker.cjs) forked and tracked for cleanup. */
+/** Worker processes (test/integration/fixtures/worker.mjs) forked and tracked for cleanup by pid. */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const SCRIPT = path.join(HERE, '../integration/fixtures/worker.cjs');
+const SCRIPT = path.join(HERE, '../integration/fixtures/worker.mjs');
 const DIST = path.join(HERE, '../../dist/index.js');
 
 export interface WorkerConfig {
@@ -16,42 +16,65 @@ export interface WorkerConfig {
   shards?: number;
   pollIntervalMs?: number;
   concurrency?: number;
-  mode?: 'ack' | 'hang';
+  mode?: 'ack' | 'hang' | 'fail' | 'slow';
+  handlerMs?: number;
 }
+
+/** One handler start: [id, attempts, latenessMs, token, leaseExpiresAt, startedAt]. */
+export type Start = [string, number, number, string, number, number];
 
 export interface WorkerProcess {
   child: ChildProcess;
-  /** [id, attempts, latenessMs] per fired timer, in order. */
-  fired: [string, number, number][];
+  fired: Start[];
+  /** 'stale' events: [id, stage]. */
+  stale: [string, string][];
+  /** 'failed' events: [id, attempts]. */
+  failed: [string, number][];
   ready: Promise<void>;
   /** Stops it gracefully (RedisTimers.stop); resolves with its count of background errors. */
   stop(): Promise<number>;
   /** SIGKILL. */
   kill(): Promise<void>;
+  signal(signal: 'SIGSTOP' | 'SIGCONT'): void;
 }
 
 const alive = new Set<ChildProcess>();
 
 export function forkWorker(config: WorkerConfig): WorkerProcess {
   if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: build first (npx tsc --build)`);
-  const child = fork(SCRIPT, [], { env: { ...process.env, TICKWHEEL_WORKER: JSON.stringify(config) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(SCRIPT, [], {
+    env: { ...process.env, TICKWHEEL_WORKER: JSON.stringify(config) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   alive.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => alive.delete(child));
-  const fired: [string, number, number][] = [];
+  const worker = { fired: [] as Start[], stale: [] as [string, string][], failed: [] as [string, number][] };
   let stopped: ((errors: number) => void) | undefined;
   const ready = new Promise<void>((resolve, reject) => {
-    child.on('message', (message: { type: string; fired?: [string, number, number][]; errors?: number }) => {
-      if (message.type === 'ready') resolve();
-      else if (message.type === 'fired') fired.push(...message.fired!);
-      else if (message.type === 'stopped') stopped?.(message.errors ?? 0);
-    });
+    child.on(
+      'message',
+      (message: {
+        type: string;
+        fired?: Start[];
+        stale?: [string, string][];
+        failed?: [string, number][];
+        errors?: number;
+      }) => {
+        if (message.type === 'ready') resolve();
+        else if (message.type === 'report') {
+          worker.fired.push(...message.fired!);
+          worker.stale.push(...message.stale!);
+          worker.failed.push(...message.failed!);
+        } else if (message.type === 'stopped') stopped?.(message.errors ?? 0);
+      },
+    );
     child.once('exit', (code, signal) => reject(new Error(`worker exited before it was ready (${code ?? signal})`)));
   });
   ready.catch(() => undefined);
   return {
     child,
-    fired,
+    ...worker,
     ready,
     stop: () =>
       new Promise<number>((resolve) => {
@@ -59,20 +82,25 @@ export function forkWorker(config: WorkerConfig): WorkerProcess {
         child.send('stop');
       }),
     async kill() {
-      child.kill('SIGKILL');
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+        process.kill(child.pid, 'SIGKILL');
       await exited;
+    },
+    signal(signal) {
+      if (child.pid !== undefined) process.kill(child.pid, signal);
     },
   };
 }
 
-/** SIGKILLs every worker still running (for afterEach). */
+/** SIGKILLs (by pid) every worker still running, stopped ones included (for afterEach). */
 export async function killAllWorkers(): Promise<void> {
   await Promise.all(
     [...alive].map(
       (child) =>
         new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
           child.once('exit', () => resolve());
-          child.kill('SIGKILL');
+          process.kill(child.pid!, 'SIGKILL');
         }),
     ),
   );

@@ -3,23 +3,27 @@
  * fires, none twice without crashes; a worker killed with SIGKILL while holding claimed timers
  * loses none of them; a redis-server killed and restarted with AOF (fsync always) loses none.
  */
-import { Redis } from 'ioredis';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { RedisTimers } from '../../src/redis-timers.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { useRedisResources } from '../helpers/cleanup.js';
+import { startRedisServer } from '../helpers/redis-server.js';
 import { sleep, uniqueNamespace, until } from '../helpers/wait.js';
-import { forkWorker, killAllWorkers, type WorkerProcess } from '../helpers/workers.js';
+import { forkWorker, type WorkerProcess } from '../helpers/workers.js';
 
 function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 /** Schedules `count` timers `timer-<i>` due `baseMs + (i % spreadMs)` from now, 1 000 at a time. */
 async function scheduleMany(timers: RedisTimers, count: number, baseMs: number, spreadMs: number): Promise<string[]> {
   const ids = Array.from({ length: count }, (_, i) => `timer-${i}`);
   for (let from = 0; from < count; from += 1_000) {
-    await Promise.all(ids.slice(from, from + 1_000).map((id, k) => timers.schedule(id, baseMs + ((from + k) % spreadMs), { n: from + k })));
+    await Promise.all(
+      ids
+        .slice(from, from + 1_000)
+        .map((id, k) => timers.schedule(id, baseMs + ((from + k) % spreadMs), { n: from + k })),
+    );
   }
   return ids;
 }
@@ -29,21 +33,7 @@ function firedIds(workers: WorkerProcess[]): string[] {
 }
 
 describe('RedisTimers across processes', () => {
-  const clients: Redis[] = [];
-  const servers: RedisServer[] = [];
-
-  function client(url: string): Redis {
-    const c = new Redis(url);
-    c.on('error', () => undefined);
-    clients.push(c);
-    return c;
-  }
-
-  afterEach(async () => {
-    await killAllWorkers();
-    for (const c of clients.splice(0)) c.disconnect();
-    await Promise.all(servers.splice(0).map((s) => s.stop()));
-  });
+  const { client, servers } = useRedisResources();
 
   it('fires 10 000 timers across 3 worker processes, each exactly once', async () => {
     const url = inject('redisUrl');
@@ -86,7 +76,7 @@ describe('RedisTimers across processes', () => {
     expect(bySurvivors).toHaveLength(500); // no crash among them: none twice
     const attempts = new Map(bySurvivors.map(([id, n]) => [id, n]));
     for (const id of held) expect(attempts.get(id)).toBe(2);
-    expect(await timers.get(held[0]!)).toBeUndefined();
+    expect(await timers.get(held[0])).toBeUndefined();
     await Promise.all(survivors.map((w) => w.stop()));
   });
 
@@ -101,7 +91,8 @@ describe('RedisTimers across processes', () => {
     await server.kill();
     await server.restart();
     const check = client(server.url);
-    const pending = async () => (await check.zcard(`tickwheel:{${namespace}:0}:due`)) + (await check.zcard(`tickwheel:{${namespace}:1}:due`));
+    const pending = async () =>
+      (await check.zcard(`tickwheel:{${namespace}:0}:due`)) + (await check.zcard(`tickwheel:{${namespace}:1}:due`));
     await until(async () => (await pending()) === 2_000, 'the 2 000 timers back from the AOF');
 
     // Crash again while a worker is firing them.
@@ -111,11 +102,20 @@ describe('RedisTimers across processes', () => {
     await server.kill();
     await sleep(300);
     await server.restart();
-    await until(() => new Set(worker.fired.map(([id]) => id)).size === 2_000, 'every timer fired after the restart', 30_000);
+    await until(
+      () => new Set(worker.fired.map(([id]) => id)).size === 2_000,
+      'every timer fired after the restart',
+      30_000,
+    );
     expect(new Set(worker.fired.map(([id]) => id))).toEqual(new Set(ids));
     const redelivered = worker.fired.length - 2_000;
-    console.log(`AOF restart: ${worker.fired.length} deliveries for 2 000 timers (${redelivered} redelivered after the crash)`);
-    await until(async () => (await check.exists(`tickwheel:{${namespace}:0}:timers`, `tickwheel:{${namespace}:1}:timers`)) === 0, 'every timer acked');
+    console.log(
+      `AOF restart: ${worker.fired.length} deliveries for 2 000 timers (${redelivered} redelivered after the crash)`,
+    );
+    await until(
+      async () => (await check.exists(`tickwheel:{${namespace}:0}:timers`, `tickwheel:{${namespace}:1}:timers`)) === 0,
+      'every timer acked',
+    );
     await worker.stop();
   });
 });

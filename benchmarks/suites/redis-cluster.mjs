@@ -1,0 +1,580 @@
+/**
+ * The redis-cluster suite: @tickwheel/redis against BullMQ 5 on real Redis Clusters started here
+ * (`redis-server --cluster-enabled yes` on free loopback ports, AOF fsync every second,
+ * `cluster-node-timeout` 1.5 s), candidates alternating round by round.
+ *
+ * - scale: 4 000 timers due at one instant on a cluster of 1 master and of 3 masters, with 1 and
+ *   with 3 worker processes: fired/s, Redis CPU per fired timer (`INFO cpu` deltas summed over the
+ *   masters, scheduling included) and worker CPU per fired timer (`process.cpuUsage()` of the
+ *   workers). Where CPU per timer is spent says where the limit is: one Redis master is one core,
+ *   one worker process is one core, so `masters used x 10^6 / Redis µs` (a BullMQ queue uses one
+ *   master, its slot's) and `workers x 10^6 / worker µs` are the rates each side allows; the lower one is the bottleneck on a machine with a core
+ *   per process (this one has 2 cores for everything, so measured fired/s sits below both).
+ * - failover: 3 masters with a replica each, 3 workers, a stream of 1 000 schedules (one per
+ *   5 ms, each due 300 ms later); 1.5 s in, the master holding the candidate's keys (tickwheel: the
+ *   master of shard 0 of 6; BullMQ: the master of its queue's slot) is SIGKILLed. Reported: the
+ *   stall (worst lateness of a timer's first delivery, minus nothing: it includes the failover),
+ *   the failover time itself, schedules rejected, timers never fired, duplicate deliveries. Each
+ *   candidate gets a fresh cluster per round. Both run with their defaults, except tickwheel's
+ *   `waitForReplicas: 1` (BullMQ has no such option).
+ *
+ *   node --expose-gc suites/redis-cluster.mjs     # or: npm run bench -- redis-cluster
+ *
+ * BENCH_REPEATS overrides the rounds of the scale runs (default 3); BENCH_FAILOVER_REPEATS those
+ * of the failover runs (default 2). The machine is shared: read ratios from one run, not figures.
+ */
+import { fork, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Cluster } from 'ioredis';
+import { Queue, Worker } from 'bullmq';
+import { RedisTimers } from '@tickwheel/redis';
+import { freePort } from '../lib/free-port.mjs';
+import { alternate, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const FAILOVER_REPEATS = Number(process.env.BENCH_FAILOVER_REPEATS ?? 2);
+const SCALE_TIMERS = 4_000;
+const STREAM = 1_000;
+const CONCURRENCY = 100;
+const NODE_TIMEOUT_MS = 1_500;
+const SELF = fileURLToPath(import.meta.url);
+const CANDIDATES = ['tickwheel', 'bullmq'];
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const clusterClient = (ports, extra = {}) => {
+  const c = new Cluster(
+    ports.map((port) => ({ host: '127.0.0.1', port })),
+    extra,
+  );
+  c.on('error', () => undefined);
+  return c;
+};
+const shardsFor = (masters) => (masters === 1 ? 1 : 6);
+
+// ---------------------------------------------------------------------------------------------
+// Worker processes: `node suites/redis-cluster.mjs --worker <candidate> <json>`. Each handler
+// start is reported as [id, dueAt, startedAt]; at stop, the process's CPU time in µs.
+
+async function workerMain(candidate, config) {
+  const fired = [];
+  const flush = () => {
+    if (fired.length > 0) process.send({ fired: fired.splice(0) });
+  };
+  setInterval(flush, 25);
+  let stop;
+  if (candidate === 'tickwheel') {
+    const redis = clusterClient(config.ports);
+    const timers = new RedisTimers({
+      redis,
+      namespace: config.name,
+      shards: config.shards,
+      leaseMs: 30_000,
+      concurrency: CONCURRENCY,
+    });
+    timers.on('error', () => undefined);
+    await timers.start(({ id, payload }) => {
+      fired.push([id, payload, Date.now()]);
+    });
+    stop = async () => {
+      await timers.stop();
+      redis.disconnect();
+    };
+  } else {
+    const connection = clusterClient(config.ports, { redisOptions: { maxRetriesPerRequest: null } });
+    const worker = new Worker(config.name, async (job) => void fired.push([job.id, job.data, Date.now()]), {
+      connection,
+      prefix: '{bull}',
+      concurrency: CONCURRENCY,
+    });
+    worker.on('error', () => undefined);
+    await worker.waitUntilReady();
+    stop = async () => {
+      await worker.close();
+      connection.disconnect();
+    };
+  }
+  const cpu0 = process.cpuUsage();
+  process.send({ ready: true });
+  process.on('message', async (message) => {
+    if (message !== 'stop') return;
+    const cpu = process.cpuUsage(cpu0);
+    await stop();
+    flush();
+    process.send({ stopped: true, cpuMicros: cpu.user + cpu.system }, () => process.exit(0));
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clusters.
+
+const cli = (port, ...args) =>
+  spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
+
+async function startNode() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-bench-cluster-'));
+  const port = await freePort({ withBusPort: true });
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'yes',
+    '--appendfsync',
+    'everysec',
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    String(NODE_TIMEOUT_MS),
+    '--cluster-announce-ip',
+    '127.0.0.1',
+    '--logfile',
+    'log',
+  ];
+  const child = spawn('redis-server', args, { stdio: 'ignore' });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  for (let i = 0; !/PONG/.test(cli(port, 'ping')); i++) {
+    if (i > 200) throw new Error(`redis-server on ${port} did not start`);
+    await sleep(25);
+  }
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
+    await exited;
+  };
+  return { port, kill, stop: async () => (await kill(), fs.rmSync(dir, { recursive: true, force: true })) };
+}
+
+/** A cluster of `masters` masters (1 is made by hand: redis-cli wants 3), with `replicas` each. */
+async function startCluster(masters, replicas) {
+  if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0)
+    throw new Error('redis-server is not installed (apt-get install -y redis-server)');
+  const nodes = await Promise.all(Array.from({ length: masters * (1 + replicas) }, startNode));
+  const stop = () => Promise.all(nodes.map((n) => n.stop()));
+  try {
+    if (masters === 1) {
+      if (replicas !== 0) throw new Error('a 1-master cluster is made without replicas');
+      cli(nodes[0].port, 'cluster', 'addslotsrange', '0', '16383');
+    } else {
+      const create = spawnSync(
+        'redis-cli',
+        [
+          '--cluster',
+          'create',
+          ...nodes.map((n) => `127.0.0.1:${n.port}`),
+          '--cluster-replicas',
+          String(replicas),
+          '--cluster-yes',
+        ],
+        { encoding: 'utf8', timeout: 30_000 },
+      );
+      if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
+    }
+    for (let i = 0; ; i++) {
+      const ok = nodes.every((n) => /cluster_state:ok/.test(cli(n.port, 'cluster', 'info')));
+      const synced =
+        nodes.filter((n) => /^slave/.test(cli(n.port, 'role')) && /connected/.test(cli(n.port, 'role'))).length ===
+        masters * replicas;
+      if (ok && synced) break;
+      if (i > 400) throw new Error('cluster did not become ready');
+      await sleep(50);
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  /** The live master serving `slot`, asked of a node other than `dead`. */
+  const masterOf = (slot, dead) => {
+    const asked = nodes.find((n) => n !== dead);
+    const line = cli(asked.port, 'cluster', 'nodes')
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' '))
+      .find(
+        (f) =>
+          f.length > 8 &&
+          f[2].includes('master') &&
+          !f[2].includes('fail') &&
+          f.slice(8).some((r) => {
+            const [a, b = a] = r.split('-').map(Number);
+            return a <= slot && slot <= b;
+          }),
+      );
+    return line && nodes.find((n) => line[1].startsWith(`127.0.0.1:${n.port}@`));
+  };
+  return { nodes, ports: nodes.map((n) => n.port), masterOf, stop };
+}
+
+/** used_cpu_sys + used_cpu_user of every live master, in µs. */
+function redisCpuMicros(cluster) {
+  let total = 0;
+  for (const n of cluster.nodes) {
+    const info = cli(n.port, 'info', 'cpu');
+    if (!/role:master/.test(cli(n.port, 'info', 'replication'))) continue;
+    total +=
+      (Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1] ?? 0) + Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1] ?? 0)) *
+      1e6;
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One candidate's workers and scheduler.
+
+let runCounter = 0;
+
+async function startWorkers(candidate, cluster, name, count, shards) {
+  const fired = [];
+  const workers = [];
+  for (let i = 0; i < count; i++) {
+    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ ports: cluster.ports, name, shards })], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const w = { child, cpuMicros: 0 };
+    w.ready = new Promise((resolve, reject) => {
+      child.on('message', (m) => {
+        if (m.ready) resolve();
+        if (m.fired) fired.push(...m.fired);
+        if (m.stopped) w.cpuMicros = m.cpuMicros;
+      });
+      child.once('exit', (code) => reject(new Error(`${candidate} worker exited with ${code}`)));
+    });
+    w.ready.catch(() => undefined);
+    workers.push(w);
+  }
+  await Promise.all(workers.map((w) => w.ready));
+  let stopped;
+  const stop = () =>
+    (stopped ??= (async () => {
+      await Promise.all(
+        workers.map(
+          (w) =>
+            new Promise((resolve) => {
+              if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve();
+              const timer = setTimeout(() => process.kill(w.child.pid, 'SIGKILL'), 15_000);
+              w.child.once('exit', () => (clearTimeout(timer), resolve()));
+              if (w.child.connected) w.child.send('stop');
+            }),
+        ),
+      );
+      return workers.reduce((sum, w) => sum + w.cpuMicros, 0);
+    })());
+  return { fired, stop };
+}
+
+/** `add(id, dueAt)` resolves or rejects as the candidate's own call does (no retries of ours). */
+async function scheduler(candidate, cluster, name, shards) {
+  if (candidate === 'tickwheel') {
+    const redis = clusterClient(cluster.ports);
+    const timers = new RedisTimers({ redis, namespace: name, shards, waitForReplicas: 1 });
+    return { add: (id, due) => timers.schedule(id, { at: due }, due), close: () => redis.disconnect() };
+  }
+  const connection = clusterClient(cluster.ports);
+  const queue = new Queue(name, { connection, prefix: '{bull}' });
+  queue.on('error', () => undefined);
+  await queue.waitUntilReady();
+  return {
+    add: (id, due) =>
+      queue.add('t', due, {
+        delay: Math.max(0, due - Date.now()),
+        jobId: id,
+        removeOnComplete: true,
+        removeOnFail: true,
+      }),
+    close: async () => {
+      await queue.close();
+      connection.disconnect();
+    },
+  };
+}
+
+async function waitFor(predicate, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) return false;
+    await sleep(10);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runs.
+
+/** Scale run on an existing cluster: returns { firedPerSecond, redisMicrosPerTimer, workerMicrosPerTimer }. */
+async function scaleRun(candidate, cluster, masters, workerCount) {
+  const name = `sc-${candidate}-${runCounter++}`;
+  const shards = shardsFor(masters);
+  const workers = await startWorkers(candidate, cluster, name, workerCount, shards);
+  const sched = await scheduler(candidate, cluster, name, shards);
+  try {
+    await sleep(200);
+    const cpu0 = redisCpuMicros(cluster);
+    const dueAt = Date.now() + 3_000;
+    for (let i = 0; i < SCALE_TIMERS; i += 500)
+      await Promise.all(
+        Array.from({ length: Math.min(500, SCALE_TIMERS - i) }, (_, k) => sched.add(`t${i + k}`, dueAt)),
+      );
+    if (Date.now() >= dueAt) throw new Error('scheduling took longer than the 3 s lead time');
+    if (!(await waitFor(() => workers.fired.length >= SCALE_TIMERS, 120_000)))
+      throw new Error(`${candidate}: only ${workers.fired.length} fired`);
+    const last = Math.max(...workers.fired.map(([, , at]) => at));
+    await sleep(300);
+    const redisMicros = redisCpuMicros(cluster) - cpu0;
+    const workerMicros = await workers.stop();
+    return {
+      firedPerSecond: SCALE_TIMERS / (Math.max(1, last - dueAt) / 1000),
+      redisMicrosPerTimer: redisMicros / SCALE_TIMERS,
+      workerMicrosPerTimer: workerMicros / SCALE_TIMERS,
+    };
+  } finally {
+    await sched.close();
+    await workers.stop();
+  }
+}
+
+/** Failover run on a fresh 3+3 cluster. */
+async function failoverRun(candidate) {
+  const cluster = await startCluster(3, 1);
+  const name = `fo-${candidate}-${runCounter++}`;
+  let workers;
+  try {
+    workers = await startWorkers(candidate, cluster, name, 3, 6);
+    const sched = await scheduler(candidate, cluster, name, 6);
+    const accepted = new Set();
+    let rejected = 0;
+    const calls = [];
+    const stream = (async () => {
+      for (let i = 0; i < STREAM; i++) {
+        const id = `f${i}`;
+        calls.push(
+          Promise.resolve(sched.add(id, Date.now() + 300)).then(
+            () => accepted.add(id),
+            () => rejected++,
+          ),
+        );
+        await sleep(5);
+      }
+    })();
+    await sleep(1_500);
+    // tickwheel's shard 0 lives at tag {name:0}; BullMQ's queue at {bull}.
+    const slot = Number(
+      cli(cluster.ports[0], 'cluster', 'keyslot', candidate === 'tickwheel' ? `{${name}:0}` : '{bull}').trim(),
+    );
+    const victim = cluster.masterOf(slot);
+    const killedAt = Date.now();
+    await victim.kill();
+    let failoverMs = NaN;
+    while (Date.now() - killedAt < 30_000) {
+      const owner = cluster.masterOf(slot, victim);
+      if (
+        owner &&
+        owner !== victim &&
+        cluster.nodes.filter((n) => n !== victim).every((n) => /cluster_state:ok/.test(cli(n.port, 'cluster', 'info')))
+      ) {
+        failoverMs = Date.now() - killedAt;
+        break;
+      }
+      await sleep(20);
+    }
+    await stream;
+    await Promise.all(calls);
+    await waitFor(() => [...accepted].every((id) => workers.fired.some(([x]) => x === id)), 30_000);
+    const first = new Map();
+    for (const [id, due, at] of workers.fired) if (!first.has(id)) first.set(id, at - due);
+    const lost = [...accepted].filter((id) => !first.has(id)).length;
+    await sched.close();
+    await workers.stop();
+    return {
+      stallMs: Math.max(0, ...first.values()),
+      failoverMs,
+      rejected,
+      lost,
+      duplicates: workers.fired.length - first.size,
+    };
+  } finally {
+    await workers?.stop();
+    await cluster.stop();
+  }
+}
+
+const summarize = (samples) =>
+  Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
+const perCandidate = () => Object.fromEntries(CANDIDATES.map((c) => [c, []]));
+
+export async function run() {
+  const t0 = performance.now();
+  const scenarios = [];
+  const common = { subject: 'tickwheel', baseline: 'bullmq' };
+  for (const masters of [1, 3]) {
+    const cluster = await startCluster(masters, 0);
+    try {
+      for (const workerCount of [1, 3]) {
+        const redisCpu = perCandidate();
+        const workerCpu = perCandidate();
+        const throughput = await alternate(
+          Object.fromEntries(
+            CANDIDATES.map((c) => [
+              c,
+              async () => {
+                const r = await scaleRun(c, cluster, masters, workerCount);
+                redisCpu[c].push(r.redisMicrosPerTimer);
+                workerCpu[c].push(r.workerMicrosPerTimer);
+                return r.firedPerSecond;
+              },
+            ]),
+          ),
+          REPEATS,
+        );
+        const where = `${masters} master${masters > 1 ? 's' : ''}, ${workerCount} worker${workerCount > 1 ? 's' : ''}`;
+        // Where the limit is: the rate the CPU per timer allows when each master / each worker
+        // process has one core to itself (medians of this configuration's runs). A BullMQ queue
+        // lives in one hash slot, so on one master whatever the cluster's size.
+        const bound = (samples, cores) =>
+          Object.fromEntries(
+            CANDIDATES.map((c) => [
+              c,
+              { median: (cores(c) * 1e6) / median(samples[c]), samples: samples[c].map((us) => (cores(c) * 1e6) / us) },
+            ]),
+          );
+        scenarios.push(
+          scenario({
+            ...common,
+            id: `cluster-throughput-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: timers fired per second, ${SCALE_TIMERS.toLocaleString('en-US')} due at once`,
+            unit: 'timers/s',
+            higherIsBetter: true,
+            results: throughput,
+          }),
+          scenario({
+            ...common,
+            id: `cluster-redis-cpu-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: Redis CPU per fired timer (all masters, scheduling included)`,
+            unit: 'µs',
+            higherIsBetter: false,
+            results: summarize(redisCpu),
+          }),
+          scenario({
+            ...common,
+            id: `cluster-worker-cpu-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: worker CPU per fired timer (all worker processes)`,
+            unit: 'µs',
+            higherIsBetter: false,
+            results: summarize(workerCpu),
+          }),
+          scenario({
+            ...common,
+            id: `cluster-redis-bound-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: fired/s the masters' CPU allows (a core per master used: tickwheel spreads over all, a BullMQ queue is on one)`,
+            unit: 'timers/s',
+            higherIsBetter: true,
+            results: bound(redisCpu, (c) => (c === 'bullmq' ? 1 : masters)),
+          }),
+          scenario({
+            ...common,
+            id: `cluster-worker-bound-m${masters}-w${workerCount}`,
+            title: `Cluster, ${where}: fired/s the workers' CPU allows (a core each: workers x 10^6 / worker µs per timer)`,
+            unit: 'timers/s',
+            higherIsBetter: true,
+            results: bound(workerCpu, () => workerCount),
+          }),
+        );
+      }
+    } finally {
+      await cluster.stop();
+    }
+  }
+  const fo = {
+    stallMs: perCandidate(),
+    failoverMs: perCandidate(),
+    rejected: perCandidate(),
+    lost: perCandidate(),
+    duplicates: perCandidate(),
+  };
+  for (let round = 0; round < FAILOVER_REPEATS; round++) {
+    for (const c of round % 2 ? [...CANDIDATES].reverse() : CANDIDATES) {
+      const r = await failoverRun(c);
+      for (const key of Object.keys(fo)) fo[key][c].push(r[key]);
+    }
+  }
+  const foTitle = `Failover (3 masters + 3 replicas, 3 workers, master of the candidate's keys SIGKILLed, ${STREAM.toLocaleString('en-US')} schedules)`;
+  scenarios.push(
+    scenario({
+      ...common,
+      id: 'failover-stall',
+      title: `${foTitle}: worst lateness of a first delivery`,
+      unit: 'ms',
+      higherIsBetter: false,
+      results: summarize(fo.stallMs),
+      note: 'the failover time itself is the next row; tickwheel should stall at most that + 1 s',
+    }),
+    scenario({
+      ...common,
+      id: 'failover-time',
+      title: `${foTitle}: failover time (kill to slot served again), for reference`,
+      unit: 'ms',
+      higherIsBetter: false,
+      results: summarize(fo.failoverMs),
+    }),
+    scenario({
+      ...common,
+      id: 'failover-rejected',
+      title: `${foTitle}: schedules rejected`,
+      unit: 'calls',
+      higherIsBetter: false,
+      results: summarize(fo.rejected),
+      target: { max: 0 },
+    }),
+    scenario({
+      ...common,
+      id: 'failover-lost',
+      title: `${foTitle}: accepted timers never fired`,
+      unit: 'timers',
+      higherIsBetter: false,
+      results: summarize(fo.lost),
+      target: { max: 0 },
+    }),
+    scenario({
+      ...common,
+      id: 'failover-duplicates',
+      title: `${foTitle}: duplicate deliveries`,
+      unit: 'deliveries',
+      higherIsBetter: false,
+      results: summarize(fo.duplicates),
+    }),
+  );
+  for (const sc of scenarios) printScenario(sc);
+  console.log(`  (redis-cluster suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  return { scenarios };
+}
+
+if (process.argv[2] === '--worker') {
+  await workerMain(process.argv[3], JSON.parse(process.argv[4]));
+} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { scenarios } = await run();
+  const version = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.match(/v=(\S+)/)?.[1];
+  const file = writeResults('redis-cluster', {
+    scenarios,
+    command: 'npm run bench -- redis-cluster',
+    repeats: REPEATS,
+    extra: {
+      redisVersion: version,
+      failoverRepeats: FAILOVER_REPEATS,
+      timers: SCALE_TIMERS,
+      concurrency: CONCURRENCY,
+      clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
+      bullmq: createRequire(import.meta.url)('bullmq/package.json').version,
+      ioredis: createRequire(import.meta.url)('ioredis/package.json').version,
+    },
+  });
+  console.log(`  wrote ${file}`);
+}

@@ -1,0 +1,153 @@
+/**
+ * Riding out a failover: which Redis errors are transient, and the retry loop that repeats an
+ * idempotent call through them within a time budget. Depends on nothing but Node.
+ *
+ * A master failover (Cluster) or a restart (single Redis) shows up as a handful of errors while
+ * the client reconnects and refreshes its slot map: `CLUSTERDOWN`, `TRYAGAIN`, `LOADING`,
+ * `READONLY` (a demoted master), `Too many Cluster redirections`, `Connection is closed`,
+ * `ECONNREFUSED`, ioredis's `MaxRetriesPerRequestError`, and `MOVED` where ioredis does not follow
+ * it itself (a Cluster pipeline). Every script @tickwheel/redis runs is
+ * idempotent (a schedule is keyed by id, a claim reply that is lost only delays a timer until
+ * its lease ends, acks and failure reports are fenced by the token), so repeating it after such an
+ * error is safe, whether or not the first try was applied.
+ *
+ * The loop retries after 20 ms, doubling to at most 1 s, with jitter, and stops when the budget
+ * is spent. Each try is raced against {@link TRY_TIMEOUT_MS} (and the budget left): during a
+ * failover ioredis's Cluster can leave a command queued long after the slot has a new master
+ * (seen with ioredis 5.9: plain commands sent while the cluster was down never settled), and a
+ * client set to queue forever (`maxRetriesPerRequest: null`) would do the same. An abandoned try
+ * may still be applied later, which the idempotence above makes harmless.
+ */
+
+/** The first wait after a transient error; doubles per retry up to {@link MAX_RETRY_DELAY_MS}. */
+export const FIRST_RETRY_DELAY_MS = 20;
+export const MAX_RETRY_DELAY_MS = 1_000;
+/** The longest one try may take before it is abandoned and retried. */
+export const TRY_TIMEOUT_MS = 2_000;
+
+const TRANSIENT = new RegExp(
+  [
+    'CLUSTERDOWN',
+    'TRYAGAIN',
+    'MASTERDOWN',
+    'LOADING',
+    'READONLY',
+    'NOREPLICAS',
+    'replicas? acknowledged',
+    'Too many Cluster redirections',
+    'Connection is closed',
+    'Connection (is )?lost',
+    'Cluster isn.t ready',
+    'Failed to refresh slots cache',
+    'None of startup nodes is available',
+    'max retries per request',
+    "Stream isn't writeable",
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'ETIMEDOUT',
+    'EPIPE',
+    'EHOSTUNREACH',
+    'ENOTCONN',
+    'did not answer within',
+    '^(MOVED|ASK) ',
+  ].join('|'),
+  'i',
+);
+
+/**
+ * Whether an error is one a failover or a restart produces (so the same call may succeed soon),
+ * rather than one of the call itself (a script error, a wrong type).
+ */
+export function isTransient(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  const text = `${error.message} ${error.name} ${typeof code === 'string' ? code : ''}`;
+  if (TRANSIENT.test(text) || error.name === 'MaxRetriesPerRequestError' || error.name === 'ClusterAllFailedError')
+    return true;
+  const cause =
+    (error as { lastNodeError?: unknown; cause?: unknown }).lastNodeError ?? (error as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== error && isTransient(cause);
+}
+
+/**
+ * Thrown when Redis stayed unreachable (or the cluster down) for the whole failover budget.
+ * `cause` is the last Redis error.
+ */
+export class RedisUnavailableError extends Error {
+  override readonly name = 'RedisUnavailableError';
+  /** Tries made, the first included. */
+  readonly attempts: number;
+
+  constructor(what: string, budgetMs: number, attempts: number, cause: unknown, retrySafe: string) {
+    const last = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `@tickwheel/redis: ${what} failed: Redis was unavailable for the whole failoverBudgetMs (${budgetMs} ms, ` +
+        `${attempts} ${attempts === 1 ? 'try' : 'tries'}; last error: ${last}). It may or may not have been applied; ${retrySafe}`,
+      { cause },
+    );
+    this.attempts = attempts;
+  }
+}
+
+/** The wait before retry number `retry` (0-based): exponential from 20 ms, capped, full jitter. */
+export function retryDelayMs(retry: number, capMs = MAX_RETRY_DELAY_MS, random = Math.random()): number {
+  const ceiling = Math.min(capMs, FIRST_RETRY_DELAY_MS * 2 ** Math.min(retry, 20));
+  return Math.max(1, Math.round(ceiling / 2 + (random * ceiling) / 2));
+}
+
+class BudgetTimeout extends Error {
+  override readonly name = 'BudgetTimeout';
+}
+
+/** `promise`, or a rejection after `ms` ("did not answer within", a transient error). */
+export function raced<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BudgetTimeout(`Redis did not answer within ${Math.round(ms)} ms`)), ms);
+  });
+  promise.catch(() => undefined); // a late rejection after the race is lost on purpose
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Runs `call` until it succeeds, retrying transient errors within `budgetMs` (0: one try, no race).
+ *
+ * @param what - the operation, for the error message (`schedule("buff:42")`)
+ * @param retrySafe - the sentence saying why retrying is safe, for the error message
+ * @param tryTimeoutMs - the longest one try may take
+ * @param onRetry - called before each retry (to refresh a Cluster's slot map, say)
+ * @throws the call's own error when it is not transient; {@link RedisUnavailableError} when the budget is spent
+ */
+export async function withFailoverBudget<T>(
+  call: () => Promise<T>,
+  budgetMs: number,
+  what: string,
+  retrySafe: string,
+  tryTimeoutMs = TRY_TIMEOUT_MS,
+  onRetry?: () => void,
+): Promise<T> {
+  if (budgetMs <= 0) return call();
+  const deadline = performance.now() + budgetMs;
+  for (let tries = 1; ; tries++) {
+    let error: unknown;
+    try {
+      return await raced(call(), Math.max(1, Math.min(tryTimeoutMs, deadline - performance.now())));
+    } catch (caught) {
+      error = caught;
+    }
+    if (!(error instanceof BudgetTimeout) && !isTransient(error)) throw error;
+    const left = deadline - performance.now();
+    if (left <= 0) throw new RedisUnavailableError(what, budgetMs, tries, error, retrySafe);
+    onRetry?.();
+    await new Promise((resolve) => setTimeout(resolve, Math.min(left, retryDelayMs(tries - 1))));
+  }
+}
+
+/**
+ * Asks an ioredis Cluster to re-read its slot map (a no-op on a client without one): after a
+ * failover, commands keep going to the dead master until the map is refreshed.
+ */
+export function refreshSlots(client: object): void {
+  const refresh = (client as { refreshSlotsCache?: (callback?: (error?: Error) => void) => void }).refreshSlotsCache;
+  if (typeof refresh === 'function') refresh.call(client, () => undefined);
+}

@@ -46,8 +46,8 @@ describe('channels, published by RedisTimers on a real redis-server', () => {
     await until(() => handled.length === 1, 'the timer to fire');
     expect(fired).toHaveLength(1);
     expect(fired[0]).toMatchObject({ namespace: t.namespace, id: 'a', dueAt, attempts: 1 });
-    expect(fired[0]!.lateMs).toBeGreaterThanOrEqual(0);
-    expect(fired[0]!.lateMs).toBeLessThan(1_000);
+    expect(fired[0].lateMs).toBeGreaterThanOrEqual(0);
+    expect(fired[0].lateMs).toBeLessThan(1_000);
   });
 
   it('publishes a lost lease when a handler outlives it and its ack is refused', { timeout: 15_000 }, async () => {
@@ -65,6 +65,6 @@ describe('channels, published by RedisTimers on a real redis-server', () => {
       ['slow', 1],
       ['slow', 2],
     ]);
-    expect(fired[1]!.lateMs).toBeGreaterThanOrEqual(0);
+    expect(fired[1].lateMs).toBeGreaterThanOrEqual(0);
   });
 });

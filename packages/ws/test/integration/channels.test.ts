@@ -7,7 +7,9 @@ function listen(): WsTerminateMessage[] {
   const seen: WsTerminateMessage[] = [];
   const listener = (message: unknown) => seen.push(message as WsTerminateMessage);
   diagnosticsChannel.subscribe(WS_TERMINATE_CHANNEL, listener);
-  onCleanup(() => diagnosticsChannel.unsubscribe(WS_TERMINATE_CHANNEL, listener));
+  onCleanup(() => {
+    diagnosticsChannel.unsubscribe(WS_TERMINATE_CHANNEL, listener);
+  });
   return seen;
 }
 

@@ -2,7 +2,14 @@ import { describeValue, requireFunction, requireMs, sharedWheel, TimingWheel } f
 import type { RetryOptions, TimeoutOptions } from './types.js';
 
 /** The idempotent methods of RFC 9110 §9.2.2: the ones retried by default. */
-export const IDEMPOTENT_METHODS: readonly string[] = Object.freeze(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+export const IDEMPOTENT_METHODS: readonly string[] = Object.freeze([
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'PUT',
+  'DELETE',
+  'TRACE',
+]);
 
 /**
  * Every default in one place. A limit that is off is `false` here and `Infinity` once resolved.
@@ -53,7 +60,11 @@ const RETRY_KEYS = new Set(['limit', 'budgetMs', 'backoffMs', 'backoffFactor', '
  * @param prefix - prepended to option names in error messages (`'timeouts.'` per request)
  * @throws TypeError/RangeError naming the option and the offending value
  */
-export function resolveOptions(options: TimeoutOptions, base: ResolvedOptions | undefined, prefix: string): ResolvedOptions {
+export function resolveOptions(
+  options: TimeoutOptions,
+  base: ResolvedOptions | undefined,
+  prefix: string,
+): ResolvedOptions {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${prefix || 'options'} must be an object, got ${describeValue(options)}`);
   }
@@ -82,14 +93,20 @@ export function resolveOptions(options: TimeoutOptions, base: ResolvedOptions | 
     retry: retry !== undefined && retry.limit > 0 ? retry : undefined,
     budgetMs: retry?.budgetMs ?? Infinity,
     retrySource,
-    untimed: totalMs === Infinity && headersMs === Infinity && bodyIdleMs === Infinity && (retry?.budgetMs ?? Infinity) === Infinity,
+    untimed:
+      totalMs === Infinity &&
+      headersMs === Infinity &&
+      bodyIdleMs === Infinity &&
+      (retry?.budgetMs ?? Infinity) === Infinity,
   };
 }
 
 function checkKeys(options: object, allowed: ReadonlySet<string>, prefix: string): void {
   for (const key of Object.keys(options)) {
     if (!allowed.has(key)) {
-      throw new TypeError(`unknown option ${prefix}${key}; expected one of ${[...allowed].map((k) => prefix + k).join(', ')}`);
+      throw new TypeError(
+        `unknown option ${prefix}${key}; expected one of ${[...allowed].map((k) => prefix + k).join(', ')}`,
+      );
     }
   }
 }
@@ -126,6 +143,9 @@ function resolveRetry(retry: RetryOptions, prefix: string): ResolvedRetry {
     backoffMs: requireMs(retry.backoffMs ?? defaults.backoffMs, `${prefix}backoffMs`),
     backoffFactor,
     methods: new Set(methods.map((m: string) => m.toUpperCase())),
-    onRetry: retry.onRetry === undefined ? undefined : requireFunction<NonNullable<RetryOptions['onRetry']>>(retry.onRetry, `${prefix}onRetry`),
+    onRetry:
+      retry.onRetry === undefined
+        ? undefined
+        : requireFunction<NonNullable<RetryOptions['onRetry']>>(retry.onRetry, `${prefix}onRetry`),
   };
 }

@@ -22,7 +22,13 @@ interface RequestLike {
 
 /** True for a `Request` (of any fetch implementation) as fetch's first argument. */
 export function isRequest(input: unknown): input is RequestLike {
-  return typeof input === 'object' && input !== null && !(input instanceof URL) && typeof (input as RequestLike).url === 'string' && typeof (input as RequestLike).clone === 'function';
+  return (
+    typeof input === 'object' &&
+    input !== null &&
+    !(input instanceof URL) &&
+    typeof (input as RequestLike).url === 'string' &&
+    typeof (input as RequestLike).clone === 'function'
+  );
 }
 
 /** The request URL as a string, for errors. */
@@ -39,10 +45,62 @@ export function requestMethod(input: unknown, init: InitLike | undefined): strin
   return typeof method === 'string' ? method.toUpperCase() : 'GET';
 }
 
-/** The caller's signal: `init.signal` wins over a Request's own, as in fetch. */
+/**
+ * The caller's signal: `init.signal` wins over a Request's own, as in fetch, and
+ * `init.signal: null` means none at all (fetch then ignores the Request's signal).
+ */
 export function callerSignal(input: unknown, init: InitLike | undefined): AbortSignal | undefined {
-  if (init?.signal != null) return init.signal;
+  const signal = init?.signal;
+  if (signal !== undefined) return signal ?? undefined;
   return isRequest(input) && input.signal != null ? input.signal : undefined;
+}
+
+/**
+ * The members of fetch's RequestInit dictionary. With any of them present, fetch's Request
+ * constructor treats `init` as "not empty" and resets a Request input's referrer and referrer
+ * policy (Fetch standard, the Request constructor, step 25).
+ */
+const REQUEST_INIT_MEMBERS = [
+  'method',
+  'headers',
+  'body',
+  'referrer',
+  'referrerPolicy',
+  'mode',
+  'credentials',
+  'cache',
+  'redirect',
+  'integrity',
+  'keepalive',
+  'signal',
+  'duplex',
+  'priority',
+  'window',
+  'dispatcher',
+] as const;
+
+/**
+ * The init fetch gets for one attempt: every member of the caller's `init` that fetch would
+ * read, own or inherited (fetch reads dictionary members through the prototype chain, so an
+ * `Object.create(base)` init keeps its method and body), except `timeouts`, plus the wrapper's
+ * `signal` and `dispatcher`. Adding them makes the init "not empty", which would reset a
+ * Request input's referrer; when the caller's init was empty, the Request's own referrer and
+ * policy are passed along so that what reaches the server does not change.
+ */
+export function attemptInit(
+  input: unknown,
+  init: InitLike | undefined,
+  signal: AbortSignal,
+  dispatcher: unknown,
+): InitLike {
+  const attempt = init == null ? {} : copyInit(init);
+  if (isRequest(input) && !REQUEST_INIT_MEMBERS.some((key) => init?.[key] !== undefined)) {
+    attempt.referrer = (input as RequestLike & { referrer: string }).referrer;
+    attempt.referrerPolicy = (input as RequestLike & { referrerPolicy: string }).referrerPolicy;
+  }
+  attempt.signal = signal;
+  attempt.dispatcher = dispatcher;
+  return attempt;
 }
 
 /**
@@ -64,4 +122,17 @@ function isValueBody(body: unknown): boolean {
     body instanceof URLSearchParams ||
     body instanceof FormData
   );
+}
+
+/** `init` without its `timeouts` member, every member fetch would read (own or inherited) kept. */
+export function copyInit(init: InitLike): InitLike {
+  const copy: Record<string, unknown> = {};
+  for (const key in init) {
+    if (key !== 'timeouts') copy[key] = init[key];
+  }
+  // Members that are not enumerable (getters of a class instance) are read by fetch too.
+  for (const key of REQUEST_INIT_MEMBERS) {
+    if (!(key in copy) && init[key] !== undefined) copy[key] = init[key];
+  }
+  return copy;
 }

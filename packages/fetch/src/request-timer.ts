@@ -1,9 +1,10 @@
 import { captureContext, type Deadline, type RunInContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
-import type { BodyObserver } from './timed-body.js';
-import { timeResponseBody, type TimedResponseBody } from './timed-response.js';
-import { TimeoutError } from './timeout-error.js';
+import { follow, unfollow, type SignalFollower } from './signal-links.js';
+import { relayResponse, type BodyObserver, type TimedBody } from './timed-body.js';
+import { limitErrors, type TimeoutError } from './timeout-error.js';
+import { TransportTap, type TransportObserver } from './transport-tap.js';
 import type { ResponseLike } from './types.js';
 
 /*
@@ -12,7 +13,7 @@ import type { ResponseLike } from './types.js';
  */
 /** Waiting for the response headers: the handle is armed for the earlier of headersAt and totalAt. */
 const HEADERS = 0;
-/** The response was handed out and its body is relayed: armed for totalAt, or idleAt while a read waits. */
+/** The response was handed out and its body is on its way: armed for totalAt, or idleAt while the body waits on the server. */
 const BODY = 1;
 /** Waiting before a retry: the handle is armed (and ref'ed) for the end of the backoff delay. */
 const BACKOFF = 2;
@@ -20,16 +21,26 @@ const BACKOFF = 2;
 const DONE = 3;
 
 /**
- * The timing of one request across its attempts: one AbortController per attempt, ONE wheel
- * handle for the request, and manually linked listeners on the caller's signal and the ambient
- * deadline's signal, all released by {@link RequestTimer.finish} (on completion, error, abort or
- * cancellation). No `AbortSignal.any`, whose composite signals outlive requests (Node #48419, #54614).
+ * The timing of one request across its attempts: one AbortController per attempt (its signal is
+ * the one fetch gets, aborted with the TimeoutError or the caller's reason), ONE wheel handle
+ * for the request, a {@link TransportTap} per attempt that reports the body's progress on the
+ * wire, and a place in the shared follower sets of the caller's signal and the ambient
+ * deadline's signal (see signal-links.ts), all released by {@link RequestTimer.finish} (on
+ * completion, error, abort or cancellation). No `AbortSignal.any`, whose composite signals
+ * outlive requests (Node #48419, #54614).
+ *
+ * fetch itself ends the response body when the signal aborts, with the signal's reason, so the
+ * Response it returned is handed out untouched. Only a fetch that does not dispatch through the
+ * tap gets its body timed the old way: a Response rebuilt around a timed relay of the body.
  */
-export class RequestTimer implements BodyObserver {
+export class RequestTimer implements BodyObserver, TransportObserver, SignalFollower {
   private readonly wheel: TimingWheel;
   private handle: TimerHandle | undefined;
   private controller: AbortController | undefined;
-  private body: TimedResponseBody | undefined;
+  /** The dispatcher fetch is given for the current attempt. */
+  tap: TransportTap | undefined;
+  /** The relayed body when fetch did not dispatch through the tap. */
+  private body: TimedBody | undefined;
   private phase = HEADERS;
   /** When the whole request must be done (retry budget or ambient deadline); Infinity when unbounded. */
   private readonly budgetAt: number;
@@ -40,8 +51,12 @@ export class RequestTimer implements BodyObserver {
   private totalIsBudget = false;
   private headersAt = Infinity;
   private idleAt = Infinity;
-  /** True while the consumer waits for a body chunk; only then does bodyIdleMs run. */
-  private pulling = false;
+  /**
+   * True while the body waits on the server: fetch is ready for more data (not paused by a
+   * full buffer), or, for a relayed body, the consumer's read is pending. Only then does
+   * bodyIdleMs run.
+   */
+  private waiting = false;
   /** The timeout that ended the current attempt. */
   private timedOut: TimeoutError | undefined;
   /** Set when the caller (or the deadline's parent) aborted; `abortReason` is then their reason. */
@@ -49,21 +64,23 @@ export class RequestTimer implements BodyObserver {
   private abortReason: unknown;
   private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
   private callerSignal: AbortSignal | undefined;
-  private onCallerAbort: (() => void) | undefined;
   private deadline: Deadline | undefined;
-  private onDeadlineAbort: (() => void) | undefined;
   /** The attempt under way, from 0, and when it began (wheel clock): for the timeout channel. */
   private attempt = -1;
   private attemptStartedAt = 0;
   /** The caller's async context, kept only while someone listens to the timeout channel. */
   readonly context: RunInContext | undefined = captureContext(timeoutChannel);
 
+  /**
+   * @param dispatcher - the caller's `init.dispatcher`, which the tap sends requests through
+   */
   constructor(
     private readonly options: ResolvedOptions,
     readonly url: string,
     readonly method: string,
     callerSignal: AbortSignal | undefined,
     deadline: Deadline | undefined,
+    private readonly dispatcher?: unknown,
   ) {
     this.wheel = options.wheel;
     const now = this.wheel.clock.now();
@@ -79,28 +96,41 @@ export class RequestTimer implements BodyObserver {
       this.abortedBy(callerSignal.reason);
       return;
     }
-    // Listeners are closures made only when there is something to listen to: most requests
-    // have neither a signal nor a deadline, and then cost no closure at all.
     if (callerSignal !== undefined) {
       this.callerSignal = callerSignal;
-      this.onCallerAbort = () => this.abortedBy(callerSignal.reason);
-      callerSignal.addEventListener('abort', this.onCallerAbort);
+      follow(callerSignal, this, true);
     }
     if (deadline !== undefined) {
-      this.deadline = deadline;
-      this.onDeadlineAbort = () => this.deadlineAborted(deadline);
-      if (deadline.signal.aborted) this.deadlineAborted(deadline);
-      else deadline.signal.addEventListener('abort', this.onDeadlineAbort);
+      if (deadline.signal.aborted) {
+        this.deadlineAborted(deadline);
+      } else {
+        this.deadline = deadline;
+        follow(deadline.signal, this, false);
+      }
     }
   }
 
+  /** The caller's signal (or the deadline's parent) was aborted when the request was made. */
+  get abortedBeforeStart(): boolean {
+    return this.aborted && this.controller === undefined && this.phase === HEADERS;
+  }
+
   /**
-   * Starts an attempt: a fresh AbortController and the handle armed for its first limit.
+   * Starts an attempt: a fresh AbortController, a fresh {@link tap}, and the handle armed for
+   * its first limit. A caller's signal that is already aborted gives an aborted signal: fetch
+   * then rejects with its reason exactly as bare fetch does (consuming a Request input).
    * @returns the signal to pass to fetch
-   * @throws the caller's abort reason, or a TimeoutError when the budget is already spent
+   * @throws a TimeoutError when the budget is already spent, or the caller's reason when they
+   *   aborted during a retry's backoff
    */
   beginAttempt(): AbortSignal {
-    if (this.aborted) throw this.abortReason;
+    this.tap = new TransportTap(this.dispatcher as ConstructorParameters<typeof TransportTap>[0], this);
+    if (this.aborted) {
+      if (this.phase !== HEADERS) throw this.abortReason;
+      const aborted = new AbortController();
+      aborted.abort(this.abortReason);
+      return aborted.signal;
+    }
     const now = this.wheel.clock.now();
     if (now >= this.budgetAt) throw this.budgetError();
     this.phase = HEADERS;
@@ -154,8 +184,9 @@ export class RequestTimer implements BodyObserver {
   }
 
   /**
-   * The attempt's response arrived: stop the headers limit, and hand out a response whose body
-   * is timed (when a limit or a signal still applies to it), or release everything now.
+   * The attempt's response arrived: stop the headers limit, and time its body (when a limit or
+   * a signal still applies to it) as it arrives, or release everything now.
+   * @returns `response` itself; a rebuilt one only when fetch did not dispatch through the tap
    * @throws the attempt's TimeoutError when it fired first
    */
   responseArrived<R extends ResponseLike>(response: R): R {
@@ -166,21 +197,34 @@ export class RequestTimer implements BodyObserver {
     }
     this.phase = BODY;
     const source = response.body;
-    const needsBody = this.totalAt !== Infinity || this.options.bodyIdleMs !== Infinity || this.callerSignal !== undefined || this.deadline !== undefined;
-    if (source === null || !needsBody) {
+    const needsBody =
+      this.totalAt !== Infinity ||
+      this.options.bodyIdleMs !== Infinity ||
+      this.callerSignal !== undefined ||
+      this.deadline !== undefined;
+    const tap = this.tap;
+    if (source === null || !needsBody || (tap?.dispatched === true && tap.ended)) {
       this.finish();
       return response;
     }
-    const body = timeResponseBody(response, this);
-    if (body === undefined) {
-      // Not a fetch Response: its body cannot be timed, but totalMs still aborts the fetch.
-      if (this.totalAt === Infinity) this.finish();
-      else this.arm(this.totalAt, this.wheel.clock.now());
+    const now = this.wheel.clock.now();
+    if (tap?.dispatched === true) {
+      // fetch reads the body: the tap reports its progress, the signal ends it.
+      this.waiting = !tap.paused;
+      this.idleAt = now + this.options.bodyIdleMs;
+      this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
       return response;
     }
-    this.body = body;
-    this.arm(this.totalAt, this.wheel.clock.now());
-    return response;
+    const relayed = relayResponse(response, source, this);
+    if (relayed === undefined) {
+      // Not a fetch Response: its body cannot be timed, but totalMs still aborts the fetch.
+      if (this.totalAt === Infinity) this.finish();
+      else this.arm(this.totalAt, now);
+      return response;
+    }
+    this.body = relayed.body;
+    this.arm(this.totalAt, now);
+    return relayed.response;
   }
 
   /** Releases the handle and every listener. Idempotent. */
@@ -190,28 +234,46 @@ export class RequestTimer implements BodyObserver {
     this.handle?.cancel();
     this.controller = undefined;
     this.body = undefined;
+    this.tap = undefined;
     if (this.callerSignal !== undefined) {
-      this.callerSignal.removeEventListener('abort', this.onCallerAbort!);
+      unfollow(this.callerSignal, this);
       this.callerSignal = undefined;
     }
     if (this.deadline !== undefined) {
-      this.deadline.signal.removeEventListener('abort', this.onDeadlineAbort!);
+      unfollow(this.deadline.signal, this);
       this.deadline = undefined;
     }
   }
 
+  signalAborted(signal: AbortSignal): void {
+    if (signal === this.callerSignal) this.abortedBy(signal.reason);
+    else if (this.deadline !== undefined) this.deadlineAborted(this.deadline);
+  }
+
+  /** A relayed body's consumer waits for a chunk. */
   pullStarted(): void {
-    this.pulling = true;
-    const idleMs = this.options.bodyIdleMs;
-    if (idleMs === Infinity) return;
-    const now = this.wheel.clock.now();
-    this.idleAt = now + idleMs;
-    // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
-    this.arm(this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
+    this.startWaiting();
   }
 
   chunkArrived(): void {
-    this.pulling = false;
+    this.waiting = false;
+  }
+
+  transportData(): void {
+    // Each chunk restarts the idle limit: a lazy refresh of the handle, no relinking.
+    if (this.phase === BODY && this.waiting) this.startWaiting();
+  }
+
+  transportPaused(): void {
+    this.waiting = false;
+  }
+
+  transportResumed(): void {
+    if (this.phase === BODY) this.startWaiting();
+  }
+
+  transportEnded(): void {
+    if (this.phase === BODY) this.finish();
   }
 
   bodyDone(): void {
@@ -220,6 +282,17 @@ export class RequestTimer implements BodyObserver {
 
   bodyError(error: unknown): unknown {
     return this.attemptFailed(error);
+  }
+
+  /** The body waits on the server from now: bodyIdleMs runs. */
+  private startWaiting(): void {
+    this.waiting = true;
+    const idleMs = this.options.bodyIdleMs;
+    if (idleMs === Infinity) return;
+    const now = this.wheel.clock.now();
+    this.idleAt = now + idleMs;
+    // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
+    this.arm(this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
   }
 
   /** Points the handle at `at` (wheel clock ms), or cancels it when `at` is Infinity. */
@@ -242,7 +315,7 @@ export class RequestTimer implements BodyObserver {
     switch (this.phase) {
       case HEADERS:
         if (this.headersAt <= this.totalAt) {
-          this.expire(this.error('headers', this.options.headersMs, `no response headers within ${this.options.headersMs} ms (headersMs)`));
+          this.expire(limitErrors.headers(this, this.options.headersMs));
         } else {
           this.expire(this.totalError());
         }
@@ -250,11 +323,11 @@ export class RequestTimer implements BodyObserver {
       case BODY:
         if (now >= this.totalAt) {
           this.expire(this.totalError());
-        } else if (this.pulling && now >= this.idleAt) {
-          this.expire(this.error('body', this.options.bodyIdleMs, `no body data for ${this.options.bodyIdleMs} ms (bodyIdleMs)`));
+        } else if (this.waiting && now >= this.idleAt) {
+          this.expire(limitErrors.body(this, this.options.bodyIdleMs));
         } else {
           // The idle limit passed while the consumer, not the server, was busy: only total remains.
-          this.arm(this.pulling && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
+          this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
         }
         return;
       case BACKOFF: {
@@ -269,18 +342,11 @@ export class RequestTimer implements BodyObserver {
 
   /** The error for the budget: the ambient deadline's or the retry budget's. */
   private budgetError(): TimeoutError {
-    const left = this.deadlineLeft;
-    if (left === undefined) {
-      return this.error('total', this.options.budgetMs, `not complete within the retry budget of ${this.options.budgetMs} ms (retry.budgetMs)`);
-    }
-    return left === 0
-      ? this.error('total', 0, 'the ambient deadline had already passed; fetch was not called')
-      : this.error('total', left, `not complete within the ${Math.round(left)} ms left of the ambient deadline`);
+    return limitErrors.budget(this, this.options.budgetMs, this.deadlineLeft);
   }
 
   private totalError(): TimeoutError {
-    if (this.totalIsBudget) return this.budgetError();
-    return this.error('total', this.options.totalMs, `not complete within ${this.options.totalMs} ms (totalMs)`);
+    return this.totalIsBudget ? this.budgetError() : limitErrors.total(this, this.options.totalMs);
   }
 
   /** A limit fired: abort the attempt with `error`, and error the body if it is being relayed. */
@@ -315,10 +381,6 @@ export class RequestTimer implements BodyObserver {
     body?.fail(reason);
     controller?.abort(reason);
     backoff?.reject(reason);
-  }
-
-  private error(phase: TimeoutError['phase'], timeoutMs: number, what: string): TimeoutError {
-    return new TimeoutError(`${this.method} ${this.url}: ${what}`, phase, timeoutMs, this.url, this.method);
   }
 }
 

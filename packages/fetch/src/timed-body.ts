@@ -1,4 +1,9 @@
-import type { ReadableStreamDefaultController, ReadableStreamDefaultReader, ReadableStreamReadResult, UnderlyingSource } from 'node:stream/web';
+import type {
+  ReadableStreamDefaultController,
+  ReadableStreamDefaultReader,
+  ReadableStreamReadResult,
+  UnderlyingSource,
+} from 'node:stream/web';
 import type { ResponseLike } from './types.js';
 
 /** What a {@link TimedBody} tells the request's timer about the reads it relays. */
@@ -81,7 +86,10 @@ export class TimedBody implements UnderlyingSource<Uint8Array> {
 
 function ignore(): void {}
 
-type ResponseConstructor<R> = new (body: ReadableStream<Uint8Array>, init: { status: number; statusText: string; headers: unknown }) => R;
+type ResponseConstructor<R> = new (
+  body: ReadableStream<Uint8Array>,
+  init: { status: number; statusText: string; headers: unknown },
+) => R;
 
 /** Properties `new Response()` cannot set, copied onto the rebuilt response when they differ. */
 const COPIED_PROPERTIES = ['url', 'redirected', 'type'] as const;
@@ -112,4 +120,19 @@ export function rebuildResponse<R extends ResponseLike>(response: R, body: Reada
     }
   }
   return rebuilt;
+}
+
+/**
+ * Times the body of a `response` that fetch did not dispatch through the tap: a Response like it
+ * (see {@link rebuildResponse}) around a relay of `source` that tells `observer` about each read.
+ * @returns undefined when `response` cannot be rebuilt (not a fetch Response)
+ */
+export function relayResponse<R extends ResponseLike>(
+  response: R,
+  source: ReadableStream<Uint8Array>,
+  observer: BodyObserver,
+): { response: R; body: TimedBody } | undefined {
+  const body = new TimedBody(source, observer);
+  const rebuilt = rebuildResponse(response, new ReadableStream(body, { highWaterMark: 0 }));
+  return rebuilt === undefined ? undefined : { response: rebuilt, body };
 }

@@ -38,3 +38,41 @@ export class TimeoutError extends DOMException {
     Error.captureStackTrace?.(this, TimeoutError);
   }
 }
+
+/** Which request a {@link TimeoutError} is about. */
+interface RequestRef {
+  readonly url: string;
+  readonly method: string;
+}
+
+function timeoutError(request: RequestRef, phase: TimeoutPhase, timeoutMs: number, what: string): TimeoutError {
+  return new TimeoutError(`${request.method} ${request.url}: ${what}`, phase, timeoutMs, request.url, request.method);
+}
+
+/** The error of each limit, its message naming the option that set it. */
+export const limitErrors = {
+  headers: (request: RequestRef, headersMs: number): TimeoutError =>
+    timeoutError(request, 'headers', headersMs, `no response headers within ${headersMs} ms (headersMs)`),
+  body: (request: RequestRef, bodyIdleMs: number): TimeoutError =>
+    timeoutError(request, 'body', bodyIdleMs, `no body data for ${bodyIdleMs} ms (bodyIdleMs)`),
+  total: (request: RequestRef, totalMs: number): TimeoutError =>
+    timeoutError(request, 'total', totalMs, `not complete within ${totalMs} ms (totalMs)`),
+  /** The retry budget's, or the ambient deadline's when `deadlineLeft` (its ms left at the start) is given. */
+  budget: (request: RequestRef, budgetMs: number, deadlineLeft: number | undefined): TimeoutError => {
+    if (deadlineLeft === undefined)
+      return timeoutError(
+        request,
+        'total',
+        budgetMs,
+        `not complete within the retry budget of ${budgetMs} ms (retry.budgetMs)`,
+      );
+    return deadlineLeft === 0
+      ? timeoutError(request, 'total', 0, 'the ambient deadline had already passed; fetch was not called')
+      : timeoutError(
+          request,
+          'total',
+          deadlineLeft,
+          `not complete within the ${Math.round(deadlineLeft)} ms left of the ambient deadline`,
+        );
+  },
+};

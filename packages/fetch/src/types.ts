@@ -36,13 +36,14 @@ export interface RetryOptions {
  * the wrapper was built with.
  */
 export interface TimeoutOptions {
-  /** From the start of an attempt until its response body is fully read, in ms. */
+  /** From the start of an attempt until its response body has fully arrived, in ms. */
   totalMs?: number | false;
   /** From the start of an attempt until the response headers arrive, in ms; at most `totalMs`. */
   headersMs?: number | false;
   /**
-   * The longest wait for the next body chunk while the body is being read, in ms. Time your code
-   * spends between reads does not count: only time spent waiting on the server does.
+   * The longest the server may leave the body silent while fetch is ready for more of it, in ms.
+   * Time your code spends not reading does not count once fetch's buffer is full (fetch then
+   * pauses the connection, and the limit with it).
    */
   bodyIdleMs?: number | false;
   /** Retries on timeout: an options object, a number (the `limit`), or `false` for none (the default). */

@@ -3,7 +3,16 @@ import { resolveOptions, type ResolvedOptions } from './options.js';
 import { publishRetry } from './channels.js';
 import { RequestTimer } from './request-timer.js';
 import type { TimeoutError } from './timeout-error.js';
-import { callerSignal, isReplayable, isRequest, requestMethod, requestUrl, type InitLike } from './request-info.js';
+import {
+  attemptInit,
+  callerSignal,
+  copyInit,
+  isReplayable,
+  isRequest,
+  requestMethod,
+  requestUrl,
+  type InitLike,
+} from './request-info.js';
 import type { FetchLike, ResponseLike, TimedFetch, TimeoutOptions } from './types.js';
 
 /** The wrapped function as the wrapper calls it. */
@@ -11,8 +20,14 @@ type RawFetch = (input: unknown, init?: InitLike) => Promise<ResponseLike>;
 
 /**
  * Wraps a fetch function with phase timeouts on the tickwheel timing wheel: `headersMs` until
- * the response headers, `bodyIdleMs` between body chunks, `totalMs` until the body is fully read,
- * and optional retries of idempotent requests that time out before their headers arrive.
+ * the response headers, `bodyIdleMs` while the body waits on the server, `totalMs` until the
+ * body has fully arrived, and optional retries of idempotent requests that time out before
+ * their headers arrive.
+ *
+ * Apart from its timeouts the result behaves exactly like `fetchFn`: the Response is fetch's
+ * own, untouched. The wrapper gives fetch a signal of its own (aborted with the TimeoutError, or
+ * with your signal's reason) and, for Node's fetch and `undici.fetch`, a dispatcher that
+ * watches the body arrive on its way to the dispatcher fetch would have used.
  *
  * Inside `withDeadline()` (or a handler wrapped by `@tickwheel/grpc`) a request never outlives the
  * ambient deadline, and one whose deadline has passed rejects without calling fetch. Every
@@ -40,27 +55,67 @@ export function withTimeouts<F extends FetchLike>(fetchFn: F, options: TimeoutOp
   return timedFetch as unknown as TimedFetch<F>;
 }
 
-async function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unknown, init: InitLike | undefined): Promise<ResponseLike> {
+function timedRequest(
+  fetchFn: RawFetch,
+  base: ResolvedOptions,
+  input: unknown,
+  init: InitLike | undefined,
+): Promise<ResponseLike> {
   let options = base;
-  let fetchInit = init;
-  if (init != null && 'timeouts' in init) {
-    if (init.timeouts !== undefined) options = resolveOptions(init.timeouts as TimeoutOptions, base, 'timeouts.');
-    fetchInit = { ...init };
-    delete fetchInit.timeouts;
+  if (init?.timeouts !== undefined) {
+    try {
+      options = resolveOptions(init.timeouts as TimeoutOptions, base, 'timeouts.');
+    } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- resolveOptions throws TypeError/RangeError
+      return Promise.reject(error);
+    }
   }
   const deadline = currentDeadline();
-  if (options.untimed && deadline === undefined) return fetchFn(input, fetchInit);
+  if (options.untimed && deadline === undefined) {
+    // Nothing to time: fetch gets the caller's own arguments (without `timeouts`).
+    return init != null && 'timeouts' in init ? fetchFn(input, copyInit(init)) : fetchFn(input, init);
+  }
+  const method = requestMethod(input, init);
+  const timer = new RequestTimer(
+    options,
+    requestUrl(input),
+    method,
+    callerSignal(input, init),
+    deadline,
+    init?.dispatcher,
+  );
+  if (timer.abortedBeforeStart) {
+    // fetch rejects with the caller's reason at once, as bare: hand out its very promise, so
+    // that even the microtask it rejects in is the same.
+    const pending = fetchFn(input, attemptInit(input, init, timer.beginAttempt(), timer.tap));
+    pending.then(
+      () => timer.finish(),
+      () => timer.finish(),
+    );
+    return pending;
+  }
+  return attempts(fetchFn, options, timer, method, input, init);
+}
 
-  const method = requestMethod(input, fetchInit);
-  const timer = new RequestTimer(options, requestUrl(input), method, callerSignal(input, fetchInit), deadline);
-  const retry = options.retry !== undefined && options.retry.methods.has(method) && isReplayable(fetchInit);
-  const cloneInput = retry && isRequest(input) && input.body != null;
+async function attempts(
+  fetchFn: RawFetch,
+  options: ResolvedOptions,
+  timer: RequestTimer,
+  method: string,
+  input: unknown,
+  init: InitLike | undefined,
+): Promise<ResponseLike> {
+  const retry = options.retry !== undefined && options.retry.methods.has(method) && isReplayable(init);
+  // A Request body can be sent once: the first attempt sends (and consumes) the caller's
+  // Request as bare fetch would, retries send copies of a clone taken before it.
+  const spare = retry && isRequest(input) && input.body != null ? input.clone() : undefined;
   try {
     for (let attempt = 0; ; attempt++) {
       const signal = timer.beginAttempt();
+      const attemptInput = attempt === 0 || spare === undefined ? input : spare.clone();
       let response: ResponseLike;
       try {
-        response = await fetchFn(cloneInput ? (input as { clone(): unknown }).clone() : input, { ...fetchInit, signal });
+        response = await fetchFn(attemptInput, attemptInit(attemptInput, init, signal, timer.tap));
       } catch (error) {
         const reason = timer.attemptFailed(error);
         const delay = retry ? timer.retryDelay(reason, attempt) : undefined;
@@ -76,5 +131,10 @@ async function timedRequest(fetchFn: RawFetch, base: ResolvedOptions, input: unk
   } catch (error) {
     timer.finish();
     throw error;
+  } finally {
+    // The clone tees the body: cancelling the spare branch frees what it buffered.
+    (spare?.body as ReadableStream | null | undefined)?.cancel().catch(ignore);
   }
 }
+
+function ignore(): void {}

@@ -6,7 +6,14 @@ describe('options', () => {
   describe('resolveOptions', () => {
     it('fills in the documented defaults', () => {
       const resolved = resolveOptions({}, undefined, '');
-      expect(resolved).toMatchObject({ totalMs: Infinity, headersMs: Infinity, bodyIdleMs: Infinity, retry: undefined, budgetMs: Infinity, untimed: true });
+      expect(resolved).toMatchObject({
+        totalMs: Infinity,
+        headersMs: Infinity,
+        bodyIdleMs: Infinity,
+        retry: undefined,
+        budgetMs: Infinity,
+        untimed: true,
+      });
       expect(resolved.wheel).toBe(sharedWheel());
       expect(DEFAULTS.retryDefaults.methods).toBe(IDEMPOTENT_METHODS);
     });
@@ -25,7 +32,11 @@ describe('options', () => {
       [{ bodyIdleMs: Infinity }, RangeError, 'bodyIdleMs must be a finite number >= 0, got Infinity'],
       [{ totalMs: '5' }, TypeError, 'totalMs must be a finite number >= 0, got "5" (string)'],
       [{ totalMs: 100, headersMs: 101 }, RangeError, 'headersMs must not exceed totalMs (100), got 101'],
-      [{ timeout: 5 }, TypeError, 'unknown option timeout; expected one of totalMs, headersMs, bodyIdleMs, retry, wheel'],
+      [
+        { timeout: 5 },
+        TypeError,
+        'unknown option timeout; expected one of totalMs, headersMs, bodyIdleMs, retry, wheel',
+      ],
       [{ wheel: {} }, TypeError, 'wheel must be a TimingWheel, got {}'],
       [{ retry: 'yes' }, TypeError, 'retry must be an object, a number or false, got "yes"'],
       [{ retry: { limit: 1.5 } }, RangeError, 'retry.limit must be an integer >= 0, got 1.5'],
@@ -34,7 +45,11 @@ describe('options', () => {
       [{ retry: { budgetMs: -5 } }, RangeError, 'retry.budgetMs must be a finite number >= 0, got -5'],
       [{ retry: { methods: 'GET' } }, TypeError, 'retry.methods must be an array of method names, got "GET"'],
       [{ retry: { onRetry: 1 } }, TypeError, 'retry.onRetry must be a function, got 1'],
-      [{ retry: { retries: 1 } }, TypeError, 'unknown option retry.retries; expected one of retry.limit, retry.budgetMs, retry.backoffMs, retry.backoffFactor, retry.methods, retry.onRetry'],
+      [
+        { retry: { retries: 1 } },
+        TypeError,
+        'unknown option retry.retries; expected one of retry.limit, retry.budgetMs, retry.backoffMs, retry.backoffFactor, retry.methods, retry.onRetry',
+      ],
     ])('rejects %j with a clear message', (options, type, message) => {
       expect(() => resolveOptions(options as never, undefined, '')).toThrow(type);
       expect(() => resolveOptions(options as never, undefined, '')).toThrow(message);
@@ -45,22 +60,36 @@ describe('options', () => {
     });
 
     describe('per request', () => {
-      const base = resolveOptions({ totalMs: 1_000, headersMs: 200, retry: { limit: 3, budgetMs: 5_000 } }, undefined, '');
+      const base = resolveOptions(
+        { totalMs: 1_000, headersMs: 200, retry: { limit: 3, budgetMs: 5_000 } },
+        undefined,
+        '',
+      );
 
       it('keeps what the request leaves out and prefixes error messages with timeouts.', () => {
         const merged = resolveOptions({ headersMs: 100, retry: { limit: 1 } }, base, 'timeouts.');
         expect(merged).toMatchObject({ totalMs: 1_000, headersMs: 100, budgetMs: 5_000 });
         expect(merged.retry!.limit).toBe(1);
-        expect(() => resolveOptions({ totalMs: -2 }, base, 'timeouts.')).toThrow('timeouts.totalMs must be a finite number >= 0, got -2');
+        expect(() => resolveOptions({ totalMs: -2 }, base, 'timeouts.')).toThrow(
+          'timeouts.totalMs must be a finite number >= 0, got -2',
+        );
       });
 
       it('checks headersMs against the inherited totalMs', () => {
-        expect(() => resolveOptions({ headersMs: 2_000 }, base, 'timeouts.')).toThrow('timeouts.headersMs must not exceed totalMs (1000), got 2000');
+        expect(() => resolveOptions({ headersMs: 2_000 }, base, 'timeouts.')).toThrow(
+          'timeouts.headersMs must not exceed totalMs (1000), got 2000',
+        );
       });
 
       it('switches limits and retries off with false', () => {
         const off = resolveOptions({ totalMs: false, headersMs: false, retry: false }, base, 'timeouts.');
-        expect(off).toMatchObject({ totalMs: Infinity, headersMs: Infinity, retry: undefined, budgetMs: Infinity, untimed: true });
+        expect(off).toMatchObject({
+          totalMs: Infinity,
+          headersMs: Infinity,
+          retry: undefined,
+          budgetMs: Infinity,
+          untimed: true,
+        });
       });
 
       it('uses the wheel given per request', () => {

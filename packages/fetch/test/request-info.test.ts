@@ -43,7 +43,15 @@ describe('request-info', () => {
   describe('isReplayable', () => {
     it('accepts value bodies and refuses streams and iterables', () => {
       expect(isReplayable(undefined)).toBe(true);
-      for (const body of [null, 'text', new ArrayBuffer(2), new Uint8Array(2), new Blob(['x']), new URLSearchParams('a=1'), new FormData()]) {
+      for (const body of [
+        null,
+        'text',
+        new ArrayBuffer(2),
+        new Uint8Array(2),
+        new Blob(['x']),
+        new URLSearchParams('a=1'),
+        new FormData(),
+      ]) {
         expect(isReplayable({ body })).toBe(true);
       }
       expect(isReplayable({ body: new ReadableStream() })).toBe(false);

@@ -4,11 +4,17 @@ import { rebuildResponse, TimedBody } from '../src/timed-body.js';
 import { RecordingObserver } from './helpers/recording-observer.js';
 import { rejectionOf, settle } from './helpers/scripted-fetch.js';
 
-
-function controlledSource(): { stream: ReadableStream<Uint8Array>; controller: ReadableStreamDefaultController<Uint8Array>; cancelled: unknown[] } {
+function controlledSource(): {
+  stream: ReadableStream<Uint8Array>;
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  cancelled: unknown[];
+} {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const cancelled: unknown[] = [];
-  const stream = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c), cancel: (reason) => void cancelled.push(reason) });
+  const stream = new ReadableStream<Uint8Array>({
+    start: (c) => void (controller = c),
+    cancel: (reason) => void cancelled.push(reason),
+  });
   return { stream, controller, cancelled };
 }
 
@@ -73,7 +79,10 @@ describe('timed-body', () => {
     ] as const)('keeps the %s Response class, status, headers and url', async (_name, ResponseClass) => {
       const original = new ResponseClass('ignored', { status: 201, statusText: 'Made', headers: { 'x-a': '1' } });
       Object.defineProperty(original, 'url', { value: 'http://127.0.0.1/x' });
-      const rebuilt = rebuildResponse(original, new ReadableStream({ start: (c) => (c.enqueue(bytes('new body')), c.close()) }))!;
+      const rebuilt = rebuildResponse(
+        original,
+        new ReadableStream({ start: (c) => (c.enqueue(bytes('new body')), c.close()) }),
+      )!;
       expect(rebuilt).toBeInstanceOf(ResponseClass);
       expect(rebuilt).toMatchObject({ status: 201, statusText: 'Made', url: 'http://127.0.0.1/x', redirected: false });
       expect(rebuilt.headers.get('x-a')).toBe('1');

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/timeout-error.js';
 
 describe('TimeoutError', () => {
-  const error = new TimeoutError('GET http://127.0.0.1/x: no response headers within 5 ms (headersMs)', 'headers', 5, 'http://127.0.0.1/x', 'GET');
+  const error = new TimeoutError(
+    'GET http://127.0.0.1/x: no response headers within 5 ms (headersMs)',
+    'headers',
+    5,
+    'http://127.0.0.1/x',
+    'GET',
+  );
 
   it('has the name and code of the reason AbortSignal.timeout() aborts with', async () => {
     const native = AbortSignal.timeout(1);

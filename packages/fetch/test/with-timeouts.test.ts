@@ -240,11 +240,14 @@ describe('withTimeouts', () => {
       expect(wheel.size).toBe(0);
     });
 
-    it('rejects at once, without calling fetch, for an already aborted signal', async () => {
+    it('rejects with the reason of an already aborted signal by handing fetch an aborted signal, as bare fetch would get', async () => {
       const timed = withTimeouts(server.fetch, { totalMs: 1_000, wheel });
       const error = await rejectionOf(timed(URL_A, { signal: AbortSignal.abort('early') }));
       expect(error).toBe('early');
-      expect(server.calls).toHaveLength(0);
+      // fetch itself rejects (and consumes a Request input, as it does without the wrapper).
+      expect(server.calls).toHaveLength(1);
+      expect(server.last.signal.reason).toBe('early');
+      expect(wheel.size).toBe(0);
     });
 
     it('honours the signal of a Request input', async () => {
@@ -343,7 +346,7 @@ describe('withTimeouts', () => {
       clock.advance(1);
       await settle();
       expect(server.calls).toHaveLength(2);
-      expect(server.calls[1]!.signal).not.toBe(server.calls[0]!.signal);
+      expect(server.calls[1].signal).not.toBe(server.calls[0].signal);
       server.last.respondEmpty();
       await settle();
       expect(state.value).toBeInstanceOf(Response);
@@ -352,7 +355,11 @@ describe('withTimeouts', () => {
     });
 
     it('gives up after limit retries with the last TimeoutError, backing off by backoffFactor', async () => {
-      const timed = withTimeouts(server.fetch, { headersMs: 10, wheel, retry: { limit: 2, backoffMs: 10, backoffFactor: 3 } });
+      const timed = withTimeouts(server.fetch, {
+        headersMs: 10,
+        wheel,
+        retry: { limit: 2, backoffMs: 10, backoffFactor: 3 },
+      });
       const state = track(timed(URL_A));
       const starts: number[] = [];
       for (let t = 0; t < 200; t++) {
@@ -371,7 +378,11 @@ describe('withTimeouts', () => {
       await settle();
       expect(post.error).toBeInstanceOf(TimeoutError);
       expect(server.calls).toHaveLength(1);
-      const listed = withTimeouts(server.fetch, { headersMs: 10, wheel, retry: { limit: 1, backoffMs: 0, methods: ['post'] } });
+      const listed = withTimeouts(server.fetch, {
+        headersMs: 10,
+        wheel,
+        retry: { limit: 1, backoffMs: 0, methods: ['post'] },
+      });
       track(listed(URL_A, { method: 'POST', body: 'x' }));
       clock.advance(10);
       await settle();
@@ -381,27 +392,32 @@ describe('withTimeouts', () => {
     it('does not retry a request whose body is a stream', async () => {
       const timed = withTimeouts(server.fetch, { headersMs: 10, wheel, retry: { limit: 1, backoffMs: 0 } });
       const body = new ReadableStream({ start: (c) => c.close() });
-      const state = track(timed(URL_A, { method: 'PUT', body, duplex: 'half' } as RequestInit));
+      const state = track(timed(URL_A, { method: 'PUT', body, duplex: 'half' }));
       clock.advance(10);
       await settle();
       expect(state.error).toBeInstanceOf(TimeoutError);
       expect(server.calls).toHaveLength(1);
     });
 
-    it('sends a fresh clone of a Request input on each attempt', async () => {
+    it('sends the Request input itself first, as bare fetch does, and a clone of it on each retry', async () => {
       const timed = withTimeouts(server.fetch, { headersMs: 10, wheel, retry: { limit: 1, backoffMs: 0 } });
       const request = new Request(URL_A, { method: 'PUT', body: 'payload' });
       track(timed(request));
       clock.advance(10);
       await settle();
       expect(server.calls).toHaveLength(2);
-      expect(server.calls[0]!.input).not.toBe(request);
-      expect(await (server.calls[1]!.input as Request).text()).toBe('payload');
-      expect(request.bodyUsed).toBe(false);
+      expect(server.calls[0].input).toBe(request);
+      expect(server.calls[1].input).not.toBe(request);
+      expect(await (server.calls[1].input as Request).text()).toBe('payload');
+      expect(await request.text()).toBe('payload');
     });
 
     it('bounds all attempts by budgetMs and reports the budget', async () => {
-      const timed = withTimeouts(server.fetch, { headersMs: 40, wheel, retry: { limit: 5, backoffMs: 10, backoffFactor: 1, budgetMs: 100 } });
+      const timed = withTimeouts(server.fetch, {
+        headersMs: 40,
+        wheel,
+        retry: { limit: 5, backoffMs: 10, backoffFactor: 1, budgetMs: 100 },
+      });
       const state = track(timed(URL_A));
       for (let t = 0; t < 150; t++) {
         clock.advance(1);
@@ -414,7 +430,11 @@ describe('withTimeouts', () => {
     });
 
     it('cuts the last attempt short at the budget with a total TimeoutError', async () => {
-      const timed = withTimeouts(server.fetch, { headersMs: 40, wheel, retry: { limit: 5, backoffMs: 5, backoffFactor: 1, budgetMs: 70 } });
+      const timed = withTimeouts(server.fetch, {
+        headersMs: 40,
+        wheel,
+        retry: { limit: 5, backoffMs: 5, backoffFactor: 1, budgetMs: 70 },
+      });
       const state = track(timed(URL_A));
       for (let t = 0; t < 100; t++) {
         clock.advance(1);

@@ -18,7 +18,7 @@ export class TestServer {
   abandoned = 0;
   requests = 0;
   private readonly sockets = new Set<Socket>();
-  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private readonly pending = new PendingTimers();
   private readonly flakySeen = new Set<string>();
 
   constructor() {
@@ -42,17 +42,13 @@ export class TestServer {
   }
 
   async stop(): Promise<void> {
-    for (const timer of this.timers) clearTimeout(timer);
+    this.pending.clear();
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
   private later(ms: number, fn: () => void): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      fn();
-    }, ms);
-    this.timers.add(timer);
+    this.pending.later(ms, fn);
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -103,6 +99,25 @@ export class TestServer {
         res.statusCode = 404;
         res.end();
     }
+  }
+}
+
+/** The timers a test server has set, so that stopping it clears every one of them. */
+export class PendingTimers {
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+
+  /** Runs `fn` in `ms`, unless cleared first. */
+  later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  clear(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
   }
 }
 

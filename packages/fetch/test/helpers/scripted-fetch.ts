@@ -36,18 +36,22 @@ export class ScriptedFetch {
           resolve(new Response(stream, { status, headers: { 'content-type': 'text/plain' } }));
         },
         respondEmpty: (status = 204) => resolve(new Response(null, { status })),
+        // Like fetch, reject with whatever the test (or the signal's reason) gives.
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         fail: (error) => reject(error),
         push: (text) => body!.enqueue(encoder.encode(text)),
         end: () => body!.close(),
       };
       this.calls.push(call);
       if (signal.aborted) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- fetch rejects with the signal's reason, whatever it is
         reject(signal.reason);
         return;
       }
       signal.addEventListener(
         'abort',
         () => {
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- as above
           reject(signal.reason);
           try {
             body?.error(signal.reason);
@@ -61,7 +65,7 @@ export class ScriptedFetch {
   };
 
   get last(): ScriptedCall {
-    return this.calls[this.calls.length - 1]!;
+    return this.calls[this.calls.length - 1];
   }
 }
 

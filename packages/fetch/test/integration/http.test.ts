@@ -7,10 +7,11 @@ import { rejectionOf } from '../helpers/scripted-fetch.js';
 import { since, TestServer } from '../helpers/http-server.js';
 
 // Integration tests on the system clock: limits of tens of ms, bounds generous for a noisy machine.
-const implementations = [
+// undici.fetch has its own Request/Response types; the tests call both as the global fetch.
+const implementations: Array<[string, typeof globalThis.fetch]> = [
   ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch],
-] as const;
+  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
+];
 
 describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1', (_name, fetchFn) => {
   const server = new TestServer();
@@ -47,7 +48,13 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
     const error = (await rejectionOf(timed(`${base}/slow-headers?ms=1000`))) as TimeoutError;
     const elapsed = since(start);
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(error).toMatchObject({ name: 'TimeoutError', phase: 'headers', timeoutMs: 50, method: 'GET', url: `${base}/slow-headers?ms=1000` });
+    expect(error).toMatchObject({
+      name: 'TimeoutError',
+      phase: 'headers',
+      timeoutMs: 50,
+      method: 'GET',
+      url: `${base}/slow-headers?ms=1000`,
+    });
     expect(elapsed).toBeGreaterThanOrEqual(49);
     expect(elapsed).toBeLessThan(700);
   });
@@ -127,7 +134,9 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
 
   it('does not retry a POST', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 60, wheel: makeWheel(), retry: { limit: 2, backoffMs: 10 } });
-    const error = await rejectionOf(timed(`${base}/flaky?ms=2000&key=${_name}-${++key}`, { method: 'POST', body: 'x' }));
+    const error = await rejectionOf(
+      timed(`${base}/flaky?ms=2000&key=${_name}-${++key}`, { method: 'POST', body: 'x' }),
+    );
     expect(error).toMatchObject({ phase: 'headers', method: 'POST' });
   });
 

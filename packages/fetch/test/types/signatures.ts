@@ -10,7 +10,10 @@ export async function signatures(): Promise<void> {
   const b: Response = await timedGlobal(new Request('http://127.0.0.1/'));
   const c: Response = await timedGlobal(new URL('http://127.0.0.1/'));
   // undici's own init (dispatcher) and Response type survive.
-  const d: undici.Response = await timedUndici('http://127.0.0.1/', { dispatcher: new undici.Agent(), timeouts: { bodyIdleMs: 50 } });
+  const d: undici.Response = await timedUndici('http://127.0.0.1/', {
+    dispatcher: new undici.Agent(),
+    timeouts: { bodyIdleMs: 50 },
+  });
   // Usable wherever the original type is expected; Parameters/ReturnType are the original's.
   const asFetch: typeof fetch = timedGlobal;
   const asUndici: typeof undici.fetch = timedUndici;

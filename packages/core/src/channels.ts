@@ -21,11 +21,15 @@
  * ## Context
  * Messages are published synchronously, inside the wheel's pass, so a subscriber must be quick
  * and must not throw (diagnostics_channel reports a subscriber's error as an uncaught exception
- * on the next tick; the wheel's pass is not disturbed). The adapters publish their timeouts in
- * the async context of the request that timed out ({@link captureContext}), so a subscriber's
- * `trace.getActiveSpan()` is that request's span rather than whatever armed the wheel's timer.
+ * on the next tick; the wheel's pass is not disturbed). A timeout fires in the wheel's callback,
+ * whose async context is whatever armed the wheel's native timer, not the request's. So when a
+ * request starts, an adapter whose timeout channel has subscribers asks for the caller's context
+ * on `tickwheel:core:capture-context` ({@link captureContext}): a subscriber there (the
+ * OpenTelemetry bridge) stores what it needs in the carrier, `context.active()`, and the adapter
+ * hands it back in the timeout's message as `context`. That costs one publish per request, and
+ * only while both channels have subscribers. (`AsyncLocalStorage.snapshot()` would do the same
+ * for every store but costs ~10 µs per request on Node 20.)
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import type { TimerHandle } from './timer-handle.js';
 import type { TimingWheel } from './timing-wheel.js';
@@ -37,6 +41,8 @@ export const CORE_WAKE_CHANNEL = 'tickwheel:core:wake';
 export const CORE_CALLBACK_ERROR_CHANNEL = 'tickwheel:core:callback-error';
 /** Name of the channel of {@link TimerSetExpireMessage}. */
 export const CORE_TIMER_SET_EXPIRE_CHANNEL = 'tickwheel:core:timer-set-expire';
+/** Name of the channel of {@link ContextCarrier}: where adapters ask for the caller's context. */
+export const CORE_CAPTURE_CONTEXT_CHANNEL = 'tickwheel:core:capture-context';
 
 /** Published on `tickwheel:core:wake` after a wake-up's callbacks ran. */
 export interface WheelWakeMessage {
@@ -71,6 +77,15 @@ export interface TimerSetExpireMessage {
 }
 
 /**
+ * Published on `tickwheel:core:capture-context` when a request starts and its timeout channel has
+ * subscribers: a subscriber sets `context` to whatever identifies the caller's context for it
+ * (the OpenTelemetry bridge: `context.active()`), and gets it back in the timeout's message.
+ */
+export interface ContextCarrier {
+  context: unknown;
+}
+
+/**
  * A channel whose messages have type `T`: `diagnostics_channel.channel(name)` with its publish
  * narrowed, so that a publishing site cannot send the wrong shape.
  */
@@ -90,31 +105,21 @@ export const callbackErrorChannel: TypedChannel<CallbackErrorMessage> =
 export const timerSetExpireChannel: TypedChannel<TimerSetExpireMessage> =
   diagnosticsChannel.channel(CORE_TIMER_SET_EXPIRE_CHANNEL);
 
-/** Runs a function in an async context captured earlier (`AsyncLocalStorage.snapshot()`). */
-export type RunInContext = <R>(fn: () => R) => R;
+/** @internal */
+export const captureContextChannel: TypedChannel<ContextCarrier> =
+  diagnosticsChannel.channel(CORE_CAPTURE_CONTEXT_CHANNEL);
 
 /**
- * The empty async context, captured when this module loaded: timeouts whose request started
- * before anyone subscribed are published there, so that they are attributed to no span rather
- * than to whichever request happened to arm the wheel's native timer.
+ * The caller's context as the subscribers of `tickwheel:core:capture-context` see it, when
+ * `channel` (a timeout channel) has subscribers; undefined otherwise. Adapters call it when a
+ * request starts and put the result in the request's timeout message as `context`. With no
+ * subscriber it costs one property read.
  */
-const emptyContext: RunInContext = AsyncLocalStorage.snapshot();
-
-/**
- * Captures the caller's async context when `channel` has subscribers (a closure per call, so
- * only then), for {@link publishInContext} to publish in later. Adapters call it when a request
- * starts; with no subscriber it costs one property read and returns undefined.
- */
-export function captureContext(channel: { readonly hasSubscribers: boolean }): RunInContext | undefined {
-  return channel.hasSubscribers ? AsyncLocalStorage.snapshot() : undefined;
-}
-
-/**
- * Publishes `message` in the context `context` captured (or in the empty context), so that
- * subscribers see the async context of the request the message is about.
- */
-export function publishInContext<T>(channel: TypedChannel<T>, message: T, context: RunInContext | undefined): void {
-  (context ?? emptyContext)(() => channel.publish(message));
+export function captureContext(channel: { readonly hasSubscribers: boolean }): unknown {
+  if (!channel.hasSubscribers || !captureContextChannel.hasSubscribers) return undefined;
+  const carrier: ContextCarrier = { context: undefined };
+  captureContextChannel.publish(carrier);
+  return carrier.context;
 }
 
 /** Publishes on `tickwheel:core:wake`. Call only when `wakeChannel.hasSubscribers`. */

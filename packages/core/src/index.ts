@@ -15,5 +15,5 @@ export { requireMs, optionalMs, requireFunction, requirePowerOfTwo, describeValu
 export { TimerSet } from './timer-set.js';
 export type { TimerPolicy, TimerSetOptions, TimerSetConstructorOptions, TimerSetRestoreOptions, ExpireInfo, ExpireCallback } from './timer-set.js';
 export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set-snapshot.js';
-export { CORE_WAKE_CHANNEL, CORE_CALLBACK_ERROR_CHANNEL, CORE_TIMER_SET_EXPIRE_CHANNEL, captureContext, publishInContext } from './channels.js';
-export type { WheelWakeMessage, CallbackErrorMessage, TimerSetExpireMessage, TypedChannel, RunInContext } from './channels.js';
+export { CORE_WAKE_CHANNEL, CORE_CALLBACK_ERROR_CHANNEL, CORE_TIMER_SET_EXPIRE_CHANNEL, CORE_CAPTURE_CONTEXT_CHANNEL, captureContext } from './channels.js';
+export type { WheelWakeMessage, CallbackErrorMessage, TimerSetExpireMessage, ContextCarrier, TypedChannel } from './channels.js';

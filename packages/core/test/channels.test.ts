@@ -3,16 +3,16 @@ import diagnosticsChannel from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   captureContext,
+  type ContextCarrier,
   publishCallbackError,
-  publishInContext,
   publishTimerSetExpire,
   publishWake,
   timerSetExpireChannel,
   wakeChannel,
-  type TypedChannel,
 } from '../src/channels.js';
 import {
   CORE_CALLBACK_ERROR_CHANNEL,
+  CORE_CAPTURE_CONTEXT_CHANNEL,
   CORE_TIMER_SET_EXPIRE_CHANNEL,
   CORE_WAKE_CHANNEL,
   ManualClock,
@@ -49,39 +49,27 @@ describe('channels', () => {
   });
 
   describe('captureContext', () => {
-    it('captures nothing while nobody listens', () => {
+    it('asks nobody while the timeout channel has no subscriber', () => {
+      const carriers = subscribe(CORE_CAPTURE_CONTEXT_CHANNEL);
       expect(wakeChannel.hasSubscribers).toBe(false);
+      expect(captureContext(wakeChannel)).toBeUndefined();
+      expect(carriers).toEqual([]);
+    });
+
+    it('is undefined while nobody subscribes to tickwheel:core:capture-context', () => {
+      subscribe(CORE_WAKE_CHANNEL);
       expect(captureContext(wakeChannel)).toBeUndefined();
     });
 
-    it("captures the caller's async context once someone listens", () => {
+    it("returns what a capture-context subscriber stored for the caller's context", () => {
       subscribe(CORE_WAKE_CHANNEL);
       const store = new AsyncLocalStorage<string>();
-      const run = store.run('request 7', () => captureContext(wakeChannel));
-      expect(run).toBeTypeOf('function');
-      expect(run!(() => store.getStore())).toBe('request 7');
-    });
-  });
-
-  describe('publishInContext', () => {
-    const channel: TypedChannel<string> = diagnosticsChannel.channel('tickwheel:test:context');
-
-    it('publishes in the captured context, so a subscriber sees the request it is about', () => {
-      const store = new AsyncLocalStorage<string>();
-      const seen: Array<[unknown, string | undefined]> = [];
-      const listener = (message: unknown) => seen.push([message, store.getStore()]);
-      diagnosticsChannel.subscribe('tickwheel:test:context', listener);
-      stops.push(() => diagnosticsChannel.unsubscribe('tickwheel:test:context', listener));
-      const context = store.run('request 7', () => captureContext(channel));
-      // Published from some other request's context, as a wheel callback would be.
-      store.run('request 9', () => {
-        publishInContext(channel, 'timed out', context);
-        publishInContext(channel, 'no context captured', undefined);
-      });
-      expect(seen).toEqual([
-        ['timed out', 'request 7'],
-        ['no context captured', undefined],
-      ]);
+      const capture = (carrier: unknown) => {
+        (carrier as ContextCarrier).context = store.getStore();
+      };
+      diagnosticsChannel.subscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture);
+      stops.push(() => diagnosticsChannel.unsubscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture));
+      expect(store.run('request 7', () => captureContext(wakeChannel))).toBe('request 7');
     });
   });
 

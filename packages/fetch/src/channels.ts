@@ -8,13 +8,12 @@
  * | `tickwheel:fetch:retry` | {@link FetchRetryMessage} | a timed-out attempt is retried, before the backoff delay |
  *
  * A message is built only when the channel has subscribers, so with none a request pays one
- * property read per event. Both are published in the async context of the `fetch()` call that
- * started the request (when the timeout channel had a subscriber at that moment: the request
- * then captures its context with `captureContext(timeoutChannel)`), so a subscriber's active
- * span is the request's own.
+ * property read per event. Both carry `context`: what a subscriber of
+ * `tickwheel:core:capture-context` stored when the `fetch()` call started (the OpenTelemetry
+ * bridge: the caller's `Context`, so the timeout lands on the request's own span).
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { publishInContext, type RunInContext, type TypedChannel } from '@tickwheel/core';
+import type { TypedChannel } from '@tickwheel/core';
 import type { TimeoutError } from './timeout-error.js';
 import type { TimeoutPhase } from './types.js';
 
@@ -39,6 +38,8 @@ export interface FetchTimeoutMessage {
   readonly attempt: number;
   /** The error the attempt rejects (or its body errors) with. */
   readonly error: TimeoutError;
+  /** The caller's context, from `tickwheel:core:capture-context` (undefined without a subscriber there). */
+  readonly context: unknown;
 }
 
 /** Published on `tickwheel:fetch:retry` when a timed-out attempt is retried. */
@@ -52,6 +53,8 @@ export interface FetchRetryMessage {
   readonly delayMs: number;
   /** The timeout that ended the previous attempt. */
   readonly error: TimeoutError;
+  /** As in {@link FetchTimeoutMessage}. */
+  readonly context: unknown;
 }
 
 /** @internal */
@@ -60,12 +63,7 @@ export const timeoutChannel: TypedChannel<FetchTimeoutMessage> = diagnosticsChan
 export const retryChannel: TypedChannel<FetchRetryMessage> = diagnosticsChannel.channel(FETCH_RETRY_CHANNEL);
 
 /** Publishes a timeout when someone listens. `context`: the request's, from `captureContext`. */
-export function publishTimeout(
-  error: TimeoutError,
-  elapsedMs: number,
-  attempt: number,
-  context: RunInContext | undefined,
-): void {
+export function publishTimeout(error: TimeoutError, elapsedMs: number, attempt: number, context: unknown): void {
   if (!timeoutChannel.hasSubscribers) return;
   const message: FetchTimeoutMessage = {
     phase: error.phase,
@@ -75,23 +73,15 @@ export function publishTimeout(
     elapsedMs,
     attempt,
     error,
+    context,
   };
-  publishInContext(timeoutChannel, message, context);
+  timeoutChannel.publish(message);
 }
 
 /** Publishes a retry when someone listens. */
-export function publishRetry(
-  error: TimeoutError,
-  attempt: number,
-  delayMs: number,
-  context: RunInContext | undefined,
-): void {
+export function publishRetry(error: TimeoutError, attempt: number, delayMs: number, context: unknown): void {
   if (!retryChannel.hasSubscribers) return;
-  publishInContext(
-    retryChannel,
-    { method: error.method, origin: originOf(error.url), attempt, delayMs, error },
-    context,
-  );
+  retryChannel.publish({ method: error.method, origin: originOf(error.url), attempt, delayMs, error, context });
 }
 
 /** The origin of a URL string, or `'null'` (as `URL#origin` says) when it does not parse. */

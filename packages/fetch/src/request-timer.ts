@@ -1,4 +1,4 @@
-import { captureContext, type Deadline, type RunInContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { captureContext, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
@@ -68,8 +68,8 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
   /** The attempt under way, from 0, and when it began (wheel clock): for the timeout channel. */
   private attempt = -1;
   private attemptStartedAt = 0;
-  /** The caller's async context, kept only while someone listens to the timeout channel. */
-  readonly context: RunInContext | undefined = captureContext(timeoutChannel);
+  /** The caller's context for the timeout channel's subscribers (see core's channels.ts). */
+  readonly context: unknown = captureContext(timeoutChannel);
 
   /**
    * @param dispatcher - the caller's `init.dispatcher`, which the tap sends requests through

@@ -9,12 +9,12 @@
  * | `tickwheel:grpc:handler-abort` | {@link GrpcHandlerAbortMessage} | a server handler's signal aborted: its deadline passed, the client cancelled, or an enclosing deadline was aborted |
  *
  * A message is built only when the channel has subscribers, so with none a call pays one
- * property read per event. Messages are published in the async context of the call (the
- * client's `makeUnaryRequest`..., the server handler's), so a subscriber's active span is the
- * call's own.
+ * property read per event. Messages carry `context`: what a subscriber of
+ * `tickwheel:core:capture-context` stored when the call started (the OpenTelemetry bridge: the
+ * caller's `Context`, so a client deadline lands on the caller's span).
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { publishInContext, type RunInContext, type TypedChannel } from '@tickwheel/core';
+import type { TypedChannel } from '@tickwheel/core';
 import type { DeadlineLimit, ServerDeadlineLimit } from './types.js';
 
 /** Name of the channel of {@link GrpcDeadlineMessage}. */
@@ -38,6 +38,8 @@ export interface GrpcDeadlineMessage {
   readonly elapsedMs: number;
   /** True when the deadline came from a parent: the caller's server call or `grpc-timeout` header, the `parent` option or an ambient deadline. */
   readonly propagated: boolean;
+  /** The context the call started in, from `tickwheel:core:capture-context` (undefined without a subscriber there). */
+  readonly context: unknown;
 }
 
 /** Why a server handler's signal aborted. */
@@ -49,6 +51,8 @@ export interface GrpcHandlerAbortMessage {
   readonly reason: HandlerAbortReason;
   /** Time from the call's arrival to the abort, in ms. */
   readonly elapsedMs: number;
+  /** As in {@link GrpcDeadlineMessage}. */
+  readonly context: unknown;
 }
 
 /** @internal */
@@ -64,14 +68,10 @@ export function publishDeadline(
   limit: GrpcDeadlineMessage['limit'],
   budgetMs: number,
   elapsedMs: number,
-  context: RunInContext | undefined,
+  context: unknown,
 ): void {
   if (!deadlineChannel.hasSubscribers) return;
-  publishInContext(
-    deadlineChannel,
-    { side, path, limit, budgetMs, elapsedMs, propagated: limit === 'propagated' },
-    context,
-  );
+  deadlineChannel.publish({ side, path, limit, budgetMs, elapsedMs, propagated: limit === 'propagated', context });
 }
 
 /** Publishes a handler abort when someone listens. */
@@ -79,8 +79,8 @@ export function publishHandlerAbort(
   path: string,
   reason: HandlerAbortReason,
   elapsedMs: number,
-  context: RunInContext | undefined,
+  context: unknown,
 ): void {
   if (!handlerAbortChannel.hasSubscribers) return;
-  publishInContext(handlerAbortChannel, { path, reason, elapsedMs }, context);
+  handlerAbortChannel.publish({ path, reason, elapsedMs, context });
 }

@@ -1,6 +1,6 @@
 import { InterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
-import { captureContext, type RunInContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { captureContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { expiredDetails, idleDetails } from './details.js';
 import { GRPC_TIMEOUT_HEADER, grpcTimeoutValue } from './grpc-timeout.js';
@@ -31,8 +31,8 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
   private listener: Partial<InterceptingListener> | undefined;
   private timer: TimerHandle | undefined;
   private startedAt = 0;
-  /** The caller's async context, kept only while someone listens to the deadline channel. */
-  private readonly context: RunInContext | undefined = captureContext(deadlineChannel);
+  /** The caller's context for the deadline channel's subscribers (see core's channels.ts). */
+  private readonly context: unknown = captureContext(deadlineChannel);
 
   /**
    * @param next - the rest of the chain, made with `deadline: Infinity` so that grpc-js runs no timer of its own

@@ -1,6 +1,6 @@
 import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
-import { captureContext, createDeadline, deadlineExceededReason, type DeadlineScope, type RunInContext, type TimingWheel } from '@tickwheel/core';
+import { captureContext, createDeadline, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
 import { deadlineChannel, publishDeadline, publishHandlerAbort, type HandlerAbortReason } from './channels.js';
 import { expiredDetails, spentDetails } from './details.js';
 import { isTimeout } from './parent-abort.js';
@@ -42,8 +42,8 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
   private spentReason: unknown;
   private spent = false;
   private finished = false;
-  /** The async context the call arrived in, kept only while someone listens to the deadline channel. */
-  private readonly context: RunInContext | undefined = captureContext(deadlineChannel);
+  /** The context the call arrived in, for the deadline channel's subscribers (see core's channels.ts). */
+  private readonly context: unknown = captureContext(deadlineChannel);
 
   /**
    * @param expiresAt - the deadline on `wheel`'s clock

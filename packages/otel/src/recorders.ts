@@ -1,9 +1,11 @@
-import type { Attributes } from '@opentelemetry/api';
+import { context, type Attributes } from '@opentelemetry/api';
 import {
+  CORE_CAPTURE_CONTEXT_CHANNEL,
   CORE_CALLBACK_ERROR_CHANNEL,
   CORE_TIMER_SET_EXPIRE_CHANNEL,
   CORE_WAKE_CHANNEL,
   type CallbackErrorMessage,
+  type ContextCarrier,
   type TimerSetExpireMessage,
   type WheelWakeMessage,
 } from '@tickwheel/core';
@@ -80,7 +82,9 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
         };
         recordTimeout(m, attributes, message.elapsedMs);
         if (spanEvents)
-          addTimeoutEvent(attributes, message.limitMs, message.elapsedMs, { 'tickwheel.attempt': message.attempt });
+          addTimeoutEvent(message.context, attributes, message.limitMs, message.elapsedMs, {
+            'tickwheel.attempt': message.attempt,
+          });
       },
     ],
     [
@@ -98,7 +102,7 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
           ...rpcAttributes(message.path),
         };
         recordTimeout(m, attributes, message.elapsedMs);
-        if (spanEvents) addTimeoutEvent(attributes, message.budgetMs, message.elapsedMs, undefined);
+        if (spanEvents) addTimeoutEvent(message.context, attributes, message.budgetMs, message.elapsedMs, undefined);
       },
     ],
     [
@@ -133,6 +137,15 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
       (message: RedisDuplicateMessage) => m.redisDuplicates.add(1, { 'tickwheel.redis.namespace': message.namespace }),
     ],
   ];
+  // Span events need the caller's context when a request starts (core's channels.ts, "Context").
+  if (spanEvents) {
+    recorders.push([
+      CORE_CAPTURE_CONTEXT_CHANNEL,
+      (carrier: ContextCarrier) => {
+        carrier.context = context.active();
+      },
+    ]);
+  }
   return new Map(recorders);
 }
 

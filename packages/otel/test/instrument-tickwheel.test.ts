@@ -1,7 +1,17 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { diag, DiagLogLevel, type DiagLogger, type MeterProvider } from '@opentelemetry/api';
 import {
+  context,
+  diag,
+  DiagLogLevel,
+  trace,
+  type Context,
+  type DiagLogger,
+  type MeterProvider,
+} from '@opentelemetry/api';
+import {
+  captureContext,
   CORE_CALLBACK_ERROR_CHANNEL,
+  CORE_CAPTURE_CONTEXT_CHANNEL,
   CORE_TIMER_SET_EXPIRE_CHANNEL,
   CORE_WAKE_CHANNEL,
   ManualClock,
@@ -36,6 +46,7 @@ import { histogram, Telemetry } from './helpers/telemetry.js';
 
 /** Every channel the instrumentation subscribes to. */
 const CHANNELS = [
+  CORE_CAPTURE_CONTEXT_CHANNEL,
   CORE_WAKE_CHANNEL,
   CORE_CALLBACK_ERROR_CHANNEL,
   CORE_TIMER_SET_EXPIRE_CHANNEL,
@@ -334,13 +345,15 @@ describe('instrumentTickwheel', () => {
   });
 
   describe('span events', () => {
-    it('adds a tickwheel.timeout event to the active span when a timeout is published in its context', () => {
+    it('adds a tickwheel.timeout event to the span of the request, captured when it started', () => {
       enable();
-      telemetry.inSpan('GET /slow', (span) => {
-        publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ attempt: 1 }));
-        span.end();
-      });
+      // As an adapter does: capture the caller's context when the request starts (inside its
+      // span), publish the timeout later from the wheel's callback (outside it).
+      const requestContext = telemetry.inSpan('GET /slow', () => captureContext({ hasSubscribers: true }));
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ attempt: 1, context: requestContext }));
+      trace.getSpan(requestContext as Context)!.end();
       const [span] = telemetry.finishedSpans();
+      expect(span.name).toBe('GET /slow');
       expect(span.events).toHaveLength(1);
       expect(span.events[0].name).toBe(TIMEOUT_EVENT);
       expect(span.events[0].attributes).toEqual({
@@ -356,26 +369,37 @@ describe('instrumentTickwheel', () => {
       });
     });
 
-    it('adds one for a gRPC deadline too, and none with spanEvents: false', () => {
+    it("adds nothing to the span active when the timeout is published: it is not the request's", () => {
       enable();
-      telemetry.inSpan('shop.Cart/Checkout', (span) => {
-        publish(GRPC_DEADLINE_CHANNEL, grpcDeadline());
+      telemetry.inSpan('some other request', (span) => {
+        publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());
         span.end();
       });
-      instrumentation!.disable();
-      enable({ spanEvents: false });
-      telemetry.inSpan('quiet', (span) => {
-        publish(GRPC_DEADLINE_CHANNEL, grpcDeadline());
-        span.end();
-      });
-      const [withEvent, without] = telemetry.finishedSpans();
-      expect(
-        withEvent.events.map((e) => [e.name, e.attributes?.['tickwheel.limit_ms'], e.attributes?.['rpc.method']]),
-      ).toEqual([[TIMEOUT_EVENT, 250, 'Checkout']]);
-      expect(without.events).toEqual([]);
+      expect(telemetry.finishedSpans()[0].events).toEqual([]);
     });
 
-    it('adds nothing outside a span', async () => {
+    it('adds one for a gRPC deadline too; with spanEvents: false it captures nothing and adds none', () => {
+      enable();
+      const withEvent = telemetry.inSpan('shop.Cart/Checkout', () => captureContext({ hasSubscribers: true }));
+      publish(GRPC_DEADLINE_CHANNEL, grpcDeadline({ context: withEvent }));
+      trace.getSpan(withEvent as Context)!.end();
+      instrumentation!.disable();
+      enable({ spanEvents: false });
+      expect(diagnosticsChannel.hasSubscribers(CORE_CAPTURE_CONTEXT_CHANNEL)).toBe(false);
+      const without = telemetry.inSpan('quiet', () => captureContext({ hasSubscribers: true }));
+      expect(without).toBeUndefined();
+      telemetry.inSpan('quiet', (span) => {
+        publish(GRPC_DEADLINE_CHANNEL, grpcDeadline({ context: context.active() }));
+        span.end();
+      });
+      const [first, second] = telemetry.finishedSpans();
+      expect(
+        first.events.map((e) => [e.name, e.attributes?.['tickwheel.limit_ms'], e.attributes?.['rpc.method']]),
+      ).toEqual([[TIMEOUT_EVENT, 250, 'Checkout']]);
+      expect(second.events).toEqual([]);
+    });
+
+    it('adds nothing for a request that started before the instrumentation (no context)', async () => {
       enable();
       publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());
       expect((await telemetry.point(METRICS.timeouts)).value).toBe(1);

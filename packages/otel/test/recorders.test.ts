@@ -23,9 +23,14 @@ describe('recorders', () => {
       const telemetry = new Telemetry();
       const recorders = createRecorders(createInstruments(telemetry.meterProvider.getMeter('test')), true);
       const channels = exportedChannels(core, fetch, grpc, ws, redis);
-      expect(channels).toHaveLength(11);
+      expect(channels).toHaveLength(12);
       expect([...recorders.keys()].sort()).toEqual(channels.sort());
       for (const name of channels) expect(name).toMatch(/^tickwheel:(core|fetch|grpc|ws|redis):[a-z-]+$/);
+      expect(
+        createRecorders(createInstruments(telemetry.meterProvider.getMeter('test')), false).has(
+          core.CORE_CAPTURE_CONTEXT_CHANNEL,
+        ),
+      ).toBe(false);
       await telemetry.shutdown();
     });
   });

@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addTimeoutEvent, TIMEOUT_EVENT } from '../src/span-events.js';
 import { Telemetry } from './helpers/telemetry.js';
@@ -11,9 +11,9 @@ describe('span-events', () => {
   afterEach(() => telemetry.shutdown());
 
   describe('addTimeoutEvent', () => {
-    it('adds the event with the limit and the elapsed time to the active recording span', () => {
+    it("adds the event with the limit and the elapsed time to the request context's recording span", () => {
       telemetry.inSpan('call', (span) => {
-        addTimeoutEvent({ 'tickwheel.package': 'grpc' }, 250, 251, { 'tickwheel.attempt': 0 });
+        addTimeoutEvent(context.active(), { 'tickwheel.package': 'grpc' }, 250, 251, { 'tickwheel.attempt': 0 });
         span.end();
       });
       const [span] = telemetry.finishedSpans();
@@ -30,11 +30,12 @@ describe('span-events', () => {
       ]);
     });
 
-    it('does nothing without an active span, or when it is not recording', () => {
-      expect(() => addTimeoutEvent({}, 1, 1, undefined)).not.toThrow();
+    it('does nothing without a context, without a span in it, or when the span is not recording', () => {
+      expect(() => addTimeoutEvent(undefined, {}, 1, 1, undefined)).not.toThrow();
+      expect(() => addTimeoutEvent(context.active(), {}, 1, 1, undefined)).not.toThrow();
       const ended = telemetry.inSpan('ended', (span) => {
         span.end();
-        addTimeoutEvent({}, 1, 1, undefined);
+        addTimeoutEvent(context.active(), {}, 1, 1, undefined);
         return trace.getActiveSpan();
       });
       expect(ended?.isRecording()).toBe(false);

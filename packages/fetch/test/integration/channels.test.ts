@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { CORE_CAPTURE_CONTEXT_CHANNEL, type ContextCarrier } from '@tickwheel/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   FETCH_RETRY_CHANNEL,
@@ -18,12 +19,21 @@ let origin: string;
 const store = new AsyncLocalStorage<string>();
 const stops: Array<() => void> = [];
 
-function listen<T>(name: string): Array<{ message: T; context: string | undefined }> {
-  const seen: Array<{ message: T; context: string | undefined }> = [];
-  const listener = (message: unknown) => seen.push({ message: message as T, context: store.getStore() });
+function listen<T extends { context: unknown }>(name: string): Array<{ message: T; context: unknown }> {
+  const seen: Array<{ message: T; context: unknown }> = [];
+  const listener = (message: unknown) => seen.push({ message: message as T, context: (message as T).context });
   diagnosticsChannel.subscribe(name, listener);
   stops.push(() => diagnosticsChannel.unsubscribe(name, listener));
   return seen;
+}
+
+/** A capture-context subscriber, as the OpenTelemetry bridge is: it stores the caller's store value. */
+function captureStore(): void {
+  const capture = (carrier: unknown) => {
+    (carrier as ContextCarrier).context = store.getStore();
+  };
+  diagnosticsChannel.subscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture);
+  stops.push(() => diagnosticsChannel.unsubscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture));
 }
 
 beforeAll(async () => {
@@ -48,11 +58,12 @@ afterAll(async () => {
 
 describe('channels, published by withTimeouts against a real node:http server', () => {
   it(
-    'publishes every timed-out attempt and every retry, in the context of the fetch() call',
+    'publishes every timed-out attempt and every retry, with the context of the fetch() call',
     { timeout: 10_000 },
     async () => {
       const timeouts = listen<FetchTimeoutMessage>(FETCH_TIMEOUT_CHANNEL);
       const retries = listen<FetchRetryMessage>(FETCH_RETRY_CHANNEL);
+      captureStore();
       const timedFetch = withTimeouts(fetch, { headersMs: 50, retry: { limit: 1, backoffMs: 10 } });
       const error = await store.run('request 1', () => timedFetch(`${origin}/stall?secret=1`).catch((e: unknown) => e));
       expect(error).toBeInstanceOf(TimeoutError);

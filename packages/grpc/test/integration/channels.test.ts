@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import * as grpc from '@grpc/grpc-js';
+import { CORE_CAPTURE_CONTEXT_CHANNEL, type ContextCarrier } from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   deadlineInterceptor,
@@ -24,12 +25,21 @@ import {
 const store = new AsyncLocalStorage<string>();
 const cleanups: Array<() => unknown> = [];
 
-function listen<T>(name: string): Array<{ message: T; context: string | undefined }> {
-  const seen: Array<{ message: T; context: string | undefined }> = [];
-  const listener = (message: unknown) => seen.push({ message: message as T, context: store.getStore() });
+function listen<T extends { context: unknown }>(name: string): Array<{ message: T; context: unknown }> {
+  const seen: Array<{ message: T; context: unknown }> = [];
+  const listener = (message: unknown) => seen.push({ message: message as T, context: (message as T).context });
   diagnosticsChannel.subscribe(name, listener);
   cleanups.push(() => diagnosticsChannel.unsubscribe(name, listener));
   return seen;
+}
+
+/** A capture-context subscriber, as the OpenTelemetry bridge is: it stores the caller's store value. */
+function captureStore(): void {
+  const capture = (carrier: unknown) => {
+    (carrier as ContextCarrier).context = store.getStore();
+  };
+  diagnosticsChannel.subscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture);
+  cleanups.push(() => diagnosticsChannel.unsubscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture));
 }
 
 async function server(options: grpc.ServerOptions = {}): Promise<Running> {
@@ -43,8 +53,9 @@ afterEach(async () => {
 });
 
 describe('channels, published by the interceptors on real grpc-js', () => {
-  it("publishes a client call past its deadline, in the caller's context", { timeout: 10_000 }, async () => {
+  it("publishes a client call past its deadline, with the caller's context", { timeout: 10_000 }, async () => {
     const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
+    captureStore();
     const running = await server();
     const client = echoClient(running.address, [
       deadlineInterceptor({ overrides: { '/tickwheel.test.Echo/Unary': 100 } }),

@@ -52,7 +52,14 @@ export interface DeadlineScope extends Deadline, Disposable {
   dispose(): void;
 }
 
-const storage = new AsyncLocalStorage<Deadline>();
+/**
+ * The ambient store lives on `globalThis` under a registered symbol, like the shared wheel, so
+ * that with two copies of this package in one process a deadline set through one copy bounds
+ * work timed through the other.
+ */
+const STORAGE_KEY = Symbol.for('@tickwheel/core.deadlineStorage@0');
+type GlobalWithStorage = typeof globalThis & { [STORAGE_KEY]?: AsyncLocalStorage<Deadline> };
+const storage = ((globalThis as GlobalWithStorage)[STORAGE_KEY] ??= new AsyncLocalStorage<Deadline>());
 
 /**
  * The ambient deadline of the current async context, or `undefined` outside any.
@@ -75,7 +82,9 @@ export function deadlineExceededReason(): DOMException {
  * Creates a deadline `timeoutMs` from now, nested in the ambient one: when the ambient deadline
  * is earlier it wins, and its abort aborts this one too. The deadline holds one timer on the
  * wheel until {@link DeadlineScope.dispose}; servers create one per request and dispose it
- * when the response is sent.
+ * when the response is sent. Like `wheel.schedule` it counts from the job's clock reading (call
+ * `freshNow(wheel.clock)` first to renew it), and a `timeoutMs` above `MAX_DELAY_MS` (2^53)
+ * gives a deadline that never passes.
  *
  * @throws RangeError/TypeError for a bad `timeoutMs` or options
  */
@@ -86,12 +95,19 @@ export function createDeadline(timeoutMs: number, options: DeadlineOptions = {})
   }
   const parent = storage.getStore();
   const wheel = options.wheel ?? parent?.wheel ?? sharedWheel();
-  let expiresAt = wheel.clock.now() + timeoutMs;
-  if (parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < expiresAt) {
-    expiresAt = parent.expiresAt;
-  }
-  const onAbort = options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
-  return new Scope(wheel, expiresAt, parent, options.signal, onAbort);
+  const ownExpiresAt = wheel.clock.now() + timeoutMs;
+  const parentWins = parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < ownExpiresAt;
+  const onAbort =
+    options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
+  // Its own timeout goes through schedule(), so that the same MAX_DELAY_MS rule applies exactly.
+  return new Scope(
+    wheel,
+    parentWins ? parent.expiresAt : ownExpiresAt,
+    parentWins ? undefined : timeoutMs,
+    parent,
+    options.signal,
+    onAbort,
+  );
 }
 
 /**
@@ -128,7 +144,11 @@ export function withDeadline<T>(timeoutMs: number, fn: () => T, options?: Deadli
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as PromiseLike<unknown>).then === 'function';
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
 }
 
 /**
@@ -148,6 +168,7 @@ class Scope implements DeadlineScope {
   constructor(
     readonly wheel: TimingWheel,
     readonly expiresAt: number,
+    ownTimeoutMs: number | undefined,
     parent: Deadline | undefined,
     signal: AbortSignal | undefined,
     private readonly onAbort: ((reason: unknown) => void) | undefined,
@@ -166,7 +187,9 @@ class Scope implements DeadlineScope {
     if (wheel.clock.now() >= expiresAt) {
       this.abort(deadlineExceededReason());
     } else {
-      this.timer = wheel.scheduleAt(expiresAt, () => this.abort(deadlineExceededReason()));
+      const onTimeout = (): void => this.abort(deadlineExceededReason());
+      this.timer =
+        ownTimeoutMs === undefined ? wheel.scheduleAt(expiresAt, onTimeout) : wheel.schedule(ownTimeoutMs, onTimeout);
       // A deadline alone never holds the process open; the work it bounds does that.
       this.timer.unref();
     }

@@ -1,9 +1,11 @@
-export { TimingWheel } from './timing-wheel.js';
-export type { TimingWheelOptions, WheelStats } from './timing-wheel.js';
+export { TimingWheel, isTimingWheel } from './timing-wheel.js';
+export { TimerLoopError } from './wheel-pass.js';
+export { MAX_DELAY_MS } from './tick-scale.js';
+export type { TimingWheelOptions, WheelStats } from './wheel-types.js';
 export { TimerHandle } from './timer-handle.js';
 export type { TimerCallback, TimerState } from './timer-handle.js';
 export { ManualClock } from './manual-clock.js';
-export { SystemClock, systemClock, isDrivingClock } from './clock.js';
+export { SystemClock, systemClock, isDrivingClock, freshNow } from './clock.js';
 export type { SystemClockOptions } from './clock.js';
 export type { Clock, DrivingClock, WakeupDriver } from './clock.js';
 export { NativeDriver, MAX_NATIVE_DELAY_MS } from './native-driver.js';
@@ -13,7 +15,14 @@ export { withDeadline, currentDeadline, createDeadline, deadlineExceededReason }
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadline.js';
 export { requireMs, optionalMs, requireFunction, requirePowerOfTwo, describeValue } from './validate.js';
 export { TimerSet } from './timer-set.js';
-export type { TimerPolicy, TimerSetOptions, TimerSetConstructorOptions, TimerSetRestoreOptions, ExpireInfo, ExpireCallback } from './timer-set.js';
+export type {
+  TimerPolicy,
+  TimerSetOptions,
+  TimerSetConstructorOptions,
+  TimerSetRestoreOptions,
+  ExpireInfo,
+  ExpireCallback,
+} from './timer-set.js';
 export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set-snapshot.js';
 export { CORE_WAKE_CHANNEL, CORE_CALLBACK_ERROR_CHANNEL, CORE_TIMER_SET_EXPIRE_CHANNEL, CORE_CAPTURE_CONTEXT_CHANNEL, captureContext } from './channels.js';
 export type { WheelWakeMessage, CallbackErrorMessage, TimerSetExpireMessage, ContextCarrier, TypedChannel } from './channels.js';

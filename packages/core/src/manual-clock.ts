@@ -1,6 +1,9 @@
 import type { DrivingClock, WakeupDriver } from './clock.js';
 import { requireMs } from './validate.js';
 
+/** Wake-ups at one instant, across the clock's wheels, before `advance` assumes an infinite loop. */
+const MAX_WAKES_WITHOUT_PROGRESS = 100_000;
+
 /**
  * A clock that moves only when told to. Tests and fixed-step game loops use it to make timers
  * deterministic: the same calls always fire the same callbacks in the same order.
@@ -48,7 +51,9 @@ export class ManualClock implements DrivingClock {
    */
   advance(ms: number): void {
     requireMs(ms, 'ms');
-    this.advanceTo(this.nowMs + ms);
+    const target = this.nowMs + ms;
+    if (target === Infinity) throw new RangeError(`ms must keep the clock finite: now() is ${this.nowMs}, got ${ms}`);
+    this.advanceTo(target);
   }
 
   /**
@@ -66,11 +71,23 @@ export class ManualClock implements DrivingClock {
     }
     this.advancing = true;
     const errors: unknown[] = [];
+    let wakesHere = 0;
     try {
       for (;;) {
         const next = this.earliestDriver();
         if (next === undefined || next.armedAt > timeMs) break;
-        if (next.armedAt > this.nowMs) this.nowMs = next.armedAt;
+        if (next.armedAt > this.nowMs) {
+          this.nowMs = next.armedAt;
+          wakesHere = 0;
+        } else if (++wakesHere > MAX_WAKES_WITHOUT_PROGRESS) {
+          // Wheels re-arming each other for the same instant; each wheel's own loopLimit only sees one pass.
+          errors.push(
+            new Error(
+              `ManualClock: aborting after ${MAX_WAKES_WITHOUT_PROGRESS} wake-ups at ${this.nowMs} ms, assuming an infinite loop between wheels`,
+            ),
+          );
+          break;
+        }
         next.armedAt = Infinity;
         try {
           next.wake();

@@ -1,4 +1,4 @@
-import type { Clock, WakeupDriver } from './clock.js';
+import { freshNow, type Clock, type WakeupDriver } from './clock.js';
 
 /** setTimeout's largest delay; anything longer fires after 1 ms with a TimeoutOverflowWarning. */
 export const MAX_NATIVE_DELAY_MS = 2 ** 31 - 1;
@@ -47,7 +47,9 @@ export class NativeDriver implements WakeupDriver {
   arm(atMs: number): void {
     this.disarm();
     this.armedAt = atMs;
-    const delay = Math.min(MAX_NATIVE_DELAY_MS, Math.max(1, Math.ceil(atMs - this.clock.now())));
+    // From a fresh reading: the job's cached one may be a long job old, and the timer would
+    // then fire late by the job's length.
+    const delay = Math.min(MAX_NATIVE_DELAY_MS, Math.max(1, Math.ceil(atMs - freshNow(this.clock))));
     const timer = globalThis.setTimeout(this.onTimeout, delay);
     if (!this.ref) timer.unref?.();
     this.appliedRef = this.ref;
@@ -94,7 +96,7 @@ export class NativeDriver implements WakeupDriver {
 
   private readonly onTimeout = (): void => {
     this.timer = undefined;
-    const late = (this.clock.preciseNow?.() ?? this.clock.now()) - this.armedAt;
+    const late = freshNow(this.clock) - this.armedAt;
     if (late >= this.yieldToIoWhenLateMs) {
       // Always ref'ed: Node lets the loop sleep in poll while only unref'ed immediates are queued,
       // which would hold the expiry back until some unrelated I/O or timer. It is one loop turn.

@@ -1,4 +1,5 @@
 import type { Link } from './bucket.js';
+import { freshNow } from './clock.js';
 import type { TimingWheel } from './timing-wheel.js';
 
 /**
@@ -53,7 +54,7 @@ export class TimerHandle implements Link {
   constructor(
     /** @internal */ readonly _wheel: TimingWheel,
     /** @internal */ public _callback: TimerCallback,
-    /** @internal Expiry in whole ms relative to the wheel's origin. */ public _expiresAt: number,
+    /** @internal The tick it falls due at; Infinity for a timer that never fires. */ public _tick: number,
     /** @internal The delay `refresh()` reuses when called without one. */ public _delayMs: number,
   ) {}
 
@@ -64,12 +65,16 @@ export class TimerHandle implements Link {
 
   /** Where the handle is in its lifecycle. */
   get state(): TimerState {
-    return STATE_NAMES[this._flags & STATE_MASK]!;
+    return STATE_NAMES[this._flags & STATE_MASK];
   }
 
-  /** The time it fires (or fired), in the wheel clock's milliseconds. It fires when `clock.now() >= expiresAt`. */
+  /**
+   * The time it fires (or fired), in the wheel clock's milliseconds: the start of the first tick
+   * at or after its delay's end. It fires once a fresh clock reading is at or past it; `Infinity`
+   * for a delay beyond `MAX_DELAY_MS`, which never fires.
+   */
   get expiresAt(): number {
-    return this._wheel._originMs + this._expiresAt;
+    return this._wheel._scale.timeOfTick(this._tick);
   }
 
   /** The delay `refresh()` reuses when called without one. */
@@ -77,10 +82,10 @@ export class TimerHandle implements Link {
     return this._delayMs;
   }
 
-  /** Milliseconds until it fires; 0 when it is due or no longer pending. */
+  /** Milliseconds until it fires, by a fresh clock reading; 0 when it is due or no longer pending. */
   remaining(): number {
     if (!this.pending) return 0;
-    const left = this.expiresAt - this._wheel.clock.now();
+    const left = this.expiresAt - freshNow(this._wheel.clock);
     return left > 0 ? left : 0;
   }
 

@@ -50,7 +50,7 @@ import {
   type SnapshotKey,
   type TimerSetSnapshot,
 } from './timer-set-snapshot.js';
-import { TimingWheel } from './timing-wheel.js';
+import { isTimingWheel, TimingWheel } from './timing-wheel.js';
 import { describeValue, requireFunction, requireMs } from './validate.js';
 
 /**
@@ -191,7 +191,7 @@ export class TimerSet<V, K = SnapshotKey> {
     }
     this.onExpire = requireFunction<ExpireCallback<K, V>>(options.onExpire, 'onExpire');
     const wheel = options.wheel ?? sharedWheel();
-    if (!(wheel instanceof TimingWheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
+    if (!isTimingWheel(wheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
     if (wheel.isClosed) throw new Error('wheel is closed: a TimerSet needs an open TimingWheel');
     this.outer = wheel;
     this.gameClock = new PausableClock(wheel);

@@ -4,32 +4,28 @@
  * A `TimingWheel` holds any number of timers and fires each one when its time comes, with O(1)
  * schedule, cancel and refresh, driven by ONE native timer for the whole wheel. It follows
  * Kafka's `TimingWheel`/`SystemTimer` (the Purgatory redesign), adapted to Node's event loop.
+ * The code is split by concept: tick arithmetic (`tick-scale.ts`), levels and slots
+ * (`wheel-levels.ts`), buckets (`bucket.ts`), entries (`timer-handle.ts`), passes and arming
+ * (`wheel-pass.ts`) and the native timer (`native-driver.ts`).
  *
  * ## Ticks, levels and buckets
- * Time is counted in ticks of `tickMs` (1 ms by default) from the wheel's origin, the clock
- * reading when it was built. A timer due at time `t` is due at tick `ceil(t / tickMs)`: the
- * first tick boundary at or after its expiry. That one rounding is the whole accuracy contract:
- * a timer never fires before its expiry and at most one tick after it.
+ * Time is counted in ticks of `tickMs` (any positive finite number: 1 by default, 0.3, or
+ * 1000 / 60 for a 60 Hz loop) from the wheel's origin, the clock reading when it was built. A
+ * timer due at time `t` is due at the first tick beginning at or after `t`, and `expiresAt` is
+ * that tick's start: a timer never fires before its expiry and at most one tick after it.
  *
  * The wheel has levels 0, 1, 2, ... created on demand; each is a ring of `wheelSize` buckets
- * (64 by default). A bucket of level `L` spans `wheelSize^L` ticks, so a level's tick is the full
- * span of the level below, and a level spans `wheelSize^(L+1)` ticks. Read a tick number in base
+ * (64 by default). A bucket of level `L` spans `wheelSize^L` ticks. Read a tick number in base
  * `wheelSize`: digit `L` is the slot at level `L`. A timer goes to the level of the highest digit
- * in which its due tick differs from the current tick, into the slot named by that digit. So a
- * timer within the current level-0 window sits at level 0 in its exact tick's slot, and timers
- * further out sit in ever coarser buckets. Filing is pure arithmetic: O(1).
- *
- * A bucket is a doubly-linked ring of entries with itself as sentinel (`bucket.ts`). An entry is
- * the user's `TimerHandle` (`timer-handle.ts`), so cancelling is an O(1) unlink.
+ * in which its due tick differs from the current tick, into the slot named by that digit. Filing
+ * is pure arithmetic: O(1). A bucket is a doubly-linked ring with itself as sentinel, and an
+ * entry is the user's `TimerHandle`, so cancelling is an O(1) unlink.
  *
  * ## Cascade
- * When the current tick reaches the start of an occupied bucket at level `L > 0`, that bucket's
- * entries are re-filed: relative to the new current tick they now differ in a lower digit, so
- * they drop to a finer level. Each entry cascades at most once per level on its way down, so the
- * work per timer is bounded by the number of levels (log base `wheelSize` of its delay).
- *
- * Worked example with `tickMs = 1`, `wheelSize = 64`, current tick 0, and a timer for 10 000 ms.
- * 10 000 = 2·64² + 28·64 + 16, so its digits are (2, 28, 16):
+ * When the current tick reaches the start of an occupied bucket at level `L > 0`, its entries
+ * are re-filed: relative to the new current tick they differ in a lower digit, so they drop to a
+ * finer level, at most once per level. Worked example, `tickMs = 1`, `wheelSize = 64`, current
+ * tick 0, a timer for 10 000 ms = 2·64² + 28·64 + 16, digits (2, 28, 16):
  *
  * | current tick | what happens                        | timer is in        |
  * |-------------:|-------------------------------------|--------------------|
@@ -39,108 +35,74 @@
  * |       10 000 | level-0 slot 16 comes due: fire     | -                  |
  *
  * ## The driver: one native timer, armed at the next non-empty bucket
- * Kafka keeps its buckets in a `DelayQueue` so the timer thread sleeps until the next non-empty
- * bucket instead of ticking. Here each level keeps an occupancy bitmap, one bit per slot; the next
- * event is the first set bit at or after the current slot in the lowest non-empty level (a lower
- * level's window always ends before a higher level's next slot starts). The wheel keeps exactly
- * one wake-up armed with its driver (`native-driver.ts`: one `setTimeout`) for that event, or for
- * the earliest due tick when a new timer is sooner. So an empty wheel makes no wake-ups, a
- * sparse one wakes once per occupied bucket (often once per timer: arming uses the timer's own
- * tick), and a busy one never more than once per tick. When the driver wakes, the wheel walks
- * from event to event up to the present, so stretches with nothing in them cost nothing; this is
- * also how a `ManualClock` advanced by years returns at once.
+ * Kafka keeps its buckets in a `DelayQueue`; here each level keeps an occupancy bitmap and the
+ * next event is the first set bit at or after the current slot in the lowest non-empty level.
+ * The wheel keeps exactly one wake-up armed (`native-driver.ts`: one `setTimeout`) for that
+ * event, or for the earliest due tick when a new timer is sooner, so an empty wheel makes no
+ * wake-ups and a busy one at most one per tick. When it wakes, the wheel walks from event to
+ * event up to the present, so empty stretches cost nothing, and a `ManualClock` advanced by
+ * years returns at once.
  *
- * ## Lazy re-filing
- * `refresh()` to a later expiry only rewrites the entry's expiry and leaves it in its bucket.
- * When that bucket comes up, the entry is found not yet due and re-filed (counted in
- * `stats().refiled`). A heartbeat refreshed on every message therefore costs one field write per
- * message, as with tokio's and Netty's idle timers and undici's fast timers.
+ * ## The clock contract (system clock)
+ * - **A delay counts from the current job's clock reading**: `SystemClock.now()` reads
+ *   `performance.now()` at the first call in a synchronous job (a task, a microtask, or one
+ *   timer callback run by the wheel) and reuses it until the job ends. A read costs ~40 ns, about
+ *   half of a schedule plus cancel (benchmarks/results/core.json), and a job usually reads it
+ *   within microseconds of scheduling. Node's `setTimeout` counts from the call instead; the
+ *   difference shows only in a job that reads the clock, computes for X ms, then schedules: its
+ *   timer fires up to X ms sooner after the call than its delay, never later. Callers whose own
+ *   cost dwarfs a read (a fetch, a gRPC call) start from `freshNow(clock)`, which also renews the
+ *   job's reading.
+ * - **Never early**: a pass fires only what is due by a fresh reading, so a timer fires once a
+ *   fresh reading is at or past its `expiresAt`; `remaining()` is `expiresAt` minus a fresh
+ *   reading, so it reaches 0 when the timer fires.
+ * - **Never late by the length of a job**: the native timer is armed from a fresh reading, so a
+ *   timer scheduled after, or pending across, a long job fires as soon as the loop is free.
  *
  * ## Long delays
- * Ticks are plain JavaScript numbers: integral and exact to 2^53, and levels are added as delays
- * need them, so a delay of a hundred years fires at its exact expiry (Node's own `setTimeout`
- * fires anything over 2^31-1 ms after 1 ms). The native timer reaches far wake-ups in hops.
+ * Every delay up to `MAX_DELAY_MS` = 2^53 ms (about 285 000 years) fires at the first tick at or
+ * after `now + delayMs`; past 2^53, where doubles skip whole ms, the sum is rounded up, never
+ * down. A longer delay (up to `Number.MAX_VALUE`) gives a timer that never fires: it holds no
+ * bucket, wakes nothing and does not keep the process alive (`expiresAt` is `Infinity`). The
+ * same rule holds for `schedule`, `scheduleAt`, `refresh` and deadlines. Node's `setTimeout`
+ * fires anything over 2^31-1 ms after 1 ms; the native timer here reaches far wake-ups in hops.
  *
- * ## Errors and re-entrancy
- * Callbacks run in due order (by tick, then in the order they were filed) and may schedule,
- * cancel or refresh any timer, themselves included; a timer scheduled for the current tick from
- * a callback fires in the same pass. A callback that throws does not stop the others: its error
- * goes to `onError`. Without `onError` the errors are rethrown once the pass is over, so on the
- * system clock they surface as an uncaught exception just as a throwing `setTimeout` callback
- * does, and on a `ManualClock` they are thrown from `advance()`.
+ * ## Lazy re-filing and same-time order
+ * `refresh()` to a later expiry only rewrites the entry's due tick and leaves it in its bucket;
+ * when that bucket comes up the entry is re-filed (`stats().refiled`). A heartbeat refreshed on
+ * every message costs one field write per message, as with tokio's, Netty's and undici's.
+ * Timers due in the same tick fire in the order they were filed into that tick. A timer
+ * scheduled, or refreshed earlier, is filed at the call; a timer refreshed later is filed when
+ * its old bucket comes up. So a refreshed timer fires after every timer that was scheduled for
+ * the same tick before the refresh, as Node's `refresh()` does; unlike Node, a timer scheduled
+ * between the refresh and the old bucket's time fires before it. Keeping refresh a field
+ * write is worth that difference.
+ *
+ * ## Errors, re-entrancy and runaway timers
+ * Callbacks may schedule, cancel or refresh any timer, themselves included; a timer filed for
+ * the tick being fired fires in the same pass. A throwing callback does not stop the others: its
+ * error goes to `onError`, or without one is rethrown after the pass (one error as itself,
+ * several as an `AggregateError`): an uncaught exception on the system clock, thrown from
+ * `advance()` on a `ManualClock`. Timers that keep re-arming for the tick being fired (a
+ * `refresh(0)` loop) would never let time move: after `loopLimit` rounds in one pass they are
+ * cancelled and one `TimerLoopError` goes to `onError`, or is thrown.
  *
  * ## Threading
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.
  */
-import { Bucket, type Link } from './bucket.js';
-import { publishCallbackError, publishWake, wakeChannel } from './channels.js';
-import { isDrivingClock, systemClock, type Clock, type WakeupDriver } from './clock.js';
+import { freshNow, isDrivingClock, systemClock, type Clock } from './clock.js';
 import { NativeDriver } from './native-driver.js';
+import { MAX_DELAY_MS, sumUp, TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import { TimerHandle, type TimerCallback } from './timer-handle.js';
-import { requireFunction, requireMs, requirePowerOfTwo, describeValue } from './validate.js';
+import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from './validate.js';
+import type { TimingWheelOptions, WheelStats } from './wheel-types.js';
+import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 
-/** Options of {@link TimingWheel}; every one is optional. */
-export interface TimingWheelOptions {
-  /** The resolution: timers fire at the first multiple of `tickMs` at or after their expiry. Default 1. */
-  tickMs?: number;
-  /** Buckets per level, a power of two from 2 to 65536. Default 64. */
-  wheelSize?: number;
-  /** Where time comes from. Default: the monotonic {@link SystemClock}. Pass a `ManualClock` for tests and game loops. */
-  clock?: Clock;
-  /**
-   * Receives errors thrown by callbacks. Default: the errors of one pass are rethrown after the
-   * pass (an uncaught exception on the system clock; thrown from `advance()` on a ManualClock).
-   */
-  onError?: (error: unknown, handle: TimerHandle) => void;
-  /**
-   * With the native driver: when its timer fires this late (ms) or later because the event loop
-   * was blocked, yield one loop turn before expiring timers so that I/O completed during the
-   * block is delivered first. `Infinity` disables it. Default 10.
-   */
-  yieldToIoWhenLateMs?: number;
-}
+const { PENDING, STATE_MASK, UNREF } = timerState;
 
-/** Counters of a wheel's life, from {@link TimingWheel.stats}. */
-export interface WheelStats {
-  /** Timers waiting to fire. */
-  pending: number;
-  /** Timers scheduled, counting re-arms of fired or cancelled handles by `refresh()`. */
-  scheduled: number;
-  /** Callbacks run. */
-  fired: number;
-  /** Pending timers cancelled (including by `close()`). */
-  cancelled: number;
-  /** Times the driver woke the wheel (native timer callbacks, on the system clock). */
-  wakeups: number;
-  /** Entries moved from a coarse bucket to a finer one. */
-  cascaded: number;
-  /** Entries whose bucket came up after `refresh()` had pushed them later, and were re-filed. */
-  refiled: number;
-  /** Levels in use (created on demand as delays need them). */
-  levels: number;
-}
-
-/** One level: its buckets and an occupancy bitmap, one bit per slot. */
-interface Level {
-  readonly buckets: Bucket[];
-  readonly occupied: Int32Array;
-  /** How many buckets of this level are non-empty; 0 lets the search skip the level. */
-  occupiedCount: number;
-  /** Ticks spanned by one bucket: wheelSize^level. */
-  readonly span: number;
-}
-
-// Module-level copies: compiled to CommonJS, imported constants are read off the exports object at
-// every use, which shows in the schedule/cancel hot path (~5-10%).
-const { CANCELLED, FIRED, FIRING, PENDING, STATE_MASK, UNREF } = timerState;
-
-/** Above this tick number bitwise arithmetic on ticks is unsafe, and filing takes the slow path. */
-const MAX_INT32_TICK = 0x7fffffff;
-/** How many entries `rearm` looks at to find a coarse bucket's earliest timer. */
-const REARM_SCAN_LIMIT = 256;
-/** Batches for one tick in one pass before the wheel assumes callbacks re-arm themselves forever. */
-const MAX_SAME_TICK_BATCHES = 10_000;
+/** The brand every copy of this package puts on its wheels: see {@link isTimingWheel}. */
+const WHEEL_BRAND = Symbol.for('@tickwheel/core.TimingWheel@0');
 
 /**
  * A hierarchical timing wheel. See the module comment for the design.
@@ -149,74 +111,45 @@ const MAX_SAME_TICK_BATCHES = 10_000;
  * ```ts
  * const wheel = new TimingWheel();
  * const handle = wheel.schedule(5_000, () => console.log('timed out'));
- * // ...the response arrived in time:
- * handle.cancel();
+ * handle.cancel(); // the response arrived in time
  * ```
  */
-export class TimingWheel {
+export class TimingWheel extends WheelPass {
   /** The clock timers are measured against. */
   readonly clock: Clock;
   /** Timer resolution in ms. */
   readonly tickMs: number;
-  /** Buckets per level. */
-  readonly wheelSize: number;
-  /** @internal The clock reading that tick 0 stands for (whole ms). */
-  readonly _originMs: number;
 
-  private readonly shift: number;
-  private readonly mask: number;
-  private readonly levelOfBit: Uint8Array;
-  private readonly levels: Level[] = [];
-  private readonly driver: WakeupDriver;
-  private readonly onError: ((error: unknown, handle: TimerHandle) => void) | undefined;
-
-  /** Every tick before this one has been processed. */
-  private currentTick = 0;
-  /** The tick the driver is armed for; Infinity when disarmed. */
-  private armedTick = Infinity;
-  /** Set while callbacks run, so that arming happens once at the end of the pass. */
-  private processing = false;
-  private closed = false;
-  private pendingCount = 0;
-  private refCount = 0;
-  private foundLevel = 0;
-  private foundSlot = 0;
-  private passErrors: unknown[] | undefined;
-  private scheduledCount = 0;
-  private firedCount = 0;
-  private cancelledCount = 0;
-  private wakeupCount = 0;
-  private cascadedCount = 0;
-  private refiledCount = 0;
-
-  /**
-   * @throws TypeError/RangeError for a bad option, naming it and the value
-   */
+  /** @throws TypeError/RangeError for a bad option, naming it and the value */
   constructor(options: TimingWheelOptions = {}) {
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`options must be an object, got ${describeValue(options)}`);
     }
-    const tickMs = options.tickMs ?? 1;
-    requireMs(tickMs, 'tickMs');
+    const tickMs = requireMs(options.tickMs ?? 1, 'tickMs');
     if (tickMs <= 0) throw new RangeError(`tickMs must be a finite number > 0, got ${tickMs}`);
-    this.tickMs = tickMs;
-    this.wheelSize = requirePowerOfTwo(options.wheelSize ?? 64, 'wheelSize', 2, 65536);
-    this.shift = Math.log2(this.wheelSize);
-    this.mask = this.wheelSize - 1;
-    this.levelOfBit = new Uint8Array(32);
-    for (let bit = 0; bit < 32; bit++) this.levelOfBit[bit] = Math.floor(bit / this.shift);
+    const wheelSize = requirePowerOfTwo(options.wheelSize ?? 64, 'wheelSize', 2, 65536);
     const clock = options.clock ?? systemClock;
     if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
       throw new TypeError(`clock must be an object with a now() method, got ${describeValue(clock)}`);
     }
-    this.clock = clock;
-    this.onError = options.onError === undefined ? undefined : requireFunction<(error: unknown, handle: TimerHandle) => void>(options.onError, 'onError');
+    const onError =
+      options.onError === undefined ? undefined : requireFunction<ErrorHandler>(options.onError, 'onError');
+    const loopLimit = options.loopLimit ?? 1000;
+    if (!Number.isInteger(loopLimit) || loopLimit < 1) {
+      throw new RangeError(`loopLimit must be an integer >= 1, got ${describeValue(loopLimit)}`);
+    }
     const yieldToIoWhenLateMs = options.yieldToIoWhenLateMs ?? 10;
     if (yieldToIoWhenLateMs !== Infinity) requireMs(yieldToIoWhenLateMs, 'yieldToIoWhenLateMs');
-    this._originMs = Math.floor(clock.preciseNow?.() ?? clock.now());
-    this.driver = isDrivingClock(clock)
-      ? clock.createDriver(this.wake)
-      : new NativeDriver(clock, this.wake, { yieldToIoWhenLateMs });
+    const scale = new TickScale(Math.floor(freshNow(clock)), tickMs);
+    let wake: () => void = () => undefined;
+    const trampoline = (): void => wake();
+    const driver = isDrivingClock(clock)
+      ? clock.createDriver(trampoline)
+      : new NativeDriver(clock, trampoline, { yieldToIoWhenLateMs });
+    super(wheelSize, scale, driver, clock, onError, loopLimit);
+    wake = this.wake;
+    this.clock = clock;
+    this.tickMs = tickMs;
   }
 
   /** Pending timers. */
@@ -230,9 +163,9 @@ export class TimingWheel {
   }
 
   /**
-   * Runs `callback` once, `delayMs` from now. O(1).
+   * Runs `callback` once, `delayMs` from the current job's clock reading (see the module comment). O(1).
    *
-   * @param delayMs - a finite number >= 0; fractions are rounded up to the next whole ms
+   * @param delayMs - a number from 0 to `Number.MAX_VALUE`; above `MAX_DELAY_MS` (2^53) the timer never fires
    * @param callback - called with the handle when the timer fires
    * @returns the handle: cancel, refresh, inspect
    * @throws TypeError/RangeError for a bad argument; the wheel is unchanged then
@@ -246,14 +179,15 @@ export class TimingWheel {
     if (typeof delayMs !== 'number' || !(delayMs >= 0) || delayMs === Infinity) requireMs(delayMs, 'delayMs');
     if (typeof callback !== 'function') requireFunction(callback, 'callback');
     if (this.closed) throw this.closedError();
-    const handle = new TimerHandle(this, callback, Math.ceil(this.clock.now() - this._originMs + delayMs), delayMs);
+    const handle = new TimerHandle(this, callback, this.tickAfter(delayMs), delayMs);
     this.add(handle);
     return handle;
   }
 
   /**
    * Runs `callback` once at `timeMs`, an absolute time on the wheel's clock. A time in the past
-   * fires on the next pass. `refresh()` without an argument later reuses the delay from now.
+   * fires on the next pass; one more than `MAX_DELAY_MS` ahead never fires. `refresh()` without
+   * an argument later reuses the delay from now.
    *
    * @throws TypeError/RangeError when `timeMs` is not a finite number or `callback` not a function
    */
@@ -261,8 +195,9 @@ export class TimingWheel {
     requireMs(timeMs, 'timeMs', -Number.MAX_VALUE);
     requireFunction(callback, 'callback');
     if (this.closed) throw this.closedError();
-    const now = this.clock.now();
-    const handle = new TimerHandle(this, callback, Math.ceil(timeMs - this._originMs), Math.max(0, timeMs - now));
+    const ahead = timeMs - this.clock.now();
+    const tick = ahead > MAX_DELAY_MS ? Infinity : this._scale.dueTick(timeMs - this._scale.originMs);
+    const handle = new TimerHandle(this, callback, tick, ahead > 0 ? ahead : 0);
     this.add(handle);
     return handle;
   }
@@ -277,7 +212,7 @@ export class TimingWheel {
       wakeups: this.wakeupCount,
       cascaded: this.cascadedCount,
       refiled: this.refiledCount,
-      levels: this.levels.length,
+      levels: this.levelCount,
     };
   }
 
@@ -288,12 +223,7 @@ export class TimingWheel {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const level of this.levels) {
-      if (level.occupiedCount === 0) continue;
-      for (const bucket of level.buckets) {
-        while (bucket._next !== bucket) this.cancelEntry(bucket._next as TimerHandle);
-      }
-    }
+    this.forEachEntry((handle) => this.cancelEntry(handle));
     this.armedTick = Infinity;
     this.driver.close();
   }
@@ -318,20 +248,20 @@ export class TimingWheel {
     if (delayMs !== undefined) requireMs(delayMs, 'delayMs');
     if (this.closed) throw this.closedError();
     const delay = delayMs ?? handle._delayMs;
-    const expiresAt = Math.ceil(this.clock.now() - this._originMs + delay);
+    const tick = this.tickAfter(delay);
     handle._delayMs = delay;
     if ((handle._flags & STATE_MASK) === PENDING) {
       // Later or equal: stay put, the old slot re-files it when it comes up. Earlier: move now.
-      if (this.dueTick(expiresAt) >= this.dueTick(handle._expiresAt)) {
-        handle._expiresAt = expiresAt;
+      if (tick >= handle._tick) {
+        handle._tick = tick;
         return;
       }
       this.unlink(handle);
-      handle._expiresAt = expiresAt;
+      handle._tick = tick;
       this.file(handle);
       return;
     }
-    handle._expiresAt = expiresAt;
+    handle._tick = tick;
     handle._flags = (handle._flags & ~STATE_MASK) | PENDING;
     this.add(handle);
   }
@@ -344,291 +274,14 @@ export class TimingWheel {
     if ((handle._flags & STATE_MASK) === PENDING) this.changeRefCount(ref ? 1 : -1);
   }
 
-  /** Counts a new or re-armed pending handle and files it. */
-  private add(handle: TimerHandle): void {
-    this.pendingCount++;
-    this.scheduledCount++;
-    if ((handle._flags & UNREF) === 0) this.changeRefCount(1);
-    this.file(handle);
-  }
-
-  private cancelEntry(handle: TimerHandle): void {
-    this.unlink(handle);
-    handle._flags = (handle._flags & ~STATE_MASK) | CANCELLED;
-    this.pendingCount--;
-    this.cancelledCount++;
-    if ((handle._flags & UNREF) === 0) this.changeRefCount(-1);
-  }
-
-  private changeRefCount(delta: number): void {
-    const before = this.refCount;
-    this.refCount = before + delta;
-    // Only a change between "some" and "none" matters to the native timer.
-    if (before === 0 || this.refCount === 0) this.driver.setRef(this.refCount > 0);
-  }
-
-  private dueTick(expiresAt: number): number {
-    return this.tickMs === 1 ? expiresAt : Math.ceil(expiresAt / this.tickMs);
-  }
-
-  /** Links an unlinked entry into the bucket its due tick belongs to, and arms the driver if it is the soonest. */
-  private file(handle: TimerHandle): void {
-    const current = this.currentTick;
-    let tick = this.dueTick(handle._expiresAt);
-    if (tick < current) tick = current; // overdue: fire on the next pass
-    let level: number;
-    let slot: number;
-    if (tick <= MAX_INT32_TICK) {
-      const diff = tick ^ current;
-      level = diff <= this.mask ? 0 : this.levelOfBit[31 - Math.clz32(diff)]!;
-      slot = (tick >>> (level * this.shift)) & this.mask;
-    } else {
-      // Past 2^31 ticks: the same digit arithmetic with division instead of shifts.
-      level = 0;
-      let span = 1;
-      let window = this.wheelSize;
-      while (Math.floor(tick / window) !== Math.floor(current / window)) {
-        level++;
-        span = window;
-        window *= this.wheelSize;
-      }
-      slot = Math.floor(tick / span) % this.wheelSize;
-    }
-    const lv = level < this.levels.length ? this.levels[level]! : this.addLevels(level);
-    if (lv.buckets[slot]!.append(handle)) {
-      lv.occupied[slot >>> 5]! |= 1 << (slot & 31);
-      lv.occupiedCount++;
-    }
-    if (tick < this.armedTick && !this.processing) {
-      this.armedTick = tick;
-      this.driver.arm(this._originMs + tick * this.tickMs);
-    }
-  }
-
-  private unlink(handle: TimerHandle): void {
-    const prev = handle._prev!;
-    const next = handle._next!;
-    prev._next = next;
-    next._prev = prev;
-    handle._prev = null;
-    handle._next = null;
-    // Neighbours that are one node: only the sentinel is left, the bucket just became empty.
-    if (prev === next) this.bucketEmptied(prev as Bucket);
-  }
-
-  private bucketEmptied(bucket: Bucket): void {
-    if (bucket.level < 0) return; // a detached batch, not a wheel slot
-    const level = this.levels[bucket.level]!;
-    level.occupied[bucket.slot >>> 5]! &= ~(1 << (bucket.slot & 31));
-    level.occupiedCount--;
-  }
-
-  private addLevels(upTo: number): Level {
-    while (this.levels.length <= upTo) {
-      const index = this.levels.length;
-      const buckets: Bucket[] = [];
-      for (let slot = 0; slot < this.wheelSize; slot++) buckets.push(new Bucket(index, slot));
-      this.levels.push({
-        buckets,
-        occupied: new Int32Array(Math.ceil(this.wheelSize / 32)),
-        occupiedCount: 0,
-        span: this.wheelSize ** index,
-      });
-    }
-    return this.levels[upTo]!;
-  }
-
-  /**
-   * The tick of the next event (a level-0 bucket to fire or a coarser bucket to cascade), or -1
-   * when the wheel is empty; leaves its level and slot in `foundLevel`/`foundSlot`.
-   */
-  private nextEventTick(fromLevel = 0): number {
-    const current = this.currentTick;
-    for (let l = fromLevel; l < this.levels.length; l++) {
-      const level = this.levels[l]!;
-      if (level.occupiedCount === 0) continue;
-      const window = level.span * this.wheelSize;
-      const fromSlot = Math.floor(current / level.span) % this.wheelSize;
-      const slot = firstSetBit(level.occupied, fromSlot);
-      if (slot >= 0) {
-        this.foundLevel = l;
-        this.foundSlot = slot;
-        return Math.floor(current / window) * window + slot * level.span;
-      }
-    }
-    return -1;
-  }
-
-  /** The driver's callback: process everything due by now, then arm for what comes next. */
-  private readonly wake = (): void => {
-    this.wakeupCount++;
-    const armedTick = this.armedTick;
-    this.armedTick = Infinity;
-    if (this.closed) return;
-    const now = this.clock.preciseNow?.() ?? this.clock.now();
-    const nowTick = Math.floor((now - this._originMs) / this.tickMs);
-    // Timing the pass costs two clock reads: only when someone listens (see channels.ts).
-    const observed = wakeChannel.hasSubscribers;
-    const firedBefore = this.firedCount;
-    const passStart = observed ? performance.now() : 0;
-    this.processing = true;
-    const errors: unknown[] = [];
-    this.passErrors = errors;
-    try {
-      this.processUntil(nowTick);
-    } finally {
-      this.processing = false;
-      this.passErrors = undefined;
-      this.rearm();
-    }
-    if (observed) {
-      const armedAt = armedTick === Infinity ? now : this._originMs + armedTick * this.tickMs;
-      publishWake(this, now - armedAt, this.firedCount - firedBefore, performance.now() - passStart);
-    }
-    if (errors.length === 1) throw errors[0];
-    if (errors.length > 1) throw new AggregateError(errors, `${errors.length} timer callbacks threw`);
-  };
-
-  private processUntil(targetTick: number): void {
-    let sameTickBatches = 0;
-    for (;;) {
-      const eventTick = this.nextEventTick();
-      if (eventTick < 0 || eventTick > targetTick || this.closed) break;
-      // Callbacks that keep re-arming themselves for the current tick would never let time move.
-      sameTickBatches = eventTick === this.currentTick ? sameTickBatches + 1 : 0;
-      if (sameTickBatches > MAX_SAME_TICK_BATCHES) {
-        this.passErrors!.push(
-          new Error(`timers kept re-arming for tick ${eventTick} ${MAX_SAME_TICK_BATCHES} times in one pass; they were moved to the next tick`),
-        );
-        this.deferCurrentTick(eventTick);
-        return;
-      }
-      this.currentTick = eventTick;
-      const batch = this.takeFoundBucket();
-      if (this.foundLevel === 0) this.fireBatch(batch, eventTick);
-      else this.cascadeBatch(batch);
-    }
-    if (targetTick > this.currentTick) this.currentTick = targetTick;
-  }
-
-  /** Empties the bucket `nextEventTick` found into a detached batch, so callbacks can refill the slot. */
-  private takeFoundBucket(): Bucket {
-    const level = this.levels[this.foundLevel]!;
-    const batch = new Bucket(-1, -1);
-    level.buckets[this.foundSlot]!.moveAllTo(batch);
-    level.occupied[this.foundSlot >>> 5]! &= ~(1 << (this.foundSlot & 31));
-    level.occupiedCount--;
-    return batch;
-  }
-
-  /** Moves what is filed for `tick` to the next tick, so that time can move on. */
-  private deferCurrentTick(tick: number): void {
-    this.currentTick = tick + 1;
-    this.cascadeBatch(this.takeFoundBucket());
-  }
-
-  /** Fires the entries of a level-0 bucket, re-filing those that `refresh()` pushed later. */
-  private fireBatch(batch: Bucket, tick: number): void {
-    // Callbacks may cancel or refresh entries still in the batch: take them one at a time.
-    while (batch._next !== batch) {
-      const handle = batch._next as TimerHandle;
-      if (this.closed) {
-        // A callback closed the wheel: what is left of the batch is cancelled, not fired.
-        this.cancelEntry(handle);
-        continue;
-      }
-      this.unlink(handle);
-      if (this.dueTick(handle._expiresAt) > tick) {
-        this.refiledCount++;
-        this.file(handle);
-        continue;
-      }
-      this.fire(handle);
-    }
-  }
-
-  private cascadeBatch(batch: Bucket): void {
-    while (batch._next !== batch) {
-      const handle = batch._next as TimerHandle;
-      this.unlink(handle);
-      this.cascadedCount++;
-      this.file(handle);
-    }
-  }
-
-  private fire(handle: TimerHandle): void {
-    handle._flags = (handle._flags & ~STATE_MASK) | FIRING;
-    this.pendingCount--;
-    this.firedCount++;
-    if ((handle._flags & UNREF) === 0) this.changeRefCount(-1);
-    try {
-      handle._callback.call(undefined, handle);
-    } catch (error) {
-      this.report(error, handle);
-    }
-    if ((handle._flags & STATE_MASK) === FIRING) handle._flags = (handle._flags & ~STATE_MASK) | FIRED;
-  }
-
-  private report(error: unknown, handle: TimerHandle): void {
-    publishCallbackError(this, error, handle);
-    if (this.onError !== undefined) {
-      try {
-        this.onError(error, handle);
-        return;
-      } catch (handlerError) {
-        error = handlerError;
-      }
-    }
-    this.passErrors!.push(error);
-  }
-
-  /** Arms the driver for the next event, or disarms it when nothing is pending. */
-  private rearm(): void {
-    if (this.closed || this.pendingCount === 0) {
-      this.disarm();
-      return;
-    }
-    let tick = this.nextEventTick();
-    if (tick < 0) return;
-    const level = this.foundLevel;
-    if (level > 0) {
-      const slot = this.foundSlot;
-      tick = this.earliestDueIn(this.levels[level]!.buckets[slot]!, tick);
-      // Lazily refreshed entries can make that later than the next bucket's event, at this
-      // level or a coarser one; never sleep past those.
-      const lv = this.levels[level]!;
-      const nextSlot = slot + 1 < this.wheelSize ? firstSetBit(lv.occupied, slot + 1) : -1;
-      if (nextSlot >= 0) {
-        const window = lv.span * this.wheelSize;
-        const nextStart = Math.floor(this.currentTick / window) * window + nextSlot * lv.span;
-        if (nextStart < tick) tick = nextStart;
-      }
-      const coarser = this.nextEventTick(level + 1);
-      if (coarser >= 0 && coarser < tick) tick = coarser;
-    }
-    this.armedTick = tick;
-    this.driver.arm(this._originMs + tick * this.tickMs);
-  }
-
-  /**
-   * A coarse bucket's event is only a cascade; waking at its earliest due tick instead saves the
-   * wake-ups in between. Scans a bounded number of entries; a longer bucket wakes at `fallback`.
-   */
-  private earliestDueIn(bucket: Bucket, fallback: number): number {
-    let earliest = Infinity;
-    let seen = 0;
-    for (let link: Link = bucket._next; link !== bucket; link = link._next!) {
-      if (++seen > REARM_SCAN_LIMIT) return fallback;
-      const tick = this.dueTick((link as TimerHandle)._expiresAt);
-      if (tick < earliest) earliest = tick;
-    }
-    return earliest === Infinity ? fallback : Math.max(earliest, fallback);
-  }
-
-  private disarm(): void {
-    if (this.armedTick === Infinity) return;
-    this.armedTick = Infinity;
-    this.driver.disarm();
+  /** The due tick of a timer `delayMs` from the job's reading; Infinity past MAX_DELAY_MS. */
+  private tickAfter(delayMs: number): number {
+    const elapsed = this.clock.now() - this._scale.originMs;
+    const e = elapsed + delayMs;
+    // The common case in one line (whole-ms ticks, no rounding below 2^53): the schedule hot path.
+    if (this.tickMs === 1 && e < MAX_DELAY_MS) return Math.ceil(e);
+    if (delayMs > MAX_DELAY_MS) return Infinity;
+    return this._scale.dueTick(sumUp(elapsed, delayMs));
   }
 
   private closedError(): Error {
@@ -636,13 +289,13 @@ export class TimingWheel {
   }
 }
 
-/** Index of the first set bit at or after `from` in a bitmap of 32-bit words, or -1. */
-function firstSetBit(words: Int32Array, from: number): number {
-  let w = from >>> 5;
-  let bits = words[w]! & (-1 << (from & 31));
-  for (;;) {
-    if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
-    if (++w >= words.length) return -1;
-    bits = words[w]!;
-  }
+Object.defineProperty(TimingWheel.prototype, WHEEL_BRAND, { value: true });
+
+/**
+ * True when `value` is a {@link TimingWheel} from any copy of `@tickwheel/core` in the process
+ * (a nested `node_modules` holds a second copy whenever versions differ, and `instanceof` would
+ * reject its wheels). Adapters check their `wheel` option with it.
+ */
+export function isTimingWheel(value: unknown): value is TimingWheel {
+  return value !== null && typeof value === 'object' && (value as { [WHEEL_BRAND]?: unknown })[WHEEL_BRAND] === true;
 }

@@ -3,19 +3,36 @@
  * way: the option's name, what was expected, and the offending value.
  */
 
-/** Renders a value for an error message: strings quoted, everything else as `String()` shows it. */
+/**
+ * Renders a value for an error message: primitives as `String()` shows them (strings quoted),
+ * short plain data as JSON (`{"entity":1}`, `[]`), anything else by its type only
+ * (`an object (TimingWheel)`, `an array of length 300`), never by contents that may be large,
+ * private or circular.
+ */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'symbol') return value.toString();
   if (typeof value === 'function') return `function ${value.name || '(anonymous)'}`;
-  if (value !== null && typeof value === 'object') {
-    try {
-      return JSON.stringify(value) ?? String(value);
-    } catch {
-      return Object.prototype.toString.call(value);
-    }
+  if (value === null || typeof value !== 'object') return String(value);
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (Array.isArray(value) || proto === Object.prototype || proto === null) {
+    const json = shortJson(value);
+    if (json !== undefined) return json;
+    return Array.isArray(value) ? `an array of length ${value.length}` : 'a plain object';
   }
-  return String(value);
+  const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
+  return `an object (${typeof name === 'string' && name !== '' ? name : Object.prototype.toString.call(value).slice(8, -1)})`;
+}
+
+/** JSON of plain data up to 60 characters; undefined for anything longer, cyclic or not JSON. */
+function shortJson(value: object): string | undefined {
+  try {
+    const json = JSON.stringify(value);
+    return json !== undefined && json.length <= 60 ? json : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -76,4 +76,31 @@ describe('ManualClock', () => {
       expect(clock.runNext()).toBe(false);
     });
   });
+
+  describe('infinite loops between wheels', () => {
+    it('stops two wheels that re-arm each other for the same instant, naming the loop', () => {
+      const clock = new ManualClock(0);
+      const a = new TimingWheel({ clock });
+      const b = new TimingWheel({ clock });
+      let pings = 0;
+      const ping = (): void => {
+        pings++;
+        (pings % 2 === 0 ? a : b).schedule(0, ping);
+      };
+      a.schedule(1, ping);
+      expect(() => clock.advance(10)).toThrow(
+        /aborting after 100000 wake-ups at 1 ms, assuming an infinite loop between wheels/,
+      );
+      expect(clock.now()).toBe(10);
+      expect(pings).toBeGreaterThan(100_000);
+      a.close();
+      b.close();
+    }, 10_000);
+
+    it('refuses an advance that would make the clock infinite, naming the value', () => {
+      const clock = new ManualClock(Number.MAX_VALUE);
+      expect(() => clock.advance(Number.MAX_VALUE)).toThrow(/ms must keep the clock finite/);
+      expect(clock.now()).toBe(Number.MAX_VALUE);
+    });
+  });
 });

@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, TimingWheel, type TimerHandle } from '../src/index.js';
+import {
+  createDeadline,
+  currentDeadline,
+  isTimingWheel,
+  MAX_DELAY_MS,
+  ManualClock,
+  TimingWheel,
+  withDeadline,
+  type TimerHandle,
+} from '../src/index.js';
 
 function manualWheel(options: { tickMs?: number; wheelSize?: number; start?: number } = {}) {
   const clock = new ManualClock(options.start ?? 0);
   const wheel = new TimingWheel({ clock, tickMs: options.tickMs, wheelSize: options.wheelSize });
   return { clock, wheel };
 }
-
-const YEAR_MS = 365 * 24 * 3600 * 1000;
 
 describe('TimingWheel', () => {
   describe('#constructor', () => {
@@ -135,42 +142,6 @@ describe('TimingWheel', () => {
     });
   });
 
-  describe('long delays', () => {
-    it('fires a timer 100 years out at its exact expiry, past setTimeout\'s 2^31-1 ms limit', () => {
-      const { clock, wheel } = manualWheel();
-      const delays = [2 ** 31, 2 ** 31 + 7, 50 * YEAR_MS + 3, 100 * YEAR_MS, 100 * YEAR_MS + 1];
-      const seen: Array<[number, number]> = [];
-      for (const d of delays) wheel.schedule(d, () => seen.push([d, clock.now()]));
-      clock.advance(101 * YEAR_MS);
-      expect(seen).toEqual(delays.map((d) => [d, d]));
-    });
-
-    it('keeps exact expiries when scheduled late in a long-running wheel', () => {
-      const { clock, wheel } = manualWheel();
-      clock.advance(3 * YEAR_MS + 12345);
-      const seen: number[] = [];
-      const h = wheel.schedule(777, () => seen.push(clock.now()));
-      const far = wheel.schedule(2 * YEAR_MS + 1, () => seen.push(clock.now()));
-      clock.advance(3 * YEAR_MS);
-      expect(seen).toEqual([h.expiresAt, far.expiresAt]);
-    });
-  });
-
-  describe('empty stretches', () => {
-    it('advances a ManualClock by a century with thousands of timers pending in milliseconds', () => {
-      const { clock, wheel } = manualWheel();
-      let fired = 0;
-      for (let i = 0; i < 5000; i++) wheel.schedule((i + 1) * 7 * 24 * 3600 * 1000, () => fired++);
-      const started = performance.now();
-      clock.advance(100 * YEAR_MS);
-      const elapsed = performance.now() - started;
-      expect(fired).toBe(5000);
-      // Generous: a loop over every 1 ms tick of a century would take days.
-      expect(elapsed).toBeLessThan(5000);
-      expect(wheel.stats().wakeups).toBeLessThanOrEqual(5000 * wheel.stats().levels);
-    });
-  });
-
   describe('callbacks', () => {
     it('may schedule, cancel and refresh other timers, and the changes take effect in the same advance', () => {
       const { clock, wheel } = manualWheel();
@@ -224,75 +195,6 @@ describe('TimingWheel', () => {
         [false, 'firing'],
       ]);
       expect(h.state).toBe('fired');
-    });
-
-    it('routes an error to onError and keeps firing the others', () => {
-      const clock = new ManualClock(0);
-      const errors: Array<[unknown, TimerHandle]> = [];
-      const wheel = new TimingWheel({ clock, onError: (e, h) => errors.push([e, h]) });
-      const log: number[] = [];
-      const bad = wheel.schedule(5, () => {
-        throw new Error('boom');
-      });
-      wheel.schedule(5, () => log.push(1));
-      wheel.schedule(6, () => log.push(2));
-      clock.advance(10);
-      expect(log).toEqual([1, 2]);
-      expect(errors).toHaveLength(1);
-      expect((errors[0]![0] as Error).message).toBe('boom');
-      expect(errors[0]![1]).toBe(bad);
-    });
-
-    it('rethrows from advance() without onError, after every due callback has run', () => {
-      const { clock, wheel } = manualWheel();
-      const log: number[] = [];
-      wheel.schedule(5, () => {
-        throw new Error('first');
-      });
-      wheel.schedule(5, () => log.push(5));
-      wheel.schedule(7, () => {
-        throw new Error('second');
-      });
-      wheel.schedule(9, () => log.push(9));
-      let thrown: unknown;
-      try {
-        clock.advance(10);
-      } catch (error) {
-        thrown = error;
-      }
-      expect(log).toEqual([5, 9]);
-      expect(thrown).toBeInstanceOf(AggregateError);
-      expect((thrown as AggregateError).errors.map((e: Error) => e.message)).toEqual(['first', 'second']);
-      expect(clock.now()).toBe(10);
-    });
-
-    it('stops a timer that re-arms itself for the current tick forever, and reports it', () => {
-      const { clock, wheel } = manualWheel();
-      let runs = 0;
-      wheel.schedule(1, (self) => {
-        runs++;
-        self.refresh(0);
-      });
-      expect(() => clock.advance(1)).toThrow(/kept re-arming for tick 1 .* moved to the next tick/);
-      expect(runs).toBeGreaterThan(1000);
-    });
-  });
-
-  describe('lazy refresh and the driver', () => {
-    it('does not sleep past a later bucket when a lazily pushed timer sits in the first one', () => {
-      // Found by the property test: tick 3 ms, 4 buckets a level, after a long advance.
-      const clock = new ManualClock(0);
-      const wheel = new TimingWheel({ clock, tickMs: 3, wheelSize: 4 });
-      clock.advance(2_529_578_943);
-      const fired: Array<[string, number, number]> = [];
-      const pushed = wheel.schedule(28_735, (h) => fired.push(['pushed', h.expiresAt, clock.now()]));
-      wheel.schedule(0, () => pushed.refresh(77_890));
-      wheel.schedule(77_887, (h) => fired.push(['other', h.expiresAt, clock.now()]));
-      while (clock.runNext());
-      expect(fired).toEqual([
-        ['other', 2_529_656_830, 2_529_656_832],
-        ['pushed', 2_529_656_833, 2_529_656_835],
-      ]);
     });
   });
 
@@ -350,14 +252,165 @@ describe('TimingWheel', () => {
     });
   });
 
-  describe('wheel sizes', () => {
-    it.each([2, 4, 32, 64, 256, 4096])('fires exactly with wheelSize %i', (wheelSize) => {
-      const { clock, wheel } = manualWheel({ wheelSize });
-      const delays = [0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 1000, 4095, 4096, 4097, 123_456, 2 ** 31 + 5];
-      const seen: Array<[number, number]> = [];
-      for (const d of delays) wheel.schedule(d, () => seen.push([d, clock.now()]));
-      clock.advance(2 ** 32);
-      expect(seen).toEqual(delays.map((d) => [d, d]));
+  describe('delays at the edges: the same rule in schedule, scheduleAt, refresh and deadlines', () => {
+    const honoured = [0, 0.5, 2 ** 31 - 1, 2 ** 31, 2 ** 53 - 1, MAX_DELAY_MS];
+    const never = [2 ** 53 + 2, 1e300, Number.MAX_VALUE];
+
+    it.each(honoured)('honours %d ms exactly through every entry point', (delay) => {
+      const { clock, wheel } = manualWheel();
+      const firedAt: Record<string, number> = {};
+      const record = (name: string) => () => (firedAt[name] = clock.now());
+      wheel.schedule(delay, record('schedule'));
+      wheel.scheduleAt(delay, record('scheduleAt'));
+      wheel.schedule(5, record('refresh')).refresh(delay);
+      const deadline = createDeadline(delay, { wheel, onAbort: record('deadline') });
+      expect(deadline.expiresAt).toBe(delay);
+      const due = Math.ceil(delay);
+      if (due > 0) clock.advance(due - 1);
+      expect(Object.keys(firedAt).filter((k) => firedAt[k] < due)).toEqual([]);
+      clock.advance(due === 0 ? 0 : 1);
+      expect(firedAt).toEqual({ schedule: due, scheduleAt: due, refresh: due, deadline: due });
+    });
+
+    it.each(never)('makes %d ms a timer that never fires, at no cost, through every entry point', (delay) => {
+      const { clock, wheel } = manualWheel();
+      let fired = 0;
+      const handles = [
+        wheel.schedule(delay, () => fired++),
+        wheel.scheduleAt(delay, () => fired++),
+        wheel.schedule(5, () => fired++).refresh(delay),
+      ];
+      const deadline = createDeadline(delay, { wheel });
+      expect(handles.map((h) => h.expiresAt)).toEqual([Infinity, Infinity, Infinity]);
+      expect(handles.every((h) => h.pending && h.remaining() === Infinity)).toBe(true);
+      expect(wheel.size).toBe(4);
+      // No wake-up, ever, but the one at 5 ms where the lazily refreshed timer still sat.
+      while (clock.runNext());
+      expect(wheel.stats().wakeups).toBe(1);
+      expect(clock.now()).toBe(5);
+      clock.advance(1e300);
+      expect(fired).toBe(0);
+      expect(deadline.signal.aborted).toBe(false);
+      expect(handles.map((h) => h.cancel())).toEqual([true, true, true]);
+      deadline.dispose();
+      expect(wheel.size).toBe(0);
+      // and a timer that never fires can be brought back
+      const again = manualWheel();
+      const h = again.wheel.schedule(delay, () => fired++);
+      h.refresh(10);
+      again.clock.advance(10);
+      expect(fired).toBe(1);
+    });
+
+    it('withDeadline applies the same rule', async () => {
+      const { clock, wheel } = manualWheel();
+      const seen = await withDeadline(Number.MAX_VALUE, () => Promise.resolve(currentDeadline()!.remaining()), {
+        wheel,
+      });
+      expect(seen).toBeGreaterThan(2 ** 53);
+      expect(clock.runNext()).toBe(false);
+    });
+
+    it('returns at once for every one of them, on the system clock too', () => {
+      const wheel = new TimingWheel();
+      const started = performance.now();
+      const handles = [...honoured, ...never].map((d) => wheel.schedule(d, () => undefined).unref());
+      for (const h of handles) h.refresh(Number.MAX_VALUE);
+      expect(performance.now() - started).toBeLessThan(1_000);
+      wheel.close();
+    });
+  });
+
+  describe('fractional ticks', () => {
+    it.each([0.3, 0.7, 1000 / 60, 0.1])(
+      'with tickMs %d advance() terminates, never early, at most one tick late',
+      (tickMs) => {
+        const { clock, wheel } = manualWheel({ tickMs });
+        const fired: Array<[number, number, number]> = [];
+        for (const d of [0, 0.1, 0.3, 0.7, 1, 2.5, 16.6, 100, 1000, 12_345.6, 2 ** 31]) {
+          const e = clock.now() + d;
+          wheel.schedule(d, (h) => fired.push([e, h.expiresAt, clock.now()]));
+        }
+        clock.advance(2 ** 31 + 1_000);
+        expect(fired).toHaveLength(11);
+        for (const [e, expiresAt, now] of fired) {
+          expect(now).toBe(expiresAt);
+          expect(expiresAt).toBeGreaterThanOrEqual(e - e * 2 ** -29);
+          expect(expiresAt - e).toBeLessThan(tickMs);
+        }
+      },
+    );
+
+    it('fires each timer of a 60 Hz loop on its frame, frame after frame', () => {
+      const frameMs = 1000 / 60;
+      const { clock, wheel } = manualWheel({ tickMs: frameMs });
+      const fired: Array<[string, number]> = [];
+      let frame = 0;
+      const at = (frames: number, name: string) => wheel.schedule(frames * frameMs, () => fired.push([name, frame]));
+      at(1, 'next frame');
+      at(5, 'five frames');
+      at(60, 'one second');
+      at(3600, 'one minute');
+      for (frame = 1; frame <= 4000; frame++) {
+        if (frame === 100) at(7, 'seven frames from 100');
+        if (frame === 2500) at(1, 'next frame from 2500');
+        clock.advance(frameMs);
+        if (frame === 100) fired.push(['frame 100 passed', frame]);
+      }
+      expect(fired).toEqual([
+        ['next frame', 1],
+        ['five frames', 5],
+        ['one second', 60],
+        ['frame 100 passed', 100],
+        ['seven frames from 100', 106],
+        ['next frame from 2500', 2500],
+        ['one minute', 3600],
+      ]);
+    });
+  });
+
+  describe('same-time order', () => {
+    it('fires a timer refreshed to a later time after those already due then (as Node does)', () => {
+      const { clock, wheel } = manualWheel();
+      const order: string[] = [];
+      const refreshed = wheel.schedule(10, () => order.push('refreshed'));
+      wheel.schedule(20, () => order.push('a'));
+      clock.advance(5);
+      refreshed.refresh(15);
+      clock.advance(20);
+      expect(order).toEqual(['a', 'refreshed']);
+    });
+
+    it('fires a timer scheduled between a lazy refresh and its old slot before it (unlike Node)', () => {
+      const { clock, wheel } = manualWheel();
+      const order: string[] = [];
+      const refreshed = wheel.schedule(10, () => order.push('refreshed'));
+      refreshed.refresh(20);
+      clock.advance(5);
+      wheel.schedule(15, () => order.push('scheduled after the refresh'));
+      clock.advance(20);
+      expect(order).toEqual(['scheduled after the refresh', 'refreshed']);
+    });
+
+    it('fires a timer refreshed to an earlier time after those already due then', () => {
+      const { clock, wheel } = manualWheel();
+      const order: string[] = [];
+      const h = wheel.schedule(50, () => order.push('refreshed'));
+      wheel.schedule(10, () => order.push('a'));
+      h.refresh(10);
+      clock.advance(10);
+      expect(order).toEqual(['a', 'refreshed']);
+    });
+  });
+
+  describe('isTimingWheel', () => {
+    it('recognises wheels by their brand, not by their prototype', () => {
+      const { wheel } = manualWheel();
+      expect(isTimingWheel(wheel)).toBe(true);
+      expect(isTimingWheel(Object.create(wheel) as unknown)).toBe(true);
+      for (const other of [undefined, null, {}, { schedule() {} }, 'wheel', TimingWheel])
+        expect(isTimingWheel(other)).toBe(false);
+      expect(isTimingWheel({ [Symbol.for('@tickwheel/core.TimingWheel@0')]: true })).toBe(true);
     });
   });
 });

@@ -39,7 +39,22 @@ describe('validate', () => {
       expect(describeValue(function named() {})).toBe('function named');
       const cyclic: Record<string, unknown> = {};
       cyclic.self = cyclic;
-      expect(describeValue(cyclic)).toBe('[object Object]');
+      expect(describeValue(cyclic)).toBe('a plain object');
+      expect(describeValue({})).toBe('{}');
+      expect(describeValue([])).toBe('[]');
+      expect(describeValue([1, 2, 3])).toBe('[1,2,3]');
+      expect(describeValue({ entity: 1 })).toBe('{"entity":1}');
+      expect(describeValue(new Array(100).fill(1))).toBe('an array of length 100');
+      expect(describeValue(null)).toBe('null');
+    });
+
+    it('names an object by its type, never by its contents (private fields of a wheel)', () => {
+      class Secretive {
+        readonly token = 'hunter2';
+      }
+      expect(describeValue(new Secretive())).toBe('an object (Secretive)');
+      expect(describeValue(new Map([['k', 'v']]))).toBe('an object (Map)');
+      expect(describeValue(Object.create(Object.create(null)))).toBe('an object (Object)');
     });
   });
 });

@@ -1,4 +1,4 @@
-import { describeValue, requireFunction, requireMs, sharedWheel, TimingWheel } from '@tickwheel/core';
+import { describeValue, isTimingWheel, requireFunction, requireMs, sharedWheel, type TimingWheel } from '@tickwheel/core';
 import type { RetryOptions, TimeoutOptions } from './types.js';
 
 /** The idempotent methods of RFC 9110 §9.2.2: the ones retried by default. */
@@ -78,7 +78,7 @@ export function resolveOptions(
   let wheel = base?.wheel;
   if (options.wheel !== undefined || wheel === undefined) {
     wheel = options.wheel ?? sharedWheel();
-    if (!(wheel instanceof TimingWheel)) {
+    if (!isTimingWheel(wheel)) {
       throw new TypeError(`${prefix}wheel must be a TimingWheel, got ${describeValue(wheel)}`);
     }
   }

@@ -1,4 +1,4 @@
-import { captureContext, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { captureContext, freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
@@ -83,7 +83,8 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     private readonly dispatcher?: unknown,
   ) {
     this.wheel = options.wheel;
-    const now = this.wheel.clock.now();
+    // A request costs far more than a clock read: start from a fresh one, not the job's.
+    const now = freshNow(this.wheel.clock);
     const retryBudgetAt = now + options.budgetMs;
     const deadlineLeft = deadline === undefined ? Infinity : deadline.remaining();
     if (now + deadlineLeft < retryBudgetAt) {

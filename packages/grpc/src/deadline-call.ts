@@ -3,7 +3,12 @@ import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@gr
 import { captureContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { expiredDetails, idleDetails } from './details.js';
-import { GRPC_TIMEOUT_HEADER, grpcTimeoutValue } from './grpc-timeout.js';
+import {
+  GRPC_TIMEOUT_HEADER,
+  grpcTimeoutValue,
+  MAX_GRPC_TIMEOUT_MS,
+  TICKWHEEL_TIMEOUT_HEADER,
+} from './grpc-timeout.js';
 import { unwatchParentAbort, watchParentAbort, type ParentAbortListener } from './parent-abort.js';
 import type { DeadlineLimit } from './types.js';
 
@@ -62,7 +67,8 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
     if (this.expiresAt !== Infinity) {
       // Our own copy: the caller may reuse its Metadata object for other calls.
       sent = metadata.clone();
-      sent.set(GRPC_TIMEOUT_HEADER, grpcTimeoutValue(this.expiresAt - now));
+      const left = this.expiresAt - now;
+      sent.set(left <= MAX_GRPC_TIMEOUT_MS ? GRPC_TIMEOUT_HEADER : TICKWHEEL_TIMEOUT_HEADER, grpcTimeoutValue(left));
     }
     const firstExpiry = this.idleMs < this.expiresAt - now ? now + this.idleMs : this.expiresAt;
     // The call keeps the process alive while it runs; its deadline never has to.

@@ -1,6 +1,6 @@
 import { InterceptingCall, propagate as Propagate, status as Status } from '@grpc/grpc-js';
 import type { Interceptor, InterceptorOptions } from '@grpc/grpc-js';
-import { captureContext, currentDeadline, sharedWheel } from '@tickwheel/core';
+import { captureContext, currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { DeadlineCall } from './deadline-call.js';
 import { spentDetails } from './details.js';
@@ -89,7 +89,7 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
     const path = method.path;
     const plan = planFor(path);
     const wheel = wheelOption ?? sharedWheel();
-    const now = wheel.clock.now();
+    const now = freshNow(wheel.clock); // a call costs far more than a clock read
     let expiresAt = now + plan.timeout.ms;
     let limit = plan.timeout.from;
 

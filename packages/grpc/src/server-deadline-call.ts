@@ -3,12 +3,26 @@ import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject 
 import { captureContext, createDeadline, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
 import { deadlineChannel, publishDeadline, publishHandlerAbort, type HandlerAbortReason } from './channels.js';
 import { expiredDetails, spentDetails } from './details.js';
+import { parseGrpcTimeout, TICKWHEEL_TIMEOUT_HEADER } from './grpc-timeout.js';
 import { isTimeout } from './parent-abort.js';
 import type { ServerDeadlineLimit } from './types.js';
 
 /** The listener grpc-js hands to `start()`; the package does not export it by name. */
 type InterceptingServerListener = Parameters<ServerInterceptingCallInterface['start']>[0];
 type PartialStatus = Pick<StatusObject, 'code' | 'details'> & { metadata?: Metadata | null };
+
+/** What the options say about one method, worked out on its first call and shared by its calls. */
+export interface ServerMethodPlan {
+  readonly path: string;
+  readonly wheel: TimingWheel;
+  readonly defaultTimeoutMs: number;
+  readonly maxTimeoutMs: number;
+  /**
+   * Client-streaming and bidi handlers start at the request headers and hear of every message;
+   * unary and server-streaming ones start at the half-close, before which grpc-js only buffers.
+   */
+  readonly requestStream: boolean;
+}
 
 const PARENT_ABORTED = 'Cancelled: the deadline this call inherited was aborted';
 
@@ -17,17 +31,25 @@ function clientCancelledReason(): DOMException {
   return new DOMException('The client cancelled the call', 'AbortError');
 }
 
+/** The call's life. OPEN: events flow. FINISHED: one status went out, the rest is dropped. */
+const WAITING = 0;
+const OPEN = 1;
+const FINISHED = 2;
+
 /**
  * One server call under a deadline. It sits between grpc-js's call and the handler and:
  *
+ * - works the deadline out from the request headers: the client's (`grpc-timeout`, read by
+ *   grpc-js, or `tickwheel-timeout` for budgets grpc-js cannot read, which it removes), else the
+ *   method's default, capped by its max;
  * - owns a `createDeadline()` scope that the handler sees as `currentDeadline()`; the scope's
  *   `onAbort` (called before its signal aborts) sends `DEADLINE_EXCEEDED` when the deadline passes,
  *   or `CANCELLED` when an enclosing deadline the call inherited is aborted;
- * - runs every event it passes to the handler inside that scope, so the handler, and all the
- *   async work it starts, sees the deadline as `currentDeadline()`. grpc-js calls the handler
- *   synchronously from those events (from the metadata for client-streaming and bidi methods,
- *   from the half-close for unary and server-streaming ones), which is why an interceptor alone
- *   can carry the context and no wrapper of the service implementation is needed;
+ * - runs the events that reach the handler inside that scope: the half-close for unary and
+ *   server-streaming methods (their handler starts there), every event for client-streaming and
+ *   bidi ones (their handler starts at the headers and listens to each message). grpc-js calls
+ *   the handler synchronously from those events, so the handler and all the async work it starts
+ *   see the deadline, with no wrapper of the service implementation;
  * - lets exactly one status out: after the first (the handler's, or the deadline's), every
  *   later status, message or header from the handler is dropped;
  * - aborts the scope when the client cancels (`scope.abort()`), so the handler's own work stops too.
@@ -38,91 +60,125 @@ function clientCancelledReason(): DOMException {
 export class ServerDeadlineCall extends ServerInterceptingCall {
   private listener: InterceptingServerListener | undefined;
   private scope: DeadlineScope | undefined;
-  /** Set when the budget was spent on arrival: the scope aborted while it was being created. */
-  private spentReason: unknown;
-  private spent = false;
-  private finished = false;
+  private phase = WAITING;
+  private limit: ServerDeadlineLimit = 'propagated';
+  /** When the deadline started, on the wheel's clock: for the diagnostics channels. */
+  private startedAt = 0;
   /** The context the call arrived in, for the deadline channel's subscribers (see core's channels.ts). */
   private readonly context: unknown = captureContext(deadlineChannel);
 
   /**
-   * @param expiresAt - the deadline on `wheel`'s clock
-   * @param deadline - the same deadline on the wall clock, as grpc-js reports deadlines
-   * @param budgetMs - what the call had when it arrived, for the status details
+   * @param clientBudgetMs - what the client's `grpc-timeout` left when the call arrived, `Infinity` for none
+   * @param arrivedAt - the wall clock then, as grpc-js reports deadlines
    */
   constructor(
     private readonly next: ServerInterceptingCallInterface,
-    private readonly wheel: TimingWheel,
-    private readonly path: string,
-    private readonly limit: ServerDeadlineLimit,
-    private readonly expiresAt: number,
-    private readonly deadline: number,
-    private readonly budgetMs: number,
+    private readonly plan: ServerMethodPlan,
+    /** The budget when the call arrived; final once the headers are read. */
+    private budgetMs: number,
+    private readonly arrivedAt: number,
   ) {
     super(next);
   }
 
   override start(listener: InterceptingServerListener): void {
     this.listener = listener;
-    const left = this.expiresAt - this.wheel.clock.now();
-    this.scope = createDeadline(left > 0 ? left : 0, { wheel: this.wheel, onAbort: this.onScopeAbort });
-    if (this.spent) {
-      // Spent on arrival: answer without running the handler.
-      this.finished = true;
-      this.scope.dispose();
-      if (isTimeout(this.spentReason)) publishDeadline('server', this.path, this.limit, this.budgetMs, 0, this.context);
-      this.next.sendStatus(this.statusFor(this.spentReason, spentDetails(this.limit, this.path)));
-      return;
-    }
     this.next.start(this);
   }
 
   override sendMetadata(metadata: Metadata): void {
-    if (!this.finished) this.next.sendMetadata(metadata);
+    if (this.phase !== FINISHED) this.next.sendMetadata(metadata);
   }
 
   override sendMessage(message: unknown, callback: () => void): void {
-    if (!this.finished) this.next.sendMessage(message, callback);
+    if (this.phase !== FINISHED) this.next.sendMessage(message, callback);
   }
 
   override sendStatus(status: PartialStatus): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.scope!.dispose();
+    if (this.phase === FINISHED) return;
+    this.phase = FINISHED;
+    this.scope?.dispose();
     this.next.sendStatus(status);
   }
 
   override getDeadline(): Deadline {
-    return this.deadline;
+    return this.arrivedAt + this.budgetMs;
   }
 
   /** @internal Listener side: request headers (client-streaming and bidi handlers start here). */
   onReceiveMetadata(metadata: Metadata): void {
-    if (!this.finished) this.scope!.run(() => this.listener!.onReceiveMetadata(metadata));
+    if (this.phase === WAITING && !this.begin(metadata)) return;
+    if (this.phase === FINISHED) return;
+    const scope = this.scope;
+    if (scope !== undefined && this.plan.requestStream) scope.run(() => this.listener!.onReceiveMetadata(metadata));
+    else this.listener!.onReceiveMetadata(metadata);
   }
 
   /** @internal Listener side: a request message. */
   onReceiveMessage(message: unknown): void {
-    if (!this.finished) this.scope!.run(() => this.listener!.onReceiveMessage(message));
+    if (this.phase !== OPEN) return;
+    const scope = this.scope;
+    if (scope !== undefined && this.plan.requestStream) scope.run(() => this.listener!.onReceiveMessage(message));
+    else this.listener!.onReceiveMessage(message);
   }
 
   /** @internal Listener side: the client half-closed (unary and server-streaming handlers start here). */
   onReceiveHalfClose(): void {
-    if (!this.finished) this.scope!.run(() => this.listener!.onReceiveHalfClose());
+    if (this.phase !== OPEN) return;
+    const scope = this.scope;
+    if (scope !== undefined) scope.run(() => this.listener!.onReceiveHalfClose());
+    else this.listener!.onReceiveHalfClose();
   }
 
   /** @internal Listener side: the call ended, by our status, grpc-js's own deadline, or a client cancel. */
   onCancel(): void {
-    const scope = this.scope!;
-    if (!this.finished) {
-      this.finished = true;
-      // grpc-js times the grpc-timeout header itself too and may end the call just before us.
-      const expired = scope.remaining() === 0;
-      if (expired) publishDeadline('server', this.path, this.limit, this.budgetMs, this.elapsed(), this.context);
-      this.handlerAborted(expired ? 'deadline' : 'client-cancelled');
-      scope.abort(expired ? deadlineExceededReason() : clientCancelledReason());
+    const scope = this.scope;
+    if (this.phase !== FINISHED) {
+      this.phase = FINISHED;
+      // grpc-js may time the grpc-timeout header itself too and end the call just before us.
+      const expired = scope !== undefined && scope.remaining() === 0;
+      if (expired) publishDeadline('server', this.plan.path, this.limit, this.budgetMs, this.elapsed(), this.context);
+      if (scope !== undefined) this.handlerAborted(expired ? 'deadline' : 'client-cancelled');
+      scope?.abort(expired ? deadlineExceededReason() : clientCancelledReason());
     }
-    scope.run(() => this.listener!.onCancel());
+    if (this.listener === undefined) return;
+    if (scope !== undefined) scope.run(() => this.listener!.onCancel());
+    else this.listener.onCancel();
+  }
+
+  /**
+   * The request headers are in: settle the budget and start the deadline.
+   * @returns false when the call was answered at once (its budget was spent on arrival)
+   */
+  private begin(metadata: Metadata): boolean {
+    this.phase = OPEN;
+    const plan = this.plan;
+    const long = metadata.get(TICKWHEEL_TIMEOUT_HEADER);
+    if (long.length > 0) {
+      metadata.remove(TICKWHEEL_TIMEOUT_HEADER);
+      const sentMs = parseGrpcTimeout(String(long[0]));
+      if (sentMs !== undefined && sentMs < this.budgetMs) this.budgetMs = sentMs;
+    }
+    let budgetMs = this.budgetMs;
+    if (budgetMs === Infinity) {
+      budgetMs = plan.defaultTimeoutMs;
+      this.limit = 'default';
+    }
+    if (plan.maxTimeoutMs < budgetMs) {
+      budgetMs = plan.maxTimeoutMs;
+      this.limit = 'max';
+    }
+    if (budgetMs < 0) budgetMs = 0;
+    this.budgetMs = budgetMs;
+    if (budgetMs === Infinity) return true;
+    const wheel = plan.wheel;
+    this.startedAt = wheel.clock.now();
+    const scope = createDeadline(budgetMs, { wheel, onAbort: this.onScopeAbort });
+    this.scope = scope;
+    if (this.phase === OPEN) return true;
+    // Spent on arrival (the scope aborted while it was being made): answer without running the handler.
+    scope.dispose();
+    return false;
   }
 
   /**
@@ -131,32 +187,29 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
    * also aborts the scope, but `onCancel` has marked the call finished by then.
    */
   private readonly onScopeAbort = (reason: unknown): void => {
-    if (this.scope === undefined) {
-      this.spent = true;
-      this.spentReason = reason;
-      return;
-    }
-    if (this.finished) return;
-    this.finished = true;
+    if (this.phase === FINISHED) return;
+    const spent = this.scope === undefined;
+    this.phase = FINISHED;
+    const details = spent
+      ? spentDetails(this.limit, this.plan.path)
+      : expiredDetails(this.limit, this.budgetMs, this.plan.path);
     const timedOut = isTimeout(reason);
-    if (timedOut) publishDeadline('server', this.path, this.limit, this.budgetMs, this.elapsed(), this.context);
-    this.handlerAborted(timedOut ? 'deadline' : 'parent-aborted');
-    this.next.sendStatus(this.statusFor(reason, expiredDetails(this.limit, this.budgetMs, this.path)));
+    if (timedOut) publishDeadline('server', this.plan.path, this.limit, this.budgetMs, spent ? 0 : this.elapsed(), this.context);
+    if (!spent) this.handlerAborted(timedOut ? 'deadline' : 'parent-aborted');
+    this.next.sendStatus(
+      isTimeout(reason)
+        ? { code: Status.DEADLINE_EXCEEDED, details, metadata: null }
+        : { code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null },
+    );
   };
 
   /** The handler's signal is about to abort. */
   private handlerAborted(reason: HandlerAbortReason): void {
-    publishHandlerAbort(this.path, reason, this.elapsed(), this.context);
+    publishHandlerAbort(this.plan.path, reason, this.elapsed(), this.context);
   }
 
-  /** Time since the call arrived, in ms. */
+  /** Time since the deadline started, in ms. */
   private elapsed(): number {
-    return this.wheel.clock.now() - (this.expiresAt - this.budgetMs);
-  }
-
-  private statusFor(reason: unknown, deadlineDetails: string): PartialStatus {
-    return isTimeout(reason)
-      ? { code: Status.DEADLINE_EXCEEDED, details: deadlineDetails, metadata: null }
-      : { code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null };
+    return this.plan.wheel.clock.now() - this.startedAt;
   }
 }

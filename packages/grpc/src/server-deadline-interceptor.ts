@@ -1,16 +1,10 @@
 import { ServerInterceptingCall } from '@grpc/grpc-js';
-import type { ServerInterceptor } from '@grpc/grpc-js';
+import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from '@grpc/grpc-js';
 import { sharedWheel } from '@tickwheel/core';
 import { msUntil } from './grpc-timeout.js';
 import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
-import { ServerDeadlineCall } from './server-deadline-call.js';
+import { ServerDeadlineCall, type ServerMethodPlan } from './server-deadline-call.js';
 import type { ServerDeadlineInterceptorOptions, ServerMethodDeadlineOptions } from './types.js';
-
-/** What the options say about one method, worked out on its first call and kept. */
-interface ServerMethodPlan {
-  readonly defaultTimeoutMs: number;
-  readonly maxTimeoutMs: number;
-}
 
 /**
  * A grpc-js server interceptor (grpc-js >= 1.10) that enforces each call's deadline on a
@@ -47,14 +41,18 @@ export function serverDeadlineInterceptor(options?: ServerDeadlineInterceptorOpt
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
 
   const plans = new Map<string, ServerMethodPlan>();
-  const planFor = (path: string): ServerMethodPlan => {
+  const planFor = (method: ServerMethodDefinition<unknown, unknown>): ServerMethodPlan => {
+    const path = method.path;
     let plan = plans.get(path);
     if (plan === undefined) {
       const service = overrides.services.get(serviceKeyOf(path));
-      const method = overrides.methods.get(path);
+      const own = overrides.methods.get(path);
       plan = {
-        defaultTimeoutMs: method?.defaultTimeoutMs ?? service?.defaultTimeoutMs ?? defaultTimeoutMs,
-        maxTimeoutMs: method?.maxTimeoutMs ?? service?.maxTimeoutMs ?? maxTimeoutMs,
+        path,
+        wheel: wheelOption ?? sharedWheel(),
+        defaultTimeoutMs: own?.defaultTimeoutMs ?? service?.defaultTimeoutMs ?? defaultTimeoutMs,
+        maxTimeoutMs: own?.maxTimeoutMs ?? service?.maxTimeoutMs ?? maxTimeoutMs,
+        requestStream: method.requestStream,
       };
       plans.set(path, plan);
     }
@@ -62,24 +60,49 @@ export function serverDeadlineInterceptor(options?: ServerDeadlineInterceptorOpt
   };
 
   return (methodDefinition, call) => {
-    const path = methodDefinition.path;
-    const plan = planFor(path);
-    const wallNow = Date.now();
-    let budgetMs = msUntil(call.getDeadline(), wallNow);
-    let limit: 'propagated' | 'default' | 'max' = 'propagated';
-    if (budgetMs === Infinity) {
-      budgetMs = plan.defaultTimeoutMs;
-      limit = 'default';
+    const plan = planFor(methodDefinition);
+    const arrivedAt = Date.now();
+    let budgetMs = msUntil(call.getDeadline(), arrivedAt);
+    if (budgetMs < WRAPPED_BELOW_MS) {
+      // grpc-js read a grpc-timeout past 2^31 - 1 ms as a negative figure and is about to fail
+      // the call: the client's budget is unknown, but longer than grpc-js can time.
+      budgetMs = Infinity;
+      if (!disarmGrpcJsTimer(call)) return new ServerInterceptingCall(call);
+    } else if (budgetMs !== Infinity) {
+      // The wheel times the call; grpc-js's own timer for the same header would be a second one.
+      disarmGrpcJsTimer(call);
     }
-    if (plan.maxTimeoutMs < budgetMs) {
-      budgetMs = plan.maxTimeoutMs;
-      limit = 'max';
-    }
-    if (budgetMs === Infinity) return new ServerInterceptingCall(call);
-    if (budgetMs < 0) budgetMs = 0;
-    const wheel = wheelOption ?? sharedWheel();
-    return new ServerDeadlineCall(call, wheel, path, limit, wheel.clock.now() + budgetMs, wallNow + budgetMs, budgetMs);
+    return new ServerDeadlineCall(call, plan, budgetMs, arrivedAt);
   };
+}
+
+/**
+ * A `grpc-timeout` value is never negative, and grpc-js works the deadline out from it a few
+ * microseconds before the interceptors run: a deadline further in the past than this comes from
+ * grpc-js's 32-bit reading of a budget past 2^31 - 1 ms (`(digits * unit) | 0`).
+ */
+const WRAPPED_BELOW_MS = -1_000;
+
+/**
+ * grpc-js's server arms a `setTimeout` for every `grpc-timeout` header before any interceptor
+ * runs, and no public API turns it off. When this interceptor is the first in the server's list,
+ * the call it receives is grpc-js's own (`BaseServerInterceptingCall`) and that timer is its
+ * `deadlineTimer`: clearing it leaves the wheel as the call's only timer (as the client
+ * interceptor does with `deadline: Infinity`), and saves a call whose budget grpc-js misread.
+ * Anything else (another interceptor first, a grpc-js without the field) is left alone.
+ *
+ * @returns whether grpc-js's timer was found (and cleared)
+ */
+function disarmGrpcJsTimer(call: ServerInterceptingCallInterface): boolean {
+  const base = call as { deadlineTimer?: unknown };
+  const timer = base.deadlineTimer;
+  if (timer === null || typeof timer !== 'object' || typeof (timer as NodeJS.Timeout).hasRef !== 'function')
+    return false;
+  clearTimeout(timer as NodeJS.Timeout);
+  // grpc-js only ever clears it (`if (this.deadlineTimer) clearTimeout(...)`); dropping it frees
+  // the Timeout and its closure for the rest of the call.
+  base.deadlineTimer = null;
+  return true;
 }
 
 function parseServerMethodOptions(entry: unknown, name: string): ServerMethodDeadlineOptions {

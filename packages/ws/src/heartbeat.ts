@@ -39,6 +39,19 @@ import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, IdleKind, Liven
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
 const CONNECTING = 0;
 const OPEN = 1;
+const CLOSED = 3;
+
+/** A pong deadline checked this much past due was checked late, by our own loop's delay. */
+const LATE_CHECK_MS = 2;
+
+/** How often a handle that fires on a closing socket looks again, until the socket is closed. */
+const CLOSING_RECHECK_MS = 1_000;
+
+/**
+ * The controller running on each server or socket. A second `heartbeat()` on the same target is
+ * refused: two controllers would ping every connection twice.
+ */
+const running = new WeakMap<object, HeartbeatController<WebSocket>>();
 
 /** One idle kind that came due in a check, kept until its event is emitted. */
 interface DueIdle {
@@ -70,7 +83,10 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   /** Client sockets handed over while still CONNECTING: attached on `'open'`. */
   private readonly opening = new Set<S>();
   private readonly server: WebSocketServer | undefined;
+  private readonly target: object;
   private stopped = false;
+  /** A re-attach of the server's hooks is queued (see `onServerListenerRemoved`). */
+  private reattachQueued = false;
   private readonly counters = { pingsSent: 0, dead: 0, idle: 0 };
   // Listeners shared by every socket of this controller (ws calls them with the socket as `this`),
   // so attaching allocates no closures per connection for them.
@@ -79,6 +95,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   private readonly onClose: (this: WebSocket) => void;
   private readonly onOpen: (this: WebSocket) => void;
   private readonly onConnection: (socket: S) => void;
+  private readonly onServerListenerRemoved: (event: string | symbol, listener: unknown) => void;
 
   /**
    * @param target - a `WebSocketServer` (with its own HTTP server, an external one, or `noServer`) or one `WebSocket`
@@ -88,12 +105,23 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   constructor(target: WebSocketServer | S, options?: HeartbeatOptions) {
     super();
     this.options = resolveOptions(options);
+    if (target !== null && typeof target === 'object' && running.has(target)) {
+      throw new Error(
+        'heartbeat() is already running on this target: use the controller it returned, or stop() it first',
+      );
+    }
+    this.target = target;
+
+    // ws calls these listeners with the socket as `this`, so the controller needs another name.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const controller = this;
     const connections = this.connections;
     const clock = this.options.wheel.clock;
     this.onRead = function (this: WebSocket): void {
       const c = connections.get(this as S);
-      if (c !== undefined) c.lastReadAt = clock.now();
+      if (c === undefined) return;
+      c.lastReadAt = clock.now();
+      c.readSinceMark = true;
     };
     this.onPong = function (this: WebSocket): void {
       const c = connections.get(this as S);
@@ -101,12 +129,13 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       const now = clock.now();
       const answered = c.awaitingPong && c.lastReadAt < c.lastPingAt;
       c.lastReadAt = now;
+      c.readSinceMark = true;
       if (!answered) return;
-      c.rttMs = now - c.lastPingAt;
+      c.rttUs = Math.round((now - c.lastPingAt) * 1_000);
       c.awaitingPong = false;
       // Move the handle from the pong deadline to whatever is due next. Later is only a field
       // write (lazy re-filing), and no callback runs at the old deadline.
-      c.handle.refresh(Math.max(0, controller.nextDueAt(c) - now));
+      c.handle.refresh(delayUntil(controller.nextDueAt(c), now));
     };
     this.onClose = function (this: WebSocket): void {
       if (controller.opening.delete(this as S)) {
@@ -126,10 +155,23 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.onConnection = (socket: S): void => {
       this.add(socket);
     };
+    // `wss.removeAllListeners('connection')` (say, to swap the app's handler) takes ours too: put
+    // it back once the removal is over, and adopt whatever connected in between.
+    this.onServerListenerRemoved = (_event, listener): void => {
+      if (
+        this.stopped ||
+        this.reattachQueued ||
+        (listener !== this.onConnection && listener !== this.onServerListenerRemoved)
+      )
+        return;
+      this.reattachQueued = true;
+      process.nextTick(() => this.reattachServerHooks());
+    };
 
     if (isServer(target)) {
       this.server = target;
       target.on('connection', this.onConnection as (socket: WebSocket) => void);
+      target.on('removeListener', this.onServerListenerRemoved);
       if (target.clients !== undefined) for (const socket of target.clients) this.add(socket as S);
     } else if (isSocket(target)) {
       this.server = undefined;
@@ -137,6 +179,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     } else {
       throw new TypeError(`heartbeat() needs a ws WebSocketServer or WebSocket, got ${describeValue(target)}`);
     }
+    running.set(target, this as unknown as HeartbeatController<WebSocket>);
   }
 
   /** Connections being watched. */
@@ -209,6 +252,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
+    if (running.get(this.target) === (this as unknown)) running.delete(this.target);
+    this.server?.removeListener('removeListener', this.onServerListenerRemoved);
     this.server?.removeListener('connection', this.onConnection as (socket: WebSocket) => void);
     for (const socket of this.opening) {
       socket.removeListener('open', this.onOpen);
@@ -228,19 +273,25 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const clock = wheel.clock;
     const now = clock.now();
     const c = new Connection(socket, now);
-    if (this.options.readerIdleMs > 0 || this.options.writerIdleMs > 0 || this.options.allIdleMs > 0) c.idle = new IdleMarks();
+    const o = this.options;
+    if (o.readerIdleMs > 0 || o.writerIdleMs > 0 || o.allIdleMs > 0) c.idle = new IdleMarks();
+    // Pings only need to know that something arrived, which the byte counter tells when the handle
+    // fires: no listener runs per message. Reader idleness needs the exact time of each read.
+    c.listensReads = o.readerIdleMs > 0 || o.allIdleMs > 0 || c.readMark < 0;
     if (trackWrites) {
       c.sendTracker = new SendTracker(socket, (err) => {
         if (err == null) c.lastWriteAt = clock.now();
       });
     }
-    socket.on('message', this.onRead);
-    socket.on('ping', this.onRead);
+    if (c.listensReads) {
+      socket.on('message', this.onRead);
+      socket.on('ping', this.onRead);
+    }
     socket.on('pong', this.onPong);
     socket.on('close', this.onClose);
     this.connections.set(socket, c);
     // Unref'ed: the socket keeps the process alive while it is open; the heartbeat never should.
-    c.handle = wheel.schedule(this.nextDueAt(c) - now, () => this.check(c)).unref();
+    c.handle = wheel.schedule(delayUntil(this.nextDueAt(c), now), () => this.check(c)).unref();
   }
 
   private detach(c: Connection<S>): void {
@@ -278,14 +329,26 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   /** The wheel callback: compare the record with the clock, act, re-arm for the next due time. */
   private check(c: Connection<S>): void {
     const socket = c.socket;
-    // Closing: its 'close' event detaches it (ws destroys the socket within its close timeout).
-    if (socket.readyState !== OPEN) return;
     const o = this.options;
+    const readyState = socket.readyState;
+    if (readyState !== OPEN) {
+      // Closing: its 'close' event detaches it, unless someone removed our listener; then this does.
+      if (readyState === CLOSED) this.detach(c);
+      else c.handle.refresh(CLOSING_RECHECK_MS);
+      return;
+    }
     const now = o.wheel.clock.now();
+    c.noticeReads(now);
 
     if (c.awaitingPong) {
-      if (c.lastReadAt >= c.lastPingAt) c.awaitingPong = false; // answered
-      else if (now >= c.lastPingAt + o.pongTimeoutMs) return this.kill(c, now);
+      if (c.lastReadAt >= c.lastPingAt)
+        c.awaitingPong = false; // answered
+      else if (now >= c.lastPingAt + o.pongTimeoutMs) {
+        // Checked late (our own loop was busy): the answer may be waiting in the kernel. Let one
+        // I/O poll read it first; on time, nothing is waiting that a poll would read.
+        if (now > c.lastPingAt + o.pongTimeoutMs + LATE_CHECK_MS && !c.killPending) return this.killAfterPoll(c);
+        return this.kill(c, now);
+      }
     }
 
     let due: DueIdle[] | undefined;
@@ -317,7 +380,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
 
     // Re-arm before any listener runs, so a throwing listener cannot leave the connection unwatched.
     if (closing) c.handle.cancel();
-    else c.handle.refresh(Math.max(0, this.nextDueAt(c) - now));
+    else c.handle.refresh(delayUntil(this.nextDueAt(c), now));
     if (due === undefined) return;
     if (closing) {
       const idle = due[0]!;
@@ -327,9 +390,39 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     for (const idle of due) {
       if (this.connections.get(socket) !== c) return; // a listener removed it or stopped us
       this.counters.idle++;
-      this.emit('idle', { reason: 'idle', kind: idle.kind, socket, idleMs: idle.idleMs, first: idle.first, closing, state: c.snapshot() });
+      this.emit('idle', {
+        reason: 'idle',
+        kind: idle.kind,
+        socket,
+        idleMs: idle.idleMs,
+        first: idle.first,
+        closing,
+        state: c.snapshot(),
+      });
     }
     if (closing && socket.readyState === OPEN) socket.close(o.idleCloseCode, o.idleCloseReason);
+  }
+
+  /** Puts back the server hooks a `removeAllListeners()` took, and adopts the connections it missed. */
+  private reattachServerHooks(): void {
+    this.reattachQueued = false;
+    const server = this.server;
+    if (this.stopped || server === undefined) return;
+    const onConnection = this.onConnection as (socket: WebSocket) => void;
+    if (server.listenerCount('connection', onConnection) === 0) server.on('connection', onConnection);
+    if (server.listenerCount('removeListener', this.onServerListenerRemoved) === 0)
+      server.on('removeListener', this.onServerListenerRemoved);
+    if (server.clients !== undefined) for (const socket of server.clients) this.add(socket as S);
+  }
+
+  /** Checks `c` again right after the next I/O poll (`setImmediate` runs after the poll phase). */
+  private killAfterPoll(c: Connection<S>): void {
+    c.killPending = true;
+    setImmediate(() => {
+      // Still pending while it runs: a check that finds it unanswered now terminates it.
+      if (this.connections.get(c.socket) === c) this.check(c);
+      c.killPending = false;
+    });
   }
 
   /** No answer in time: best-effort close frame, destroy the socket, report. */
@@ -367,16 +460,41 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
  * beat.on('dead', ({ socket, state }) => console.log('dead peer, last read at', state.lastReadAt));
  * ```
  */
-export function heartbeat<T extends typeof WebSocket>(server: WebSocketServer<T>, options?: HeartbeatOptions): HeartbeatController<InstanceType<T>>;
+export function heartbeat<T extends typeof WebSocket>(
+  server: WebSocketServer<T>,
+  options?: HeartbeatOptions,
+): HeartbeatController<InstanceType<T>>;
 export function heartbeat<S extends WebSocket>(socket: S, options?: HeartbeatOptions): HeartbeatController<S>;
-export function heartbeat(target: WebSocketServer | WebSocket, options?: HeartbeatOptions): HeartbeatController<WebSocket> {
+export function heartbeat(
+  target: WebSocketServer | WebSocket,
+  options?: HeartbeatOptions,
+): HeartbeatController<WebSocket> {
   return new HeartbeatController<WebSocket>(target, options);
 }
 
+/**
+ * The delay from `now` to `due`, in whole ms rounded up (never early). Whole: the handle keeps its
+ * delay for `refresh()`, and a fractional one would be a boxed double per connection.
+ */
+function delayUntil(due: number, now: number): number {
+  return due > now ? Math.ceil(due - now) : 0;
+}
+
 function isServer(value: unknown): value is WebSocketServer {
-  return value !== null && typeof value === 'object' && typeof (value as WebSocketServer).handleUpgrade === 'function' && typeof (value as WebSocketServer).on === 'function';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as WebSocketServer).handleUpgrade === 'function' &&
+    typeof (value as WebSocketServer).on === 'function'
+  );
 }
 
 function isSocket(value: unknown): value is WebSocket {
-  return value !== null && typeof value === 'object' && typeof (value as WebSocket).ping === 'function' && typeof (value as WebSocket).terminate === 'function' && typeof (value as WebSocket).readyState === 'number';
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as WebSocket).ping === 'function' &&
+    typeof (value as WebSocket).terminate === 'function' &&
+    typeof (value as WebSocket).readyState === 'number'
+  );
 }

@@ -1,4 +1,4 @@
-import { describeValue, requireMs, sharedWheel, TimingWheel } from '@tickwheel/core';
+import { describeValue, isTimingWheel, requireMs, sharedWheel, type TimingWheel } from '@tickwheel/core';
 import type { HeartbeatOptions } from './types.js';
 
 /**
@@ -100,7 +100,7 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   }
 
   const wheel = options.wheel ?? sharedWheel();
-  if (!(wheel instanceof TimingWheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
+  if (!isTimingWheel(wheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
   if (wheel.isClosed) throw new RangeError('wheel is closed: pass an open TimingWheel');
 
   return {

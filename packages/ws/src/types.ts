@@ -67,7 +67,11 @@ export type IdleKind = 'reader' | 'writer' | 'all';
 export interface LivenessState {
   /** When the heartbeat started watching the connection. */
   readonly attachedAt: number;
-  /** Last read activity: a message, ping or pong received (initially `attachedAt`). */
+  /**
+   * Last read activity: a message, ping or pong received (initially `attachedAt`). Exact with
+   * reader or all idleness on; with pings only, a message is seen when the connection's handle
+   * fires, so this is when the heartbeat noticed it (at most one interval late). Pongs are exact.
+   */
   readonly lastReadAt: number;
   /** Last completed `send()` (initially `attachedAt`; stays there when writes are not tracked). */
   readonly lastWriteAt: number;
@@ -77,7 +81,7 @@ export interface LivenessState {
   readonly awaitingPong: boolean;
   /** When the last heartbeat ping was sent, or undefined before the first one. */
   readonly lastPingAt: number | undefined;
-  /** Round trip of the last answered ping in ms, or undefined when none was answered yet. */
+  /** Round trip of the last answered ping in ms (to the microsecond), or undefined when none was answered yet. */
   readonly rttMs: number | undefined;
   /** Heartbeat pings sent on this connection. */
   readonly pingsSent: number;

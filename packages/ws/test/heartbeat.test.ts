@@ -19,7 +19,13 @@ afterEach(() => {
 /** A heartbeat on a fake server with one connection, on the manual clock. */
 function watchOne(options: HeartbeatOptions = {}) {
   const server = new FakeServer();
-  const beat = heartbeat(server as never, { pingIntervalMs: 100, pongTimeoutMs: 30, pingSlackMs: 0, wheel, ...options });
+  const beat = heartbeat(server as never, {
+    pingIntervalMs: 100,
+    pongTimeoutMs: 30,
+    pingSlackMs: 0,
+    wheel,
+    ...options,
+  });
   const socket = new FakeSocket();
   server.connect(socket);
   const dead: DeadPeerEvent[] = [];
@@ -124,7 +130,13 @@ describe('heartbeat', () => {
       clock.advance(100);
       clock.advance(7);
       socket.emit('pong', Buffer.alloc(0));
-      expect(beat.state(socket.ws)).toMatchObject({ rttMs: 7, awaitingPong: false, lastPingAt: 100, lastReadAt: 107, pingsSent: 1 });
+      expect(beat.state(socket.ws)).toMatchObject({
+        rttMs: 7,
+        awaitingPong: false,
+        lastPingAt: 100,
+        lastReadAt: 107,
+        pingsSent: 1,
+      });
     });
 
     it('sends pings due close together in one pass, up to pingSlackMs late', () => {
@@ -149,11 +161,16 @@ describe('heartbeat', () => {
       expect(socket.pings).toBe(1);
       clock.advanceTo(130);
       expect(dead).toHaveLength(1);
-      expect(dead[0]!.waitedMs).toBe(30);
+      expect(dead[0].waitedMs).toBe(30);
     });
 
     it('sends no pings when pingIntervalMs is 0', () => {
-      const { socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
+      const { socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        readerIdleMs: 50,
+      });
       clock.advance(1_000);
       expect(socket.pings).toBe(0);
       expect(socket.terminated).toBe(false);
@@ -169,7 +186,7 @@ describe('heartbeat', () => {
       expect(socket.terminated).toBe(true);
       expect(dead).toHaveLength(1);
       expect(dead[0]).toMatchObject({ reason: 'dead', socket: socket.ws, waitedMs: 30 });
-      expect(dead[0]!.state).toMatchObject({ awaitingPong: true, lastPingAt: 100, lastReadAt: 0, pingsSent: 1 });
+      expect(dead[0].state).toMatchObject({ awaitingPong: true, lastPingAt: 100, lastReadAt: 0, pingsSent: 1 });
       expect(beat.state(socket.ws)).toBeUndefined();
       expect(wheel.size).toBe(0);
     });
@@ -197,6 +214,52 @@ describe('heartbeat', () => {
       expect(socket.terminated).toBe(false);
     });
 
+    /** A heartbeat on a clock that reads `lagMs` late, as a wheel woken late by a busy loop does. */
+    function watchLate() {
+      const lagging = new (class extends ManualClock {
+        lagMs = 0;
+        override now(): number {
+          return super.now() + this.lagMs;
+        }
+      })(0);
+      const lateWheel = new TimingWheel({ clock: lagging });
+      const server = new FakeServer();
+      const beat = heartbeat(server as never, {
+        pingIntervalMs: 100,
+        pongTimeoutMs: 30,
+        pingSlackMs: 0,
+        wheel: lateWheel,
+      });
+      const socket = new FakeSocket();
+      server.connect(socket);
+      const dead: DeadPeerEvent[] = [];
+      beat.on('dead', (e) => dead.push(e));
+      lagging.advanceTo(100);
+      lagging.lagMs = 10;
+      lagging.advanceTo(130); // the pong deadline is checked at 140
+      return { beat, socket, dead, close: () => lateWheel.close() };
+    }
+
+    it('checks a pong deadline found late once more after the next I/O poll, then terminates', async () => {
+      const { socket, dead, close } = watchLate();
+      expect(socket.pings).toBe(1);
+      expect(socket.terminated).toBe(false);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(socket.terminated).toBe(true);
+      expect(dead[0].waitedMs).toBe(40);
+      close();
+    });
+
+    it('keeps a peer whose answer is read in that poll', async () => {
+      const { socket, dead, beat, close } = watchLate();
+      socket.emit('pong', Buffer.alloc(0));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(socket.terminated).toBe(false);
+      expect(dead).toEqual([]);
+      expect(beat.state(socket.ws)!.awaitingPong).toBe(false);
+      close();
+    });
+
     it('keeps a peer that answers every ping through many rounds', () => {
       const { socket, dead } = watchOne();
       for (let round = 0; round < 20; round++) {
@@ -211,20 +274,33 @@ describe('heartbeat', () => {
 
   describe('idle', () => {
     it('reports reader idleness, then again every readerIdleMs while it lasts', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        readerIdleMs: 50,
+      });
       clock.advance(49);
       expect(idle).toEqual([]);
       clock.advance(1);
       expect(idle.map((e) => [e.kind, e.idleMs, e.first])).toEqual([['reader', 50, true]]);
       clock.advance(50);
-      expect(idle.map((e) => [e.kind, e.idleMs, e.first])).toEqual([['reader', 50, true], ['reader', 100, false]]);
+      expect(idle.map((e) => [e.kind, e.idleMs, e.first])).toEqual([
+        ['reader', 50, true],
+        ['reader', 100, false],
+      ]);
       socket.emit('message', Buffer.from('x'), false);
       clock.advance(50);
       expect(idle.at(-1)).toMatchObject({ kind: 'reader', idleMs: 50, first: true, closing: false });
     });
 
     it('reports writer idleness measured from completed sends', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, writerIdleMs: 50 });
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        writerIdleMs: 50,
+      });
       clock.advance(40);
       socket.ws.send('hello');
       clock.advance(40);
@@ -234,7 +310,12 @@ describe('heartbeat', () => {
     });
 
     it('does not count a failed send as write activity', () => {
-      const { idle, socket, beat } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, writerIdleMs: 50 });
+      const { idle, socket, beat } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        writerIdleMs: 50,
+      });
       clock.advance(40);
       socket.readyState = 2;
       socket.ws.send('too late');
@@ -243,7 +324,12 @@ describe('heartbeat', () => {
     });
 
     it('reports all-idleness only when neither side was active', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, allIdleMs: 50 });
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        allIdleMs: 50,
+      });
       clock.advance(30);
       socket.ws.send('out');
       clock.advance(30);
@@ -265,14 +351,24 @@ describe('heartbeat', () => {
     });
 
     it('only reports by default, leaving the connection open', () => {
-      const { idle, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        readerIdleMs: 50,
+      });
       clock.advance(500);
       expect(idle).toHaveLength(10);
       expect(socket.closed).toEqual([]);
     });
 
     it('closes with idleCloseCode and idleCloseReason when closeOnIdle is set', () => {
-      const { idle, socket } = watchOne({ readerIdleMs: 50, closeOnIdle: true, idleCloseCode: 4001, idleCloseReason: 'bye' });
+      const { idle, socket } = watchOne({
+        readerIdleMs: 50,
+        closeOnIdle: true,
+        idleCloseCode: 4001,
+        idleCloseReason: 'bye',
+      });
       clock.advance(50);
       expect(idle).toMatchObject([{ kind: 'reader', closing: true }]);
       expect(socket.closed).toEqual([{ code: 4001, reason: 'bye' }]);
@@ -281,7 +377,12 @@ describe('heartbeat', () => {
     });
 
     it('stays armed when an idle listener throws', () => {
-      const { beat, socket } = watchOne({ pingIntervalMs: 0, pongTimeoutMs: undefined, pingSlackMs: undefined, readerIdleMs: 50 });
+      const { beat, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        readerIdleMs: 50,
+      });
       beat.once('idle', () => {
         throw new Error('listener bug');
       });
@@ -388,12 +489,18 @@ describe('heartbeat', () => {
       expect(wheel.size).toBe(0);
       expect(server.listenerCount('connection')).toBe(0);
       for (const s of sockets) {
-        expect(s.listenerCount('message') + s.listenerCount('ping') + s.listenerCount('pong') + s.listenerCount('close')).toBe(0);
+        expect(
+          s.listenerCount('message') + s.listenerCount('ping') + s.listenerCount('pong') + s.listenerCount('close'),
+        ).toBe(0);
         expect(Object.prototype.hasOwnProperty.call(s, 'send')).toBe(false);
       }
       server.connect(new FakeSocket());
       clock.advance(1_000);
-      expect(sockets.map((s) => [s.pings, s.closed.length, s.terminated])).toEqual([[0, 0, false], [0, 0, false], [0, 0, false]]);
+      expect(sockets.map((s) => [s.pings, s.closed.length, s.terminated])).toEqual([
+        [0, 0, false],
+        [0, 0, false],
+        [0, 0, false],
+      ]);
       expect(beat.size).toBe(0);
     });
 
@@ -423,6 +530,112 @@ describe('heartbeat', () => {
       expect(socket.pings).toBe(0);
       expect(dead).toEqual([]);
       expect(idle).toEqual([]);
+    });
+  });
+
+  describe('reads without listeners', () => {
+    it('notices a talking peer from its byte counter, with no listener per message', () => {
+      const { server, beat } = watchOne();
+      const socket = new FakeSocket({ transport: true });
+      server.connect(socket);
+      expect(socket.listenerCount('message')).toBe(0);
+      expect(socket.listenerCount('ping')).toBe(0);
+      for (let t = 0; t < 1_000; t += 40) {
+        clock.advanceTo(t);
+        socket.receiveBytes(10);
+      }
+      expect(socket.pings).toBe(0);
+      expect(beat.state(socket.ws)!.pingsSent).toBe(0);
+    });
+
+    it('listens to reads when reader idleness needs their exact times', () => {
+      const { server } = watchOne({ readerIdleMs: 500 });
+      const socket = new FakeSocket({ transport: true });
+      server.connect(socket);
+      expect(socket.listenerCount('message')).toBe(1);
+    });
+  });
+
+  describe('listeners removed by the user', () => {
+    it('does not terminate a healthy peer after socket.removeAllListeners()', () => {
+      const { server, beat, dead } = watchOne();
+      const socket = new FakeSocket({ transport: true });
+      server.connect(socket);
+      socket.removeAllListeners();
+      let answered = 0;
+      for (let t = 1; t <= 1_000; t++) {
+        clock.advanceTo(t);
+        if (socket.pings > answered) {
+          answered = socket.pings;
+          socket.emit('pong', Buffer.alloc(0)); // nobody listens: only the byte counter moves
+        }
+      }
+      expect(socket.terminated).toBe(false);
+      expect(dead.map((event) => event.socket)).not.toContain(socket.ws);
+      expect(socket.pings).toBeGreaterThanOrEqual(4);
+      expect(beat.state(socket.ws)!.pingsSent).toBe(socket.pings);
+    });
+
+    it('drops the record of a socket that closed after its close listener was removed', () => {
+      const { beat, socket } = watchOne();
+      socket.removeAllListeners();
+      socket.finishClose();
+      expect(beat.size).toBe(1);
+      clock.advance(100);
+      expect(beat.size).toBe(0);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('keeps looking at a socket stuck in CLOSING until it is closed', () => {
+      const { beat, socket } = watchOne();
+      socket.removeAllListeners();
+      socket.readyState = 2;
+      clock.advance(100);
+      expect(beat.size).toBe(1);
+      socket.readyState = 3;
+      clock.advance(1_000);
+      expect(beat.size).toBe(0);
+    });
+
+    it("puts its connection hook back after wss.removeAllListeners('connection'), adopting sockets that came in between", async () => {
+      const { server, beat } = watchOne();
+      server.on('connection', () => {});
+      server.removeAllListeners('connection');
+      const early = new FakeSocket();
+      server.connect(early); // before the hook is back: picked up from server.clients
+      await new Promise((resolve) => process.nextTick(resolve));
+      const late = new FakeSocket();
+      server.connect(late);
+      expect(beat.state(early.ws)).toBeDefined();
+      expect(beat.state(late.ws)).toBeDefined();
+      expect(beat.size).toBe(3);
+    });
+
+    it('survives wss.removeAllListeners() with no argument', async () => {
+      const { server, beat } = watchOne();
+      server.removeAllListeners();
+      await new Promise((resolve) => process.nextTick(resolve));
+      server.connect(new FakeSocket());
+      expect(beat.size).toBe(2);
+      beat.stop();
+      expect(server.listenerCount('connection')).toBe(0);
+      expect(server.listenerCount('removeListener')).toBe(0);
+    });
+  });
+
+  describe('one heartbeat per target', () => {
+    it('refuses a second heartbeat() on the same server, so no connection is pinged twice', () => {
+      const { server, beat } = watchOne();
+      expect(() => heartbeat(server as never, { wheel })).toThrow(/already running on this target/);
+      beat.stop();
+      expect(() => heartbeat(server as never, { wheel }).stop()).not.toThrow();
+    });
+
+    it('refuses a second heartbeat() on the same socket', () => {
+      const socket = new FakeSocket();
+      const beat = heartbeat(socket.ws, { wheel });
+      expect(() => heartbeat(socket.ws, { wheel })).toThrow(/already running/);
+      beat.stop();
     });
   });
 });

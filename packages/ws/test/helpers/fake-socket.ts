@@ -7,11 +7,32 @@ import type { WebSocket } from 'ws';
  * ws's, and completes synchronously.
  */
 export class FakeSocket extends EventEmitter {
+  /**
+   * What ws keeps as `_socket`: the transport, whose `bytesRead` the heartbeat samples. Present
+   * only with `{ transport: true }`; every frame received then adds to it, as on a real socket.
+   */
+  _socket?: { bytesRead: number };
   readyState = 1;
   pings = 0;
   terminated = false;
   closed: Array<{ code: number | undefined; reason: string | undefined }> = [];
   sent: unknown[] = [];
+
+  constructor(options: { transport?: boolean } = {}) {
+    super();
+    if (options.transport === true) this._socket = { bytesRead: 0 };
+  }
+
+  /** Bytes arrive on the wire without ws emitting anything yet (a partial frame, or a frame nobody listens to). */
+  receiveBytes(count = 2): void {
+    if (this._socket !== undefined) this._socket.bytesRead += count;
+  }
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'message' || event === 'ping' || event === 'pong')
+      this.receiveBytes(2 + ((args[0] as Buffer | undefined)?.length ?? 0));
+    return super.emit(event, ...args);
+  }
 
   ping(): void {
     if (this.readyState === 0) throw new Error('WebSocket is not open: readyState 0 (CONNECTING)');

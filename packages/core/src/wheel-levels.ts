@@ -1,0 +1,217 @@
+/**
+ * The levels of a timing wheel: rings of buckets with an occupancy bitmap each, and the slot
+ * arithmetic that files a timer by its due tick and finds the next non-empty bucket. The design
+ * is explained in `timing-wheel.ts`; this file is its "Ticks, levels and buckets" section.
+ */
+import { Bucket, type Link } from './bucket.js';
+import type { TimerHandle } from './timer-handle.js';
+
+/** One level: its buckets and an occupancy bitmap, one bit per slot. */
+interface Level {
+  /** Created on first use: a clock near Number.MAX_VALUE can need 64 levels of 65 536 slots. */
+  readonly buckets: Array<Bucket | undefined>;
+  readonly occupied: Int32Array;
+  /** How many buckets of this level are non-empty; 0 lets the search skip the level. */
+  occupiedCount: number;
+  /** Ticks spanned by one bucket: wheelSize^level. */
+  readonly span: number;
+  /** Ticks spanned by the level: span * wheelSize (Infinity at the very top of the range). */
+  readonly window: number;
+}
+
+/** Above this tick number bitwise arithmetic on ticks is unsafe, and filing takes the slow path. */
+const MAX_INT32_TICK = 0x7fffffff;
+
+/** The slot of a parked timer: due beyond MAX_DELAY_MS, it is never filed and never fires. */
+const PARKED_LEVEL = -2;
+/** The slot of a batch taken out of the wheel to be fired or cascaded. */
+const DETACHED_LEVEL = -1;
+
+export class WheelLevels {
+  /** Every tick before this one has been processed. */
+  protected currentTick = 0;
+  /** Level and slot of the bucket the last `nextEventTick` found. */
+  protected foundLevel = 0;
+  protected foundSlot = 0;
+  /** Timers that never fire (due beyond MAX_DELAY_MS): kept linked only so that cancel is uniform. */
+  protected readonly parked = new Bucket(PARKED_LEVEL, 0);
+
+  private readonly shift: number;
+  private readonly mask: number;
+  private readonly levelOfBit: Uint8Array;
+  private readonly levels: Level[] = [];
+
+  constructor(readonly wheelSize: number) {
+    this.shift = Math.log2(wheelSize);
+    this.mask = wheelSize - 1;
+    this.levelOfBit = new Uint8Array(32);
+    for (let bit = 0; bit < 32; bit++) this.levelOfBit[bit] = Math.floor(bit / this.shift);
+  }
+
+  /** Levels in use. */
+  protected get levelCount(): number {
+    return this.levels.length;
+  }
+
+  /**
+   * Links an unlinked entry into the bucket of its due tick (overdue ones into the current
+   * tick's) and returns that tick; Infinity for a parked entry.
+   */
+  protected link(handle: TimerHandle): number {
+    const current = this.currentTick;
+    let tick = handle._tick;
+    if (tick === Infinity) {
+      this.parked.append(handle);
+      return tick;
+    }
+    if (tick < current) tick = current; // overdue: fire on the next pass
+    let level: number;
+    let slot: number;
+    if (tick <= MAX_INT32_TICK) {
+      const diff = tick ^ current;
+      level = diff <= this.mask ? 0 : this.levelOfBit[31 - Math.clz32(diff)];
+      slot = (tick >>> (level * this.shift)) & this.mask;
+    } else {
+      // Past 2^31 ticks: the same digit arithmetic with division, exact for doubles because
+      // every divisor is a power of two. The loop ends at the latest when `window` overflows.
+      level = 0;
+      let span = 1;
+      let window = this.wheelSize;
+      while (Math.floor(tick / window) !== Math.floor(current / window)) {
+        level++;
+        span = window;
+        window *= this.wheelSize;
+      }
+      slot = Math.floor(tick / span) % this.wheelSize;
+    }
+    const lv = level < this.levels.length ? this.levels[level] : this.addLevels(level);
+    const bucket = lv.buckets[slot] ?? (lv.buckets[slot] = new Bucket(level, slot));
+    if (bucket.append(handle)) {
+      lv.occupied[slot >>> 5] |= 1 << (slot & 31);
+      lv.occupiedCount++;
+    }
+    return tick;
+  }
+
+  protected unlink(handle: TimerHandle): void {
+    const prev = handle._prev!;
+    const next = handle._next!;
+    prev._next = next;
+    next._prev = prev;
+    handle._prev = null;
+    handle._next = null;
+    // Neighbours that are one node: only the sentinel is left, the bucket just became empty.
+    if (prev === next) this.bucketEmptied(prev as Bucket);
+  }
+
+  private bucketEmptied(bucket: Bucket): void {
+    if (bucket.level < 0) return; // parked, or a detached batch: no bitmap bit
+    const level = this.levels[bucket.level];
+    level.occupied[bucket.slot >>> 5] &= ~(1 << (bucket.slot & 31));
+    level.occupiedCount--;
+  }
+
+  private addLevels(upTo: number): Level {
+    while (this.levels.length <= upTo) {
+      const index = this.levels.length;
+      // Filled with undefined rather than holey, so that reads stay on the fast packed path.
+      const buckets = new Array<Bucket | undefined>(this.wheelSize).fill(undefined);
+      const span = this.wheelSize ** index;
+      this.levels.push({
+        buckets,
+        occupied: new Int32Array(Math.ceil(this.wheelSize / 32)),
+        occupiedCount: 0,
+        span,
+        window: span * this.wheelSize,
+      });
+    }
+    return this.levels[upTo];
+  }
+
+  /**
+   * The tick of the next event (a level-0 bucket to fire or a coarser bucket to cascade) at
+   * `fromLevel` or above, or -1 when there is none; leaves its level and slot in
+   * `foundLevel`/`foundSlot`.
+   */
+  protected nextEventTick(fromLevel = 0): number {
+    const current = this.currentTick;
+    for (let l = fromLevel; l < this.levels.length; l++) {
+      const level = this.levels[l];
+      if (level.occupiedCount === 0) continue;
+      const slot = firstSetBit(level.occupied, Math.floor(current / level.span) % this.wheelSize);
+      if (slot >= 0) {
+        this.foundLevel = l;
+        this.foundSlot = slot;
+        return this.slotStart(level, slot);
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * The start of the next occupied bucket after the found one at its level, or of the next
+   * event above it; -1 when neither exists. Lazily refreshed entries can make a coarse bucket's
+   * earliest timer later than that, and the driver must never sleep past it.
+   */
+  protected nextEventAfterFound(): number {
+    const lv = this.levels[this.foundLevel];
+    const level = this.foundLevel;
+    const slot = this.foundSlot;
+    const nextSlot = slot + 1 < this.wheelSize ? firstSetBit(lv.occupied, slot + 1) : -1;
+    const sameLevel = nextSlot >= 0 ? this.slotStart(lv, nextSlot) : -1;
+    const coarser = this.nextEventTick(level + 1);
+    this.foundLevel = level;
+    this.foundSlot = slot;
+    if (sameLevel < 0) return coarser;
+    return coarser < 0 || sameLevel < coarser ? sameLevel : coarser;
+  }
+
+  /** The found bucket of the last `nextEventTick` call. */
+  protected foundBucket(): Bucket {
+    return this.levels[this.foundLevel].buckets[this.foundSlot]!; // occupied, so created
+  }
+
+  /** Empties the found bucket into a detached batch, so callbacks can refill the slot. */
+  protected takeFoundBucket(): Bucket {
+    const level = this.levels[this.foundLevel];
+    const batch = new Bucket(DETACHED_LEVEL, 0);
+    level.buckets[this.foundSlot]!.moveAllTo(batch);
+    level.occupied[this.foundSlot >>> 5] &= ~(1 << (this.foundSlot & 31));
+    level.occupiedCount--;
+    return batch;
+  }
+
+  /** Calls `visit` on every filed and parked entry (it may unlink the one it is given). */
+  protected forEachEntry(visit: (handle: TimerHandle) => void): void {
+    for (const level of this.levels) {
+      if (level.occupiedCount === 0) continue;
+      for (const bucket of level.buckets) if (bucket !== undefined) drain(bucket, visit);
+    }
+    drain(this.parked, visit);
+  }
+
+  private slotStart(level: Level, slot: number): number {
+    // At the very top of the double range the window overflows; its base is then 0.
+    const base = level.window === Infinity ? 0 : Math.floor(this.currentTick / level.window) * level.window;
+    return base + slot * level.span;
+  }
+}
+
+function drain(bucket: Bucket, visit: (handle: TimerHandle) => void): void {
+  for (let link: Link = bucket._next; link !== bucket;) {
+    const next: Link = link._next!;
+    visit(link as TimerHandle);
+    link = next;
+  }
+}
+
+/** Index of the first set bit at or after `from` in a bitmap of 32-bit words, or -1. */
+function firstSetBit(words: Int32Array, from: number): number {
+  let w = from >>> 5;
+  let bits = words[w] & (-1 << (from & 31));
+  for (;;) {
+    if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
+    if (++w >= words.length) return -1;
+    bits = words[w]!;
+  }
+}

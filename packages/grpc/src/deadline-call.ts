@@ -123,8 +123,17 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
   private expire(): void {
     const now = this.wheel.clock.now();
     const deadline = now >= this.expiresAt;
-    const details = deadline ? expiredDetails(this.limit, this.budgetMs, this.path) : idleDetails(this.idleMs, this.path);
-    publishDeadline('client', this.path, deadline ? this.limit : 'stream-idle', deadline ? this.budgetMs : this.idleMs, now - this.startedAt, this.context);
+    const details = deadline
+      ? expiredDetails(this.limit, this.budgetMs, this.path)
+      : idleDetails(this.idleMs, this.path);
+    publishDeadline(
+      'client',
+      this.path,
+      deadline ? this.limit : 'stream-idle',
+      deadline ? this.budgetMs : this.idleMs,
+      now - this.startedAt,
+      this.context,
+    );
     this.next.cancelWithStatus(Status.DEADLINE_EXCEEDED, details);
   }
 }

@@ -25,7 +25,8 @@ interface MethodPlan {
 const NONE: Setting = { ms: Infinity, from: 'default' };
 
 /** The reason a handler's outgoing call is refused when its parent call was cancelled. */
-const PARENT_CANCELLED = 'Cancelled before the call started: the deadline it inherited was aborted (its parent call was cancelled)';
+const PARENT_CANCELLED =
+  'Cancelled before the call started: the deadline it inherited was aborted (its parent call was cancelled)';
 
 /**
  * A grpc-js client interceptor that puts every call under a deadline timed on a tickwheel
@@ -117,7 +118,8 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         expiresAt = ambientAt;
         limit = 'propagated';
       }
-      if (ambient.signal.aborted && !isTimeout(ambient.signal.reason)) return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
+      if (ambient.signal.aborted && !isTimeout(ambient.signal.reason))
+        return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
     }
     if (expiresAt <= now) {
       publishDeadline('client', path, limit, 0, 0, captureContext(deadlineChannel));

@@ -1,6 +1,12 @@
 import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
-import { captureContext, createDeadline, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
+import {
+  captureContext,
+  createDeadline,
+  deadlineExceededReason,
+  type DeadlineScope,
+  type TimingWheel,
+} from '@tickwheel/core';
 import { deadlineChannel, publishDeadline, publishHandlerAbort, type HandlerAbortReason } from './channels.js';
 import { expiredDetails, spentDetails } from './details.js';
 import { parseGrpcTimeout, TICKWHEEL_TIMEOUT_HEADER } from './grpc-timeout.js';
@@ -194,7 +200,8 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
       ? spentDetails(this.limit, this.plan.path)
       : expiredDetails(this.limit, this.budgetMs, this.plan.path);
     const timedOut = isTimeout(reason);
-    if (timedOut) publishDeadline('server', this.plan.path, this.limit, this.budgetMs, spent ? 0 : this.elapsed(), this.context);
+    if (timedOut)
+      publishDeadline('server', this.plan.path, this.limit, this.budgetMs, spent ? 0 : this.elapsed(), this.context);
     if (!spent) this.handlerAborted(timedOut ? 'deadline' : 'parent-aborted');
     this.next.sendStatus(
       isTimeout(reason)

@@ -383,8 +383,14 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     else c.handle.refresh(delayUntil(this.nextDueAt(c), now));
     if (due === undefined) return;
     if (closing) {
-      const idle = due[0]!;
-      publishTerminate(`idle-${idle.kind}`, idle.idleMs, o[`${idle.kind}IdleMs`], socket, this.server === undefined ? 'client' : 'server');
+      const idle = due[0];
+      publishTerminate(
+        `idle-${idle.kind}`,
+        idle.idleMs,
+        o[`${idle.kind}IdleMs`],
+        socket,
+        this.server === undefined ? 'client' : 'server',
+      );
     }
 
     for (const idle of due) {
@@ -434,7 +440,13 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     // The peer may only be stalled (a paused reader): the close frame tells it why, if it ever reads again.
     socket.close(this.options.closeCode, this.options.closeReason);
     socket.terminate();
-    publishTerminate('pong-timeout', now - c.lastPingAt, this.options.pongTimeoutMs, socket, this.server === undefined ? 'client' : 'server');
+    publishTerminate(
+      'pong-timeout',
+      now - c.lastPingAt,
+      this.options.pongTimeoutMs,
+      socket,
+      this.server === undefined ? 'client' : 'server',
+    );
     this.emit('dead', { reason: 'dead', socket, state, waitedMs: now - c.lastPingAt });
   }
 }

@@ -132,7 +132,7 @@ export function publishCallbackError(wheel: TimingWheel, error: unknown, handle:
   if (callbackErrorChannel.hasSubscribers) callbackErrorChannel.publish({ wheel, error, handle });
 }
 
-/** Publishes on `tickwheel:core:timer-set-expire` when someone listens. */
+/** Publishes on `tickwheel:core:timer-set-expire`. Call only when `timerSetExpireChannel.hasSubscribers`. */
 export function publishTimerSetExpire(timerSet: TimerSet<unknown, unknown>, key: unknown, stacksLeft: number): void {
-  if (timerSetExpireChannel.hasSubscribers) timerSetExpireChannel.publish({ timerSet, key, stacksLeft });
+  timerSetExpireChannel.publish({ timerSet, key, stacksLeft });
 }

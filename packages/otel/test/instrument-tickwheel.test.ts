@@ -60,6 +60,16 @@ const CHANNELS = [
   REDIS_DUPLICATE_CHANNEL,
 ];
 
+/** The metric attributes of {@link fetchTimeout}'s default message. */
+const FETCH_HEADERS_ATTRIBUTES = {
+  'tickwheel.package': 'fetch',
+  'tickwheel.phase': 'headers',
+  'http.request.method': 'GET',
+  'server.address': '127.0.0.1',
+  'server.port': 8080,
+  'url.scheme': 'http',
+};
+
 function publish<T>(name: string, message: T): void {
   diagnosticsChannel.channel(name).publish(message);
 }
@@ -131,14 +141,7 @@ describe('instrumentTickwheel', () => {
         }),
       );
 
-      const attributes = {
-        'tickwheel.package': 'fetch',
-        'tickwheel.phase': 'headers',
-        'http.request.method': 'GET',
-        'server.address': '127.0.0.1',
-        'server.port': 8080,
-        'url.scheme': 'http',
-      };
+      const attributes = FETCH_HEADERS_ATTRIBUTES;
       const headers = await telemetry.point(METRICS.timeouts, attributes);
       expect(headers.value).toBe(2);
       expect(headers.attributes).toEqual(attributes);
@@ -357,12 +360,7 @@ describe('instrumentTickwheel', () => {
       expect(span.events).toHaveLength(1);
       expect(span.events[0].name).toBe(TIMEOUT_EVENT);
       expect(span.events[0].attributes).toEqual({
-        'tickwheel.package': 'fetch',
-        'tickwheel.phase': 'headers',
-        'http.request.method': 'GET',
-        'server.address': '127.0.0.1',
-        'server.port': 8080,
-        'url.scheme': 'http',
+        ...FETCH_HEADERS_ATTRIBUTES,
         'tickwheel.limit_ms': 200,
         'tickwheel.elapsed_ms': 201,
         'tickwheel.attempt': 1,

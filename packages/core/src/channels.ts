@@ -11,6 +11,7 @@
  * | `tickwheel:core:wake` | {@link WheelWakeMessage} | the wheel's driver woke it and its due callbacks ran |
  * | `tickwheel:core:callback-error` | {@link CallbackErrorMessage} | a timer callback threw |
  * | `tickwheel:core:timer-set-expire` | {@link TimerSetExpireMessage} | a `TimerSet` stack expired, before its `onExpire` |
+ * | `tickwheel:core:capture-context` | {@link ContextCarrier} | an adapter starts a timed request while its timeout channel has subscribers (see Context) |
  *
  * ## Free when unused
  * Every publish is guarded by `channel.hasSubscribers`, a getter that is `false` until someone

@@ -5,7 +5,8 @@
  * is its "Cascade", "Driver" and "Errors" sections in code.
  */
 import type { Bucket, Link } from './bucket.js';
-import { publishCallbackError, publishWake, wakeChannel } from './channels.js';
+import * as channels from './channels.js';
+import { publishCallbackError, publishWake } from './channels.js';
 import type { Clock, WakeupDriver } from './clock.js';
 import type { TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
@@ -16,6 +17,8 @@ import { WheelLevels } from './wheel-levels.js';
 // Module-level copies: compiled to CommonJS, imported constants are read off the exports object at
 // every use, which shows in the schedule/cancel hot path (~5-10%).
 const { CANCELLED, FIRED, FIRING, STATE_MASK, UNREF } = timerState;
+// The same for the wake-up channel: one property read per wake-up while nobody listens.
+const { wakeChannel } = channels;
 
 /** How many entries `rearm` looks at to find a coarse bucket's earliest timer. */
 const REARM_SCAN_LIMIT = 256;

@@ -12,31 +12,14 @@
  * working size (without it the figure fell from 490 to 370 instructions per op for the floor
  * as the run got longer: fewer scavenges per op in a longer run).
  */
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { CONNECTIONS, durationsFor, expiring, messageOrder, noop, refreshing, rolling } from './core-kernels.mjs';
+import { CONNECTIONS, durationsFor, expiring, messageOrder, refreshing, rolling } from './core-kernels.mjs';
 
 /** The longest run any scenario is counted with; the refresh order is generated at this length. */
 export const MAX_OPS = 2_000_000;
 /** Operations of the warm-up run (timers, for expiry). */
 const WARM_OPS = { expiry: 100_000, default: 400_000 };
 
-/**
- * The channels kernel (core suite, `channels`): timers one per millisecond on a ManualClock wheel
- * fired by advance(1) steps, a wake-up per timer, on the core in TICKWHEEL_CORE_DIR (a copy made
- * by channel-candidates.mjs: compiled out, or as built).
- */
-async function channelWakes(ops) {
-  const core = await import(pathToFileURL(path.join(process.env.TICKWHEEL_CORE_DIR, 'dist', 'index.js')).href);
-  const clock = new core.ManualClock(0);
-  const wheel = new core.TimingWheel({ clock });
-  for (let i = 0; i < ops; i++) wheel.schedule(1 + i, noop);
-  for (let i = 0; i < ops; i++) clock.advance(1);
-  wheel.close();
-}
-
 export const KERNELS = {
-  'channels-sparse': (_candidate, ops) => channelWakes(ops),
   'rolling-10k-1dur': (candidate, ops) => rolling[candidate](10_000, ops, durationsFor(1)),
   'rolling-10k-256dur': (candidate, ops) => rolling[candidate](10_000, ops, durationsFor(256)),
   [`refresh-${CONNECTIONS / 1000}k`]: (candidate, ops) => refreshing[candidate](messageOrder(MAX_OPS).subarray(0, ops)),

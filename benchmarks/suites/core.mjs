@@ -466,38 +466,10 @@ async function channelScenarios() {
       printScenario(bridge);
       out.push(unused, bridge);
     }
-    if (valgrindAvailable()) out.push(channelInstructions(copies[0].dir, copies[1].dir));
     return out;
   } finally {
     for (const copy of copies) copy.remove();
   }
-}
-
-/**
- * The sparse case counted under cachegrind (lib/instruction-kernel.mjs, `channels-sparse`): on
- * a machine shared with other benchmarks the timed figures above move by more than the 1% the
- * target asks about; instruction counts do not.
- */
-function channelInstructions(strippedDir, builtDir) {
-  const spec = { shortOps: 20_000, longOps: 100_000 };
-  const count = (dir) => {
-    process.env.TICKWHEEL_CORE_DIR = path.join(dir, 'node_modules', '@tickwheel', 'core');
-    const c = instructionsPerOp(process.execPath, 'channels-sparse', 'tickwheel', spec);
-    return { median: c.perOp, samples: [c.perOp], counts: c };
-  };
-  const sc = scenario({
-    id: 'instructions-channels-unused',
-    title: 'Instructions per timer with a wake-up each: channels unused vs compiled out',
-    unit: 'instructions/timer',
-    higherIsBetter: false,
-    subject: CHANNEL_CANDIDATES.noSubscriber,
-    baseline: CHANNEL_CANDIDATES.compiledOut,
-    results: { [CHANNEL_CANDIDATES.compiledOut]: count(strippedDir), [CHANNEL_CANDIDATES.noSubscriber]: count(builtDir) },
-    target: { ratio: 0.99 },
-    note: `valgrind --tool=cachegrind as the other instruction counts: (instructions of a ${spec.longOps.toLocaleString('en-US')}-timer run - those of a ${spec.shortOps.toLocaleString('en-US')}-timer run) / ${(spec.longOps - spec.shortOps).toLocaleString('en-US')}; timers one per millisecond on a ManualClock wheel fired by advance(1) steps, so every timer is a wake-up of its own (a wake-up publish site read per timer, the worst case). One count per candidate; for this allocation-heavy kernel the counts of the same build varied by about 10% between runs on this machine (2,341 to 3,137 instructions per timer for the compiled-out copy), more than the target's 1%. Target: within 1% (ratio >= 0.99).`,
-  });
-  printScenario(sc);
-  return sc;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -57,7 +57,8 @@ export default async function setup(project: TestProject): Promise<() => void> {
   // otel's peer, and the SDK its snippet records into (a user's app has one), at the exact versions
   // otel's tests pin (the SDK's package.json is not in its exports map, so it is read from ours).
   const otel = JSON.parse(fs.readFileSync(path.join(workspace, 'packages/otel/package.json'), 'utf8'));
-  for (const name of ['@opentelemetry/api', '@opentelemetry/sdk-metrics']) dependencies[name] = otel.devDependencies[name];
+  for (const name of ['@opentelemetry/api', '@opentelemetry/sdk-metrics'])
+    dependencies[name] = otel.devDependencies[name];
   fs.writeFileSync(
     path.join(root, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, dependencies }, null, 2),

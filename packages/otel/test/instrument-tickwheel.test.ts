@@ -90,6 +90,7 @@ function fetchTimeout(overrides: Partial<FetchTimeoutMessage> = {}): FetchTimeou
     elapsedMs: 201,
     attempt: 0,
     error,
+    context: undefined,
     ...overrides,
   };
 }
@@ -102,6 +103,7 @@ function grpcDeadline(overrides: Partial<GrpcDeadlineMessage> = {}): GrpcDeadlin
     budgetMs: 250,
     elapsedMs: 251,
     propagated: false,
+    context: undefined,
     ...overrides,
   };
 }
@@ -182,6 +184,7 @@ describe('instrumentTickwheel', () => {
         attempt: 1,
         delayMs: 100,
         error,
+        context: undefined,
       };
       publish(FETCH_RETRY_CHANNEL, retry);
       publish(FETCH_RETRY_CHANNEL, { ...retry, attempt: 2, delayMs: 200 });
@@ -224,7 +227,12 @@ describe('instrumentTickwheel', () => {
 
     it('counts handler aborts by reason', async () => {
       enable();
-      const abort: GrpcHandlerAbortMessage = { path: '/shop.Cart/Checkout', reason: 'deadline', elapsedMs: 250 };
+      const abort: GrpcHandlerAbortMessage = {
+        path: '/shop.Cart/Checkout',
+        reason: 'deadline',
+        elapsedMs: 250,
+        context: undefined,
+      };
       publish(GRPC_HANDLER_ABORT_CHANNEL, abort);
       publish(GRPC_HANDLER_ABORT_CHANNEL, { ...abort, reason: 'client-cancelled' });
       publish(GRPC_HANDLER_ABORT_CHANNEL, abort);

@@ -65,13 +65,7 @@ describe('channels, published by the interceptors on real grpc-js', () => {
     const { err } = await store.run('call 1', () => unary(client, { text: 'x', delayMs: 2_000 }));
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(
-      deadlines.map(({ message, context }) => [
-        message.side,
-        message.path,
-        message.limit,
-        message.propagated,
-        context,
-      ]),
+      deadlines.map(({ message, context }) => [message.side, message.path, message.limit, message.propagated, context]),
     ).toEqual([['client', '/tickwheel.test.Echo/Unary', 'method', false, 'call 1']]);
     // The budget is worked out on the wheel's clock (a float): 100 ms up to rounding.
     expect(deadlines[0].message.budgetMs).toBeCloseTo(100, 6);

@@ -4,7 +4,8 @@
  */
 import { InterceptingCall, propagate as Propagate, status as Status } from '@grpc/grpc-js';
 import type { Interceptor, InterceptorOptions } from '@grpc/grpc-js';
-import { currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
+import { captureContext, currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
+import { deadlineChannel, publishDeadline } from './channels.js';
 import { DeadlineCall } from './deadline-call.js';
 import { spentDetails } from './details.js';
 import { msUntil } from './grpc-timeout.js';
@@ -124,7 +125,10 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
       if (ambient.signal.aborted && !isTimeout(ambient.signal.reason))
         return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
     }
-    if (expiresAt <= now) return new SpentCall(Status.DEADLINE_EXCEEDED, spentDetails(limit, path));
+    if (expiresAt <= now) {
+      publishDeadline('client', path, limit, 0, 0, captureContext(deadlineChannel));
+      return new SpentCall(Status.DEADLINE_EXCEEDED, spentDetails(limit, path));
+    }
 
     const idleMs = method.responseStream ? plan.streamIdleMs : Infinity;
     if (expiresAt === Infinity && idleMs === Infinity) return new InterceptingCall(nextCall(callOptions));

@@ -82,8 +82,10 @@ export async function alternate(candidates, rounds) {
  * @param spec.target - `{ ratio }` (subject must be at least that many times better),
  *   `{ max }` (subject's median must be at most this, in `unit`), or `{ maxOver: n }`
  *   (subject's median must be at most the baseline's plus n, in `unit`)
+ * @param spec.floor - the candidate that is the floor (lib/floor-list.mjs): the record then
+ *   carries `costOverFloor`, how many times the floor's cost the subject pays (1 = no overhead)
  */
-export function scenario({ id, title, unit, higherIsBetter, subject, baseline, results, target, note }) {
+export function scenario({ id, title, unit, higherIsBetter, subject, baseline, results, target, note, floor }) {
   const s = results[subject]?.median;
   const b = baseline === undefined ? undefined : results[baseline]?.median;
   let ratio = null;
@@ -92,7 +94,22 @@ export function scenario({ id, title, unit, higherIsBetter, subject, baseline, r
   if (target?.ratio !== undefined && ratio !== null) met = ratio >= target.ratio;
   if (target?.max !== undefined) met = s <= target.max;
   if (target?.maxOver !== undefined && b !== undefined) met = s <= b + target.maxOver;
-  return { id, title, unit, higherIsBetter, subject, baseline: baseline ?? null, results, ratio, target: target ?? null, met, note: note ?? null };
+  const f = floor === undefined ? undefined : results[floor]?.median;
+  const costOverFloor = f > 0 && s > 0 ? (higherIsBetter ? f / s : s / f) : undefined;
+  return {
+    id,
+    title,
+    unit,
+    higherIsBetter,
+    subject,
+    baseline: baseline ?? null,
+    results,
+    ratio,
+    target: target ?? null,
+    met,
+    note: note ?? null,
+    ...(costOverFloor === undefined ? {} : { floor, costOverFloor }),
+  };
 }
 
 /** The Node.js runtime this process is: what a results run is keyed by. */

@@ -22,19 +22,29 @@ const RUNTIME_SCRIPT = path.join(path.dirname(BENCH_DIR), 'scripts', 'node-runti
  */
 export function parseMajors(list) {
   const out = [];
-  for (const item of String(list).split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of String(list)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (item === 'all') out.push(...TESTED_MAJORS);
     else if (item === 'current') out.push(CURRENT_MAJOR);
     else if (/^\d+$/.test(item)) out.push(Number(item));
-    else throw new RangeError(`--node must list Node majors (e.g. 20,22,24,26), 'all' or 'current', got ${JSON.stringify(item)}`);
+    else
+      throw new RangeError(
+        `--node must list Node majors (e.g. 20,22,24,26), 'all' or 'current', got ${JSON.stringify(item)}`,
+      );
   }
-  if (out.length === 0) throw new RangeError(`--node must name at least one runtime, got ${JSON.stringify(String(list))}`);
+  if (out.length === 0)
+    throw new RangeError(`--node must name at least one runtime, got ${JSON.stringify(String(list))}`);
   return [...new Set(out)].sort((a, b) => a - b);
 }
 
 /** The `node` binary of a Node major: this process's own when it is that major, else the cached one. */
 export function nodeBinary(major) {
   if (major === CURRENT_MAJOR) return process.execPath;
-  const bin = execFileSync(RUNTIME_SCRIPT, [String(major)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  const bin = execFileSync(RUNTIME_SCRIPT, [String(major)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
   return path.join(bin, 'node');
 }

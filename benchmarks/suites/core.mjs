@@ -5,14 +5,22 @@
  * - `native`: one `setTimeout` per timer (`clearTimeout`, `timeout.refresh()`);
  * - `heap`: an indexed binary-heap timer queue with one native timer (lib/heap-timer-queue.mjs);
  * - `timer-wheel`: the `timer-wheel` npm package (hashed wheel, 1 s resolution, driven by the
- *   caller's `advance()`; used where its design fits the scenario).
+ *   caller's `advance()`; used where its design fits the scenario);
+ * - `floor`: a bare intrusive doubly-linked list (lib/floor-list.mjs), the cost no timer can go
+ *   below; every throughput, CPU and memory figure of the wheel is also reported as a multiple
+ *   of it (`costOverFloor`).
+ *
+ * The candidates themselves are in lib/core-kernels.mjs. The `instructions` group counts
+ * instructions per operation of the micro-scenarios under cachegrind (lib/cachegrind.mjs), a
+ * figure that does not move with the machine's load.
  *
  *   node --expose-gc suites/core.mjs                  # or: npm run bench -- core
  *   node --expose-gc suites/core.mjs --group rolling  # one group only, results on stdout
  *
- * Each scenario group (rolling, refresh, expiry, memory, wakeups, lateness) runs in its own
- * child process; within it the candidates alternate. BENCH_REPEATS overrides the number of
- * alternating rounds (default 5; the 1M rolling runs, memory and wakeups use at most 3).
+ * Each scenario group (rolling, refresh, expiry, memory, wakeups, lateness, instructions) runs in
+ * its own child process; within it the candidates alternate. BENCH_REPEATS overrides the number
+ * of alternating rounds (default 5; the 1M rolling runs, memory and wakeups use at most 3);
+ * BENCH_INSTRUCTIONS the candidates counted under cachegrind (default tickwheel,native,floor).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,14 +29,15 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TimingWheel } from '@tickwheel/core';
 import timerWheelPackage from 'timer-wheel';
+import { CONNECTIONS, EXPIRY_TIMERS, IDLE_MS, MESSAGES, durationsFor, expiring, memory, messageOrder, noop, refreshing, rolling } from '../lib/core-kernels.mjs';
+import { instructionsPerOp, valgrindAvailable } from '../lib/cachegrind.mjs';
 import { HeapTimerQueue } from '../lib/heap-timer-queue.mjs';
-import { alternate, gc, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import { alternate, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
-const { TimerWheel: NpmTimerWheel, ActionTimerWheel } = timerWheelPackage;
+const { ActionTimerWheel } = timerWheelPackage;
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 
-const noop = () => {};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Per-round numbers pulled out of `alternate` runs that measure more than one figure. */
@@ -41,77 +50,11 @@ function summarize(samples) {
 // Timers are 5..56 s out, so none fires while measured; each candidate has its own loop so that
 // no call site is shared (and made polymorphic) between candidates.
 
-function durationsFor(distinct) {
-  const durations = new Float64Array(distinct);
-  for (let j = 0; j < distinct; j++) durations[j] = distinct === 1 ? 30_000 : 5_000 + j * 200;
-  return durations;
-}
-
-const rolling = {
-  tickwheel(k, ops, durations) {
-    const wheel = new TimingWheel();
-    const ring = new Array(k);
-    const d = durations.length - 1;
-    for (let i = 0; i < k; i++) ring[i] = wheel.schedule(durations[i & d], noop);
-    const t0 = performance.now();
-    for (let op = 0, i = 0; op < ops; op++) {
-      ring[i].cancel();
-      ring[i] = wheel.schedule(durations[op & d], noop);
-      if (++i === k) i = 0;
-    }
-    const elapsed = performance.now() - t0;
-    wheel.close();
-    return (ops / elapsed) * 1000;
-  },
-  native(k, ops, durations) {
-    const ring = new Array(k);
-    const d = durations.length - 1;
-    for (let i = 0; i < k; i++) ring[i] = setTimeout(noop, durations[i & d]);
-    const t0 = performance.now();
-    for (let op = 0, i = 0; op < ops; op++) {
-      clearTimeout(ring[i]);
-      ring[i] = setTimeout(noop, durations[op & d]);
-      if (++i === k) i = 0;
-    }
-    const elapsed = performance.now() - t0;
-    for (let i = 0; i < k; i++) clearTimeout(ring[i]);
-    return (ops / elapsed) * 1000;
-  },
-  heap(k, ops, durations) {
-    const queue = new HeapTimerQueue();
-    const ring = new Array(k);
-    const d = durations.length - 1;
-    for (let i = 0; i < k; i++) ring[i] = queue.schedule(durations[i & d], noop);
-    const t0 = performance.now();
-    for (let op = 0, i = 0; op < ops; op++) {
-      ring[i].cancel();
-      ring[i] = queue.schedule(durations[op & d], noop);
-      if (++i === k) i = 0;
-    }
-    const elapsed = performance.now() - t0;
-    queue.close();
-    return (ops / elapsed) * 1000;
-  },
-  'timer-wheel'(k, ops, durations) {
-    const wheel = new NpmTimerWheel();
-    const ring = new Array(k);
-    const d = durations.length - 1;
-    for (let i = 0; i < k; i++) ring[i] = wheel.schedule(noop, durations[i & d]);
-    const t0 = performance.now();
-    for (let op = 0, i = 0; op < ops; op++) {
-      ring[i].remove();
-      ring[i] = wheel.schedule(noop, durations[op & d]);
-      if (++i === k) i = 0;
-    }
-    return (ops / (performance.now() - t0)) * 1000;
-  },
-};
-
 async function rollingScenarios() {
   const out = [];
   const configs = [
-    { k: 10_000, ops: 1_000_000, distinct: 1, target: 6 },
-    { k: 10_000, ops: 1_000_000, distinct: 256, target: 6 },
+    { k: 10_000, ops: 1_000_000, distinct: 1, target: 5 },
+    { k: 10_000, ops: 1_000_000, distinct: 256, target: 5 },
     // A run at 1M sets up and tears down 1M timers per candidate: fewer ops and rounds keep the
     // suite's length bounded (native setTimeout needs ~1 s per run on a busy 2-core machine).
     { k: 1_000_000, ops: 500_000, distinct: 1, target: 3, rounds: Math.min(REPEATS, 3) },
@@ -130,6 +73,7 @@ async function rollingScenarios() {
       unit: 'ops/s',
       higherIsBetter: true,
       subject: 'tickwheel',
+      floor: 'floor',
       baseline: 'native',
       results,
       target: { ratio: target },
@@ -145,67 +89,6 @@ async function rollingScenarios() {
 // 2. Refresh-heavy idle detection: 100k connections with an idle timer each; every simulated
 // message refreshes its connection's timer. Messages hit connections in a fixed random order.
 
-const CONNECTIONS = 100_000;
-const MESSAGES = 2_000_000;
-const IDLE_MS = 30_000;
-
-function messageOrder() {
-  let seed = 0x2545f491;
-  const order = new Uint32Array(MESSAGES);
-  for (let i = 0; i < MESSAGES; i++) {
-    seed ^= seed << 13;
-    seed ^= seed >>> 17;
-    seed ^= seed << 5;
-    order[i] = (seed >>> 0) % CONNECTIONS;
-  }
-  return order;
-}
-
-const refreshing = {
-  tickwheel(order) {
-    const wheel = new TimingWheel();
-    const handles = new Array(CONNECTIONS);
-    for (let c = 0; c < CONNECTIONS; c++) handles[c] = wheel.schedule(IDLE_MS, noop);
-    const t0 = performance.now();
-    for (let m = 0; m < order.length; m++) handles[order[m]].refresh();
-    const elapsed = performance.now() - t0;
-    wheel.close();
-    return (order.length / elapsed) * 1000;
-  },
-  native(order) {
-    const handles = new Array(CONNECTIONS);
-    for (let c = 0; c < CONNECTIONS; c++) handles[c] = setTimeout(noop, IDLE_MS);
-    const t0 = performance.now();
-    for (let m = 0; m < order.length; m++) handles[order[m]].refresh();
-    const elapsed = performance.now() - t0;
-    for (let c = 0; c < CONNECTIONS; c++) clearTimeout(handles[c]);
-    return (order.length / elapsed) * 1000;
-  },
-  heap(order) {
-    const queue = new HeapTimerQueue();
-    const handles = new Array(CONNECTIONS);
-    for (let c = 0; c < CONNECTIONS; c++) handles[c] = queue.schedule(IDLE_MS, noop);
-    const t0 = performance.now();
-    for (let m = 0; m < order.length; m++) handles[order[m]].refresh();
-    const elapsed = performance.now() - t0;
-    queue.close();
-    return (order.length / elapsed) * 1000;
-  },
-  'timer-wheel'(order) {
-    // Its rescheduling path: remove the old entry, schedule a new one.
-    const wheel = new NpmTimerWheel();
-    const handles = new Array(CONNECTIONS);
-    for (let c = 0; c < CONNECTIONS; c++) handles[c] = wheel.schedule(noop, IDLE_MS);
-    const t0 = performance.now();
-    for (let m = 0; m < order.length; m++) {
-      const c = order[m];
-      handles[c].remove();
-      handles[c] = wheel.schedule(noop, IDLE_MS);
-    }
-    return (order.length / (performance.now() - t0)) * 1000;
-  },
-};
-
 async function refreshScenario() {
   const order = messageOrder();
   const candidates = Object.fromEntries(Object.entries(refreshing).map(([name, fn]) => [name, async () => fn(order)]));
@@ -216,9 +99,10 @@ async function refreshScenario() {
     unit: 'refreshes/s',
     higherIsBetter: true,
     subject: 'tickwheel',
+    floor: 'floor',
     baseline: 'native',
     results,
-    target: { ratio: 5 },
+    target: { ratio: 6 },
     note: `${CONNECTIONS.toLocaleString('en-US')} idle timers of ${IDLE_MS / 1000} s; ${MESSAGES.toLocaleString('en-US')} messages in random order, each refreshing its connection's timer (native: timeout.refresh()).`,
   });
   printScenario(sc);
@@ -228,47 +112,6 @@ async function refreshScenario() {
 // ---------------------------------------------------------------------------------------------
 // 3. Expiry: 1M timers, due evenly over one second, all fire. Measured: the process's CPU time
 // (user + system) from the first schedule to the last callback, i.e. what firing them costs.
-
-const EXPIRY_TIMERS = 1_000_000;
-
-function expiryDelay(i) {
-  return 1 + Math.floor((i * 1000) / EXPIRY_TIMERS);
-}
-
-function fireAll(scheduleAll) {
-  return new Promise((resolve) => {
-    let fired = 0;
-    let cpu0;
-    const onFire = () => {
-      if (++fired === EXPIRY_TIMERS) {
-        const cpu = process.cpuUsage(cpu0);
-        resolve((cpu.user + cpu.system) / 1000);
-      }
-    };
-    cpu0 = process.cpuUsage();
-    scheduleAll(onFire);
-  });
-}
-
-const expiring = {
-  tickwheel: async () => {
-    const wheel = new TimingWheel();
-    const ms = await fireAll((onFire) => {
-      for (let i = 0; i < EXPIRY_TIMERS; i++) wheel.schedule(expiryDelay(i), onFire);
-    });
-    wheel.close();
-    return ms;
-  },
-  native: () =>
-    fireAll((onFire) => {
-      for (let i = 0; i < EXPIRY_TIMERS; i++) setTimeout(onFire, expiryDelay(i));
-    }),
-  heap: () =>
-    fireAll((onFire) => {
-      const queue = new HeapTimerQueue();
-      for (let i = 0; i < EXPIRY_TIMERS; i++) queue.schedule(expiryDelay(i), onFire);
-    }),
-};
 
 /**
  * timer-wheel has no driver of its own: the caller advances it. Advanced every 1 ms (as a user
@@ -282,7 +125,7 @@ async function timerWheelExpiryProbe() {
   const onFire = () => {
     fired++;
   };
-  for (let i = 0; i < EXPIRY_TIMERS; i++) wheel.schedule(onFire, expiryDelay(i));
+  for (let i = 0; i < EXPIRY_TIMERS; i++) wheel.schedule(onFire, 1 + Math.floor((i * 1000) / EXPIRY_TIMERS));
   const interval = setInterval(() => wheel.advance(), 1);
   await sleep(3000);
   clearInterval(interval);
@@ -290,7 +133,7 @@ async function timerWheelExpiryProbe() {
 }
 
 async function expiryScenario() {
-  const results = await alternate(expiring, REPEATS);
+  const results = await alternate(expiring(EXPIRY_TIMERS), REPEATS);
   const firedByTimerWheel = await timerWheelExpiryProbe();
   const sc = scenario({
     id: 'expiry-1M',
@@ -298,10 +141,11 @@ async function expiryScenario() {
     unit: 'CPU ms',
     higherIsBetter: false,
     subject: 'tickwheel',
+    floor: 'floor',
     baseline: 'native',
     results,
     target: { ratio: 2 },
-    note: `CPU time (user+system, process.cpuUsage) from the first of 1,000,000 schedules to the last callback; delays spread evenly over 1-1000 ms. timer-wheel is left out: advanced every 1 ms, it had fired ${firedByTimerWheel.toLocaleString('en-US')} of them 2 s after the last was due.`,
+    note: `CPU time (user+system, process.cpuUsage) from the first of 1,000,000 schedules to the last callback; delays spread evenly over 1-1000 ms. The floor links all of them, then unlinks and calls each at once (no clock, no waiting). timer-wheel is left out: advanced every 1 ms, it had fired ${firedByTimerWheel.toLocaleString('en-US')} of them 2 s after the last was due.`,
   });
   printScenario(sc);
   return sc;
@@ -312,60 +156,6 @@ async function expiryScenario() {
 // holds the handles (every candidate needs them to cancel) is allocated before the baseline
 // reading, so only what each timer costs is counted.
 
-const MEMORY_TIMERS = 1_000_000;
-
-function bytesPerTimer(create, destroy) {
-  const handles = new Array(MEMORY_TIMERS).fill(null);
-  gc();
-  const before = process.memoryUsage().heapUsed;
-  create(handles);
-  gc();
-  const after = process.memoryUsage().heapUsed;
-  destroy(handles);
-  return (after - before) / MEMORY_TIMERS;
-}
-
-const memory = {
-  tickwheel: async () => {
-    const wheel = new TimingWheel();
-    return bytesPerTimer(
-      (handles) => {
-        for (let i = 0; i < MEMORY_TIMERS; i++) handles[i] = wheel.schedule(60_000 + (i & 1023), noop);
-      },
-      () => wheel.close(),
-    );
-  },
-  native: async () =>
-    bytesPerTimer(
-      (handles) => {
-        for (let i = 0; i < MEMORY_TIMERS; i++) handles[i] = setTimeout(noop, 60_000 + (i & 1023));
-      },
-      (handles) => {
-        for (let i = 0; i < MEMORY_TIMERS; i++) clearTimeout(handles[i]);
-      },
-    ),
-  heap: async () => {
-    const queue = new HeapTimerQueue();
-    return bytesPerTimer(
-      (handles) => {
-        for (let i = 0; i < MEMORY_TIMERS; i++) handles[i] = queue.schedule(60_000 + (i & 1023), noop);
-      },
-      () => queue.close(),
-    );
-  },
-  'timer-wheel': async () => {
-    const wheel = new NpmTimerWheel();
-    return bytesPerTimer(
-      (handles) => {
-        for (let i = 0; i < MEMORY_TIMERS; i++) handles[i] = wheel.schedule(noop, 60_000 + (i & 1023));
-      },
-      (handles) => {
-        for (let i = 0; i < MEMORY_TIMERS; i++) handles[i].remove();
-      },
-    );
-  },
-};
-
 async function memoryScenario() {
   const results = await alternate(memory, Math.min(REPEATS, 3));
   const sc = scenario({
@@ -374,9 +164,10 @@ async function memoryScenario() {
     unit: 'bytes',
     higherIsBetter: false,
     subject: 'tickwheel',
+    floor: 'floor',
     baseline: 'native',
     results,
-    target: { max: 48 },
+    target: { max: 56 },
     note: `V8 heapUsed delta over 1,000,000 pending timers with one shared callback (gc before and after; the handle array is counted in neither). Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
   });
   printScenario(sc);
@@ -559,6 +350,47 @@ async function latenessScenarios() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// 7. Instructions per operation under cachegrind (lib/cachegrind.mjs): the micro-scenarios
+// above, counted rather than timed, so a change can be judged without the neighbours' noise.
+
+const INSTRUCTION_SCENARIOS = [
+  { id: 'rolling-10k-1dur', title: 'Instructions per schedule+cancel, K=10k, one duration', unit: 'instructions/op', shortOps: 200_000, longOps: 1_000_000 },
+  { id: `refresh-${CONNECTIONS / 1000}k`, title: `Instructions per refresh, ${CONNECTIONS / 1000}k handles, random order`, unit: 'instructions/op', shortOps: 200_000, longOps: 1_000_000 },
+  { id: 'expiry', title: 'Instructions per timer scheduled and fired (expiry over 1 s)', unit: 'instructions/timer', shortOps: 50_000, longOps: 250_000 },
+];
+/** Which candidates are counted (each costs two valgrind runs per scenario, ~10 s each). */
+const INSTRUCTION_CANDIDATES = (process.env.BENCH_INSTRUCTIONS ?? 'tickwheel,native,floor').split(',').filter(Boolean);
+
+async function instructionScenarios() {
+  if (!valgrindAvailable()) {
+    console.warn('  instructions: valgrind is not installed (Debian: apt-get install valgrind); no instruction counts this run');
+    return [];
+  }
+  const out = [];
+  for (const spec of INSTRUCTION_SCENARIOS) {
+    const results = {};
+    for (const candidate of INSTRUCTION_CANDIDATES) {
+      const count = instructionsPerOp(process.execPath, spec.id, candidate, spec);
+      results[candidate] = { median: count.perOp, samples: [count.perOp], counts: count };
+    }
+    const sc = scenario({
+      id: `instructions-${spec.id}`,
+      title: spec.title,
+      unit: spec.unit,
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'native',
+      floor: INSTRUCTION_CANDIDATES.includes('floor') ? 'floor' : undefined,
+      results,
+      note: `valgrind --tool=cachegrind, node --predictable --no-concurrent-recompilation; (instructions of a ${spec.longOps.toLocaleString('en-US')}-op run - those of a ${spec.shortOps.toLocaleString('en-US')}-op run) / ${(spec.longOps - spec.shortOps).toLocaleString('en-US')}, each after the same warm-up run (lib/instruction-kernel.mjs). Every instruction of the process, GC included; cache misses are not in it. One count per candidate: it does not depend on the machine's load.`,
+    });
+    printScenario(sc);
+    out.push(sc);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 
 /** The scenario groups, each run in a fresh child process (see `run`). */
 const GROUPS = {
@@ -568,6 +400,7 @@ const GROUPS = {
   memory: memoryScenario,
   wakeups: wakeupScenarios,
   lateness: latenessScenarios,
+  instructions: instructionScenarios,
 };
 const RESULT_PREFIX = '@@core-result ';
 

@@ -6,16 +6,15 @@
  * any other Map key. It reports each expiry through one `onExpire(key, value, info)` callback.
  *
  * ## Game time: one clock per set, driven by one timer
- * The set keeps its timers on a private {@link TimingWheel} whose clock is a
- * {@link PausableClock}: the outer wheel's time minus the time the set has spent paused. The
- * private wheel's single wake-up is one handle on the outer wheel (the wheel you pass, or
- * `sharedWheel()`). So a set with a million timers costs the outer wheel one timer, `pause()`
+ * The set keeps its timers on a private wheel whose clock is a {@link PausableClock}: the outer
+ * wheel's time minus the time the set has spent paused. The private wheel's single wake-up is
+ * one handle on the outer wheel (the wheel you pass, or `sharedWheel()`). So a set with a million timers costs the outer wheel one timer, `pause()`
  * stops the whole set by cancelling that one handle, and `resume()` re-arms it: both O(1), and
  * no remaining time moves while the set is paused, because its time does not.
  *
- * A single key is paused by cancelling its own handle(s) and keeping the remaining time; resuming
- * re-arms the same handle. Key pauses and the set's pause are independent: `resume()` does not
- * resume a key paused with `pause(key)`.
+ * A single key is paused by taking its timer(s) out of the private wheel and keeping the
+ * remaining time; resuming files them again. Key pauses and the set's pause are independent:
+ * `resume()` does not resume a key paused with `pause(key)`.
  *
  * ## Stacks
  * A key holds one or more stacks, oldest first. Only the `'stack'` policy adds stacks; each has
@@ -28,119 +27,28 @@
  * a key with one stack, and O(stacks of that key) otherwise (bounded by `maxStacks`). `pause()`
  * and `resume()` of the whole set are O(1). `snapshot`, `restore` and `clear` are O(n).
  *
+ * The timers are not `TimerHandle` objects: they are indices into typed arrays, filed in a wheel
+ * of their own on game time (`timer-set-wheel.ts`), and the keys are slots of a few arrays found
+ * through one Map (`timer-set-store.ts`). A buff costs no object and no closure, and a key set
+ * again from its own `onExpire` reuses the slot that just fired: no allocation per expiry.
+ *
  * ## Order
  * Expiries run in order of due time (whole ms of game time). Timers due on the same millisecond
  * run in an order fixed by the sequence of calls alone: usually the order they were set, though a
  * timer that a policy pushed later can come after timers set for its new millisecond in the
- * meantime (the wheel re-files it lazily). On a `ManualClock` the same calls therefore always
- * produce the same callbacks in the same order, and so does a fixed-step loop.
+ * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore
+ * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
 import type { Clock } from './clock.js';
 import { PausableClock } from './pausable-clock.js';
 import { sharedWheel } from './shared-wheel.js';
-import type { TimerHandle } from './timer-handle.js';
-import {
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  copyJsonValue,
-  isSnapshotKey,
-  readSnapshot,
-  type SavedTimer,
-  type SnapshotKey,
-  type TimerSetSnapshot,
-} from './timer-set-snapshot.js';
-import { isTimingWheel, TimingWheel } from './timing-wheel.js';
+import { REPLACE, policyCode, requireMaxStacks, type TimerSetConstructorOptions, type TimerSetOptions, type TimerSetRestoreOptions } from './timer-set-options.js';
+import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, copyJsonValue, isSnapshotKey, readSnapshot, type SavedTimer, type SnapshotKey, type TimerSetSnapshot } from './timer-set-snapshot.js';
+import { KeyedStacks } from './timer-set-store.js';
+import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
 import { describeValue, requireFunction, requireMs } from './validate.js';
 
-/**
- * What {@link TimerSet.set} does when the key already has a timer:
- * - `'replace'` (default): the new duration from now, the new value; extra stacks are dropped.
- * - `'max'`: a high-watermark refresh: each stack keeps the later of its expiry and now + duration.
- * - `'extend'`: each stack's remaining time grows by the duration.
- * - `'ignore'`: nothing changes, not even the value.
- * - `'stack'`: an independent stack with its own expiry is added, up to `maxStacks`; the oldest
- *   stack is dropped (without `onExpire`) when the limit is exceeded.
- *
- * Every policy but `'ignore'` stores the new value. A missing key is created by every policy.
- */
-export type TimerPolicy = 'replace' | 'max' | 'extend' | 'ignore' | 'stack';
-
-const POLICIES: readonly TimerPolicy[] = ['replace', 'max', 'extend', 'ignore', 'stack'];
-
-/** Options of one {@link TimerSet.set} call. */
-export interface TimerSetOptions {
-  /** What to do when the key already has a timer. Default `'replace'`. */
-  policy?: TimerPolicy;
-  /** With `policy: 'stack'`: the most stacks the key may hold, an integer >= 1 or Infinity. Default Infinity. */
-  maxStacks?: number;
-}
-
-/** The third argument of `onExpire`: frozen, and shared between calls with the same content. */
-export interface ExpireInfo {
-  /** Stacks the key still holds after this one expired; 0 means the key is gone. */
-  readonly stacksLeft: number;
-}
-
-/** Called once per expired stack, with `this` undefined. It may set, delete, pause or resume any key. */
-export type ExpireCallback<K, V> = (key: K, value: V, info: ExpireInfo) => void;
-
-/** Options of the {@link TimerSet} constructor. */
-export interface TimerSetConstructorOptions<V, K> {
-  /** The wheel that drives the set (it gets one timer). Default `sharedWheel()`; a game loop passes a wheel on its `ManualClock`. */
-  wheel?: TimingWheel;
-  /** Receives every expiry. An error it throws goes to the wheel's `onError` (or out of `clock.advance()`). */
-  onExpire: ExpireCallback<K, V>;
-}
-
-/** Options of {@link TimerSet.restore}. */
-export interface TimerSetRestoreOptions<V> {
-  /** As for the constructor. Default `sharedWheel()`. */
-  wheel?: TimingWheel;
-  /** As for the constructor. */
-  onExpire: ExpireCallback<SnapshotKey, V>;
-  /**
-   * How to treat the wall-clock time between the snapshot and now:
-   * - `'frozen'`: it did not happen; every timer resumes with its saved remaining time.
-   * - `'elapsed'`: running timers lose it (timers that ran out fire on the next pass, in
-   *   snapshot order); keys paused with `pause(key)` and a set saved while paused keep their time.
-   */
-  offline: 'frozen' | 'elapsed';
-}
-
-/**
- * One stack of a key: its handle on the set's private wheel while it runs, its remaining time
- * while paused. Its handle's callback is a closure over the stack, made once: a recycled stack
- * re-arms the same handle with `refresh()`.
- */
-class Stack<K, V> {
-  handle: TimerHandle | undefined = undefined;
-  remainingMs = 0;
-  prev: Stack<K, V> | null = null;
-  next: Stack<K, V> | null = null;
-  constructor(public entry: Entry<K, V>) {}
-}
-
-/** One key: its value and its stacks, oldest first. */
-class Entry<K, V> {
-  head: Stack<K, V> | null = null;
-  tail: Stack<K, V> | null = null;
-  count = 0;
-  paused = false;
-  constructor(
-    public key: K,
-    public value: V,
-  ) {}
-}
-
-/**
- * Finished stacks and entries kept for reuse, at most this many of each. A buff that expires and
- * is applied again from `onExpire` (the steady state of a game world) then allocates nothing,
- * which keeps a busy tick's garbage, and so its GC time, low.
- */
-const POOL_LIMIT = 1024;
-
-/** Shared, frozen `info` objects for the common stack counts, so an expiry allocates nothing. */
-const EXPIRE_INFOS: readonly ExpireInfo[] = Array.from({ length: 16 }, (_, stacksLeft) => Object.freeze({ stacksLeft }));
+export type { ExpireCallback, ExpireInfo, TimerPolicy, TimerSetConstructorOptions, TimerSetOptions, TimerSetRestoreOptions } from './timer-set-options.js';
 
 /**
  * Timers by key, each carrying a value, with refresh policies, stacks, pause (per key and for
@@ -164,20 +72,9 @@ const EXPIRE_INFOS: readonly ExpireInfo[] = Array.from({ length: 16 }, (_, stack
  * ```
  */
 export class TimerSet<V, K = SnapshotKey> {
-  private readonly entries = new Map<K, Entry<K, V>>();
   private readonly outer: TimingWheel;
   private readonly gameClock: PausableClock;
-  private readonly inner: TimingWheel;
-  private readonly onExpire: ExpireCallback<K, V>;
-  private readonly freeStacks: Stack<K, V>[] = [];
-  private readonly freeEntries: Entry<K, V>[] = [];
-  /**
-   * The entry whose last stack is expiring while its `onExpire` runs. It stays in the map with no
-   * stacks (every method treats it as absent), so that a callback setting the same key again, as
-   * periodic effects do, revives it without a Map delete and insert. Callbacks never nest within
-   * one set, so there is at most one.
-   */
-  private expiring: Entry<K, V> | null = null;
+  private readonly store: KeyedStacks<K, V>;
   private closed = false;
 
   /**
@@ -188,19 +85,20 @@ export class TimerSet<V, K = SnapshotKey> {
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`options must be an object with an onExpire function, got ${describeValue(options)}`);
     }
-    this.onExpire = requireFunction<ExpireCallback<K, V>>(options.onExpire, 'onExpire');
+    const onExpire = requireFunction<TimerSetConstructorOptions<V, K>['onExpire']>(options.onExpire, 'onExpire');
     const wheel = options.wheel ?? sharedWheel();
     if (!isTimingWheel(wheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
     if (wheel.isClosed) throw new Error('wheel is closed: a TimerSet needs an open TimingWheel');
     this.outer = wheel;
-    this.gameClock = new PausableClock(wheel);
+    const gameClock = new PausableClock(wheel);
+    this.gameClock = gameClock;
     // 1 ms ticks in game time, so the only rounding is the outer wheel's: never early, at most one of its ticks late.
-    this.inner = new TimingWheel({ clock: this.gameClock, tickMs: 1, wheelSize: wheel.wheelSize });
+    this.store = new KeyedStacks<K, V>(gameClock, (wake) => gameClock.createDriver(wake), onExpire);
   }
 
   /** Keys held (a key with several stacks counts once). */
   get size(): number {
-    return this.expiring !== null && this.expiring.count === 0 ? this.entries.size - 1 : this.entries.size;
+    return this.store.size;
   }
 
   /** The set's game time in ms: the wheel clock's time minus the time spent paused. Stands still while paused. */
@@ -228,54 +126,17 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   set(key: K, durationMs: number, value: V, options?: TimerSetOptions): this {
     if (typeof durationMs !== 'number' || !(durationMs >= 0) || durationMs === Infinity) requireMs(durationMs, 'durationMs');
-    let policy: TimerPolicy = 'replace';
+    let policy = REPLACE;
     let maxStacks = Infinity;
     if (options !== undefined) {
       if (options === null || typeof options !== 'object') {
         throw new TypeError(`options must be an object, got ${describeValue(options)}`);
       }
-      if (options.policy !== undefined) policy = requirePolicy(options.policy);
+      if (options.policy !== undefined) policy = policyCode(options.policy);
       if (options.maxStacks !== undefined) maxStacks = requireMaxStacks(options.maxStacks);
     }
     if (this.closed || this.outer.isClosed) throw this.closedError();
-
-    // A key set again from its own onExpire (a periodic effect) needs no Map lookup.
-    const expiring = this.expiring;
-    const entry = expiring !== null && expiring.key === key ? expiring : this.entries.get(key);
-    if (entry === undefined) {
-      const created = this.newEntry(key, value);
-      this.entries.set(key, created);
-      this.addStack(created, durationMs);
-      return this;
-    }
-    if (entry.count === 0) {
-      // The key is expiring right now (we are inside its onExpire): set it afresh.
-      entry.value = value;
-      entry.paused = false;
-      this.addStack(entry, durationMs);
-      return this;
-    }
-    switch (policy) {
-      case 'ignore':
-        return this;
-      case 'replace':
-        while (entry.count > 1) this.dropStack(entry.tail!);
-        this.setRemaining(entry.head!, durationMs);
-        break;
-      case 'max':
-        for (let s = entry.head; s !== null; s = s.next) {
-          if (durationMs > this.remainingOf(s)) this.setRemaining(s, durationMs);
-        }
-        break;
-      case 'extend':
-        for (let s = entry.head; s !== null; s = s.next) this.setRemaining(s, this.remainingOf(s) + durationMs);
-        break;
-      case 'stack':
-        this.addStack(entry, durationMs);
-        while (entry.count > maxStacks) this.dropStack(entry.head!);
-        break;
-    }
-    entry.value = value;
+    this.store.set(key, durationMs, value, policy, maxStacks);
     return this;
   }
 
@@ -284,21 +145,23 @@ export class TimerSet<V, K = SnapshotKey> {
    * @returns true if the key existed
    */
   delete(key: K): boolean {
-    const entry = this.live(key);
-    if (entry === undefined) return false;
-    this.entries.delete(key);
-    this.releaseEntry(entry);
+    const store = this.store;
+    const k = store.live(key);
+    if (k < 0) return false;
+    store.slots.delete(key);
+    store.releaseKey(k);
     return true;
   }
 
   /** True while the key has at least one stack. */
   has(key: K): boolean {
-    return this.live(key) !== undefined;
+    return this.store.live(key) >= 0;
   }
 
   /** The key's value, or undefined when the key is not set. */
   get(key: K): V | undefined {
-    return this.live(key)?.value;
+    const k = this.store.live(key);
+    return k < 0 ? undefined : this.store.valueAt(k);
   }
 
   /**
@@ -306,27 +169,23 @@ export class TimerSet<V, K = SnapshotKey> {
    * set. Paused keys (and a paused set) report their frozen remaining time.
    */
   remaining(key: K): number | undefined {
-    const entry = this.live(key);
-    if (entry === undefined) return undefined;
+    const k = this.store.live(key);
+    if (k < 0) return undefined;
     let most = 0;
-    for (let s = entry.head; s !== null; s = s.next) {
-      const ms = this.remainingOf(s);
-      if (ms > most) most = ms;
-    }
+    for (const ms of this.stackTimes(k)) if (ms > most) most = ms;
     return most;
   }
 
   /** The key's remaining time per stack, oldest stack first; empty when the key is not set. */
   remainingPerStack(key: K): number[] {
-    const out: number[] = [];
-    const entry = this.live(key);
-    if (entry !== undefined) for (let s = entry.head; s !== null; s = s.next) out.push(this.remainingOf(s));
-    return out;
+    const k = this.store.live(key);
+    return k < 0 ? [] : this.stackTimes(k);
   }
 
   /** How many stacks the key holds; 0 when it is not set. */
   stacks(key: K): number {
-    return this.live(key)?.count ?? 0;
+    const k = this.store.live(key);
+    return k < 0 ? 0 : this.store.stackCount(k);
   }
 
   /**
@@ -342,13 +201,9 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   pause(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.pause();
-    const entry = this.live(key as K);
-    if (entry === undefined || entry.paused) return false;
-    for (let s = entry.head; s !== null; s = s.next) {
-      s.remainingMs = s.handle!.remaining();
-      s.handle!.cancel();
-    }
-    entry.paused = true;
+    const k = this.store.live(key as K);
+    if (k < 0 || this.store.isPaused(k)) return false;
+    this.store.pauseKey(k);
     return true;
   }
 
@@ -360,28 +215,29 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   resume(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.resume();
-    const entry = this.live(key as K);
-    if (entry === undefined || !entry.paused) return false;
-    entry.paused = false;
-    for (let s = entry.head; s !== null; s = s.next) this.run(s, s.remainingMs);
+    const k = this.store.live(key as K);
+    if (k < 0 || !this.store.isPaused(k)) return false;
+    this.store.resumeKey(k);
     return true;
   }
 
   /** Whether the key (with an argument) or the whole set (without) is paused by `pause()`. */
   isPaused(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.paused;
-    return this.live(key as K)?.paused ?? false;
+    const k = this.store.live(key as K);
+    return k >= 0 && this.store.isPaused(k);
   }
 
   /** The keys, in insertion order (a key set again from its own `onExpire` keeps its place). */
   *keys(): IterableIterator<K> {
-    for (const entry of this.entries.values()) if (entry.count > 0) yield entry.key;
+    for (const [key, k] of this.store.slots) if (this.store.stackCount(k) > 0) yield key;
   }
 
   /** Removes every key without calling `onExpire`. O(n). */
   clear(): void {
-    for (const entry of this.entries.values()) this.releaseEntry(entry);
-    this.entries.clear();
+    const store = this.store;
+    for (const k of store.slots.values()) store.releaseKey(k);
+    store.slots.clear();
   }
 
   /** Clears the set and releases its timer on the wheel; `set()` throws afterwards. */
@@ -389,7 +245,7 @@ export class TimerSet<V, K = SnapshotKey> {
     if (this.closed) return;
     this.closed = true;
     this.clear();
-    this.inner.close();
+    this.store.close();
   }
 
   /** Same as {@link TimerSet.close}, for `using buffs = new TimerSet(...)`. */
@@ -412,25 +268,17 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   snapshot(): TimerSetSnapshot<V> {
+    const store = this.store;
     const timers: SavedTimer<V>[] = [];
-    for (const entry of this.entries.values()) {
-      if (entry.count === 0) continue;
-      const key: unknown = entry.key;
+    for (const [key, k] of store.slots) {
+      if (store.stackCount(k) === 0) continue;
       if (!isSnapshotKey(key)) {
         throw new TypeError(`snapshot: key ${describeValue(key)} cannot be saved: snapshot() needs string or finite number keys`);
       }
-      const value = copyJsonValue(entry.value, key) as V;
-      const remainingMs: number[] = [];
-      for (let s = entry.head; s !== null; s = s.next) remainingMs.push(this.remainingOf(s));
-      timers.push({ key, value, paused: entry.paused, remainingMs });
+      const value = copyJsonValue(store.valueAt(k), key) as V;
+      timers.push({ key, value, paused: store.isPaused(k), remainingMs: this.stackTimes(k) });
     }
-    return {
-      format: SNAPSHOT_FORMAT,
-      version: SNAPSHOT_VERSION,
-      savedAt: Date.now(),
-      paused: this.gameClock.paused,
-      timers,
-    };
+    return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, savedAt: Date.now(), paused: this.gameClock.paused, timers };
   }
 
   /**
@@ -456,135 +304,22 @@ export class TimerSet<V, K = SnapshotKey> {
     const set = new TimerSet<V, SnapshotKey>({ wheel: options.wheel, onExpire: options.onExpire });
     const elapsedMs = options.offline === 'elapsed' && !snapshot.paused ? Math.max(0, Date.now() - snapshot.savedAt) : 0;
     if (snapshot.paused) set.gameClock.pause();
+    const store = set.store;
     snapshot.timers.forEach((timer, i) => {
-      const entry = set.newEntry(timer.key, values[i]!);
-      entry.paused = timer.paused;
-      set.entries.set(timer.key, entry);
-      for (const ms of timer.remainingMs) set.addStack(entry, timer.paused ? ms : Math.max(0, ms - elapsedMs));
+      const k = store.newKey(timer.key, values[i]);
+      if (timer.paused) store.markPaused(k);
+      store.slots.set(timer.key, k);
+      for (const ms of timer.remainingMs) store.addStack(k, timer.paused ? ms : Math.max(0, ms - elapsedMs));
     });
     return set;
   }
 
-  /** The key's entry, unless the key is absent or is the one expiring right now. */
-  private live(key: K): Entry<K, V> | undefined {
-    const entry = this.entries.get(key);
-    return entry === undefined || entry.count === 0 ? undefined : entry;
-  }
-
-  private newEntry(key: K, value: V): Entry<K, V> {
-    const entry = this.freeEntries.pop();
-    if (entry === undefined) return new Entry<K, V>(key, value);
-    entry.key = key;
-    entry.value = value;
-    return entry;
-  }
-
-  /** Links a new newest stack with `ms` to go; it runs unless its key is paused. */
-  private addStack(entry: Entry<K, V>, ms: number): void {
-    let stack = this.freeStacks.pop();
-    if (stack === undefined) stack = new Stack<K, V>(entry);
-    else stack.entry = entry;
-    if (entry.tail === null) entry.head = stack;
-    else {
-      entry.tail.next = stack;
-      stack.prev = entry.tail;
-    }
-    entry.tail = stack;
-    entry.count++;
-    if (entry.paused) stack.remainingMs = ms;
-    else this.run(stack, ms);
-  }
-
-  /** Arms the stack's handle `ms` of game time from now, creating it on first use. */
-  private run(stack: Stack<K, V>, ms: number): void {
-    if (stack.handle === undefined) stack.handle = this.inner.schedule(ms, () => this.expire(stack));
-    else stack.handle.refresh(ms);
-  }
-
-  private remainingOf(stack: Stack<K, V>): number {
-    return stack.entry.paused ? stack.remainingMs : stack.handle!.remaining();
-  }
-
-  private setRemaining(stack: Stack<K, V>, ms: number): void {
-    if (stack.entry.paused) stack.remainingMs = ms;
-    else this.run(stack, ms);
-  }
-
-  private unlinkStack(stack: Stack<K, V>): void {
-    const entry = stack.entry;
-    if (stack.prev === null) entry.head = stack.next;
-    else stack.prev.next = stack.next;
-    if (stack.next === null) entry.tail = stack.prev;
-    else stack.next.prev = stack.prev;
-    stack.prev = null;
-    stack.next = null;
-    entry.count--;
-  }
-
-  /** Removes a stack without reporting it (a dropped oldest stack, or a stack collapsed by `'replace'`). */
-  private dropStack(stack: Stack<K, V>): void {
-    this.unlinkStack(stack);
-    stack.handle?.cancel();
-    this.releaseStack(stack);
-  }
-
-  /** Puts an unlinked stack, whose handle is no longer pending, up for reuse. */
-  private releaseStack(stack: Stack<K, V>): void {
-    if (this.freeStacks.length < POOL_LIMIT) this.freeStacks.push(stack);
-  }
-
-  /** Cancels and releases every stack of an entry that has left the map, then the entry itself. */
-  private releaseEntry(entry: Entry<K, V>): void {
-    for (let s = entry.head; s !== null; ) {
-      const next = s.next;
-      s.handle?.cancel();
-      s.prev = null;
-      s.next = null;
-      this.releaseStack(s);
-      s = next;
-    }
-    entry.head = null;
-    entry.tail = null;
-    entry.count = 0;
-    entry.paused = false;
-    // Deleted (or cleared) from its own onExpire: expire() must not remove it a second time.
-    if (this.expiring === entry) this.expiring = null;
-    // A pooled entry must not keep the caller's key and value alive.
-    entry.key = undefined as K;
-    entry.value = undefined as V;
-    if (this.freeEntries.length < POOL_LIMIT) this.freeEntries.push(entry);
-  }
-
-  /**
-   * A stack's handle fired: unlink it, then tell the owner. The stack is released before
-   * `onExpire` runs, so a buff applied again from the callback reuses it, re-arming the very
-   * handle that is firing. When it was the last stack, the key counts as gone during the callback
-   * (see `expiring`) and leaves the map afterwards unless the callback set it again.
-   */
-  private expire(stack: Stack<K, V>): void {
-    const entry = stack.entry;
-    const { key, value } = entry;
-    this.unlinkStack(stack);
-    this.releaseStack(stack);
-    const stacksLeft = entry.count;
-    const info = stacksLeft < EXPIRE_INFOS.length ? EXPIRE_INFOS[stacksLeft]! : Object.freeze({ stacksLeft });
-    if (stacksLeft > 0) {
-      this.onExpire.call(undefined, key, value, info);
-      return;
-    }
-    this.expiring = entry;
-    try {
-      this.onExpire.call(undefined, key, value, info);
-    } finally {
-      // Unless delete(), clear() or close() from the callback has already let go of the entry.
-      if (this.expiring === entry) {
-        this.expiring = null;
-        if (entry.count === 0) {
-          this.entries.delete(key);
-          this.releaseEntry(entry);
-        }
-      }
-    }
+  /** The remaining time of each stack of key slot `k`, oldest first. */
+  private stackTimes(k: number): number[] {
+    const store = this.store;
+    const out: number[] = [];
+    for (let s = store.oldestOf(k); s >= 0; s = store.newerOf(s)) out.push(store.remainingOfStack(k, s));
+    return out;
   }
 
   private closedError(): Error {
@@ -592,21 +327,4 @@ export class TimerSet<V, K = SnapshotKey> {
       ? new Error('TimerSet is closed: it cannot set timers after close()')
       : new Error('TimingWheel is closed: the TimerSet cannot set timers on it');
   }
-}
-
-function requirePolicy(policy: unknown): TimerPolicy {
-  if (!POLICIES.includes(policy as TimerPolicy)) {
-    throw new RangeError(`policy must be one of ${POLICIES.map((p) => `'${p}'`).join(', ')}, got ${describeValue(policy)}`);
-  }
-  return policy as TimerPolicy;
-}
-
-function requireMaxStacks(maxStacks: unknown): number {
-  if (typeof maxStacks !== 'number') {
-    throw new TypeError(`maxStacks must be an integer >= 1 or Infinity, got ${describeValue(maxStacks)} (${typeof maxStacks})`);
-  }
-  if (maxStacks !== Infinity && !(Number.isInteger(maxStacks) && maxStacks >= 1)) {
-    throw new RangeError(`maxStacks must be an integer >= 1 or Infinity, got ${maxStacks}`);
-  }
-  return maxStacks;
 }

@@ -791,12 +791,14 @@ describe('TimerSet', () => {
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
     it('fires after its game time, not counting a pause, and holds remaining time while paused', async () => {
+      // Read before the wheel exists: a delay counts from the job's first clock reading (the clock
+      // contract), which the constructors below may take, so a reading after them would be late.
+      const setAt = performance.now();
       const wheel = new TimingWheel();
       try {
         let resolveFired!: (at: number) => void;
         const fired = new Promise<number>((resolve) => (resolveFired = resolve));
         const set = new TimerSet<null, string>({ wheel, onExpire: () => resolveFired(performance.now()) });
-        const setAt = performance.now();
         // Long enough that a loaded machine's late sleep(5) does not outlast it.
         set.set('k', 300, null);
         await sleep(5);

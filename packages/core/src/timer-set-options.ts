@@ -1,0 +1,110 @@
+/**
+ * The vocabulary of {@link TimerSet}: its policies, the options of its calls and of its
+ * constructor, what `onExpire` receives, and the checks that turn bad options into errors that
+ * name them.
+ */
+import type { SnapshotKey } from './timer-set-snapshot.js';
+import type { TimingWheel } from './timing-wheel.js';
+import { describeValue } from './validate.js';
+
+/**
+ * What {@link TimerSet.set} does when the key already has a timer:
+ * - `'replace'` (default): the new duration from now, the new value; extra stacks are dropped.
+ * - `'max'`: a high-watermark refresh: each stack keeps the later of its expiry and now + duration.
+ * - `'extend'`: each stack's remaining time grows by the duration.
+ * - `'ignore'`: nothing changes, not even the value.
+ * - `'stack'`: an independent stack with its own expiry is added, up to `maxStacks`; the oldest
+ *   stack is dropped (without `onExpire`) when the limit is exceeded.
+ *
+ * Every policy but `'ignore'` stores the new value. A missing key is created by every policy.
+ */
+export type TimerPolicy = 'replace' | 'max' | 'extend' | 'ignore' | 'stack';
+
+/** Options of one {@link TimerSet.set} call. */
+export interface TimerSetOptions {
+  /** What to do when the key already has a timer. Default `'replace'`. */
+  policy?: TimerPolicy;
+  /** With `policy: 'stack'`: the most stacks the key may hold, an integer >= 1 or Infinity. Default Infinity. */
+  maxStacks?: number;
+}
+
+/** The third argument of `onExpire`: frozen, and shared between calls with the same content. */
+export interface ExpireInfo {
+  /** Stacks the key still holds after this one expired; 0 means the key is gone. */
+  readonly stacksLeft: number;
+}
+
+/** Called once per expired stack, with `this` undefined. It may set, delete, pause or resume any key. */
+export type ExpireCallback<K, V> = (key: K, value: V, info: ExpireInfo) => void;
+
+/** Options of the {@link TimerSet} constructor. */
+export interface TimerSetConstructorOptions<V, K> {
+  /** The wheel that drives the set (it gets one timer). Default `sharedWheel()`; a game loop passes a wheel on its `ManualClock`. */
+  wheel?: TimingWheel;
+  /** Receives every expiry. An error it throws goes to the wheel's `onError` (or out of `clock.advance()`). */
+  onExpire: ExpireCallback<K, V>;
+}
+
+/** Options of {@link TimerSet.restore}. */
+export interface TimerSetRestoreOptions<V> {
+  /** As for the constructor. Default `sharedWheel()`. */
+  wheel?: TimingWheel;
+  /** As for the constructor. */
+  onExpire: ExpireCallback<SnapshotKey, V>;
+  /**
+   * How to treat the wall-clock time between the snapshot and now:
+   * - `'frozen'`: it did not happen; every timer resumes with its saved remaining time.
+   * - `'elapsed'`: running timers lose it (timers that ran out fire on the next pass, in
+   *   snapshot order); keys paused with `pause(key)` and a set saved while paused keep their time.
+   */
+  offline: 'frozen' | 'elapsed';
+}
+
+/** The policies as small integers, the form the store switches on. */
+export const REPLACE = 0;
+export const MAX = 1;
+export const EXTEND = 2;
+export const IGNORE = 3;
+export const STACK = 4;
+
+const POLICIES: readonly TimerPolicy[] = ['replace', 'max', 'extend', 'ignore', 'stack'];
+
+/** The policy's number; a RangeError naming the value for anything else. */
+export function policyCode(policy: unknown): number {
+  switch (policy) {
+    case 'replace':
+      return REPLACE;
+    case 'max':
+      return MAX;
+    case 'extend':
+      return EXTEND;
+    case 'ignore':
+      return IGNORE;
+    case 'stack':
+      return STACK;
+  }
+  throw new RangeError(
+    `policy must be one of ${POLICIES.map((p) => `'${p}'`).join(', ')}, got ${describeValue(policy)}`,
+  );
+}
+
+export function requireMaxStacks(maxStacks: unknown): number {
+  if (typeof maxStacks !== 'number') {
+    throw new TypeError(
+      `maxStacks must be an integer >= 1 or Infinity, got ${describeValue(maxStacks)} (${typeof maxStacks})`,
+    );
+  }
+  if (maxStacks !== Infinity && !(Number.isInteger(maxStacks) && maxStacks >= 1)) {
+    throw new RangeError(`maxStacks must be an integer >= 1 or Infinity, got ${maxStacks}`);
+  }
+  return maxStacks;
+}
+
+/** Shared, frozen `info` objects for the common stack counts, so an expiry allocates nothing. */
+const EXPIRE_INFOS: readonly ExpireInfo[] = Array.from({ length: 16 }, (_, stacksLeft) =>
+  Object.freeze({ stacksLeft }),
+);
+
+export function expireInfo(stacksLeft: number): ExpireInfo {
+  return stacksLeft < EXPIRE_INFOS.length ? EXPIRE_INFOS[stacksLeft] : Object.freeze({ stacksLeft });
+}

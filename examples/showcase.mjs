@@ -3,24 +3,56 @@
  * out, when and why) and ends with a summary table. `npm start` at the repository root builds
  * the packages and runs it. It needs no Redis server: game-buffs runs on the embedded ioredis-mock
  * unless REDIS_URL is set, and cluster-timers starts a private redis-server when the binary is
- * installed, or says why it is skipped.
+ * installed, or says why it is skipped. @tickwheel/otel watches the whole run: the showcase ends
+ * with what its Prometheus endpoint says about every timeout and wake-up of the run.
  */
 import { main as clusterTimers } from './cluster-timers/src/main.mjs';
 import { main as fetchTimeouts } from './fetch-timeouts/src/main.mjs';
 import { main as gameBuffs } from './game-buffs/src/main.mjs';
 import { main as grpcDeadlines } from './grpc-deadlines/src/main.mjs';
+import { startMetricsEndpoint, summarize } from './otel-metrics/src/metrics-endpoint.mjs';
+import { main as otelMetrics } from './otel-metrics/src/main.mjs';
 import { main as wsHeartbeat } from './ws-heartbeat/src/main.mjs';
 
 const EXAMPLES = [
-  { name: 'game-buffs', shows: 'TimerSet buffs and cooldowns on a 20 Hz ManualClock loop; durable buffs across a restart (@tickwheel/core, @tickwheel/redis)', run: gameBuffs },
-  { name: 'cluster-timers', shows: 'three worker processes share durable timers; one is SIGKILLed mid-handler (@tickwheel/redis)', run: clusterTimers },
-  { name: 'fetch-timeouts', shows: 'headers, body-idle and total timeouts, retries, budgets and deadlines against a slow server (@tickwheel/fetch)', run: fetchTimeouts },
-  { name: 'ws-heartbeat', shows: 'heartbeat and idle detection: healthy, silent, killed and frozen clients (@tickwheel/ws)', run: wsHeartbeat },
-  { name: 'grpc-deadlines', shows: 'a deadline across client -> server A -> server B and an HTTP service (@tickwheel/grpc, @tickwheel/fetch)', run: grpcDeadlines },
+  {
+    name: 'game-buffs',
+    shows:
+      'TimerSet buffs and cooldowns on a 20 Hz ManualClock loop; durable buffs across a restart (@tickwheel/core, @tickwheel/redis)',
+    run: gameBuffs,
+  },
+  {
+    name: 'cluster-timers',
+    shows: 'three worker processes share durable timers; one is SIGKILLed mid-handler (@tickwheel/redis)',
+    run: clusterTimers,
+  },
+  {
+    name: 'fetch-timeouts',
+    shows:
+      'headers, body-idle and total timeouts, retries, budgets and deadlines against a slow server (@tickwheel/fetch)',
+    run: fetchTimeouts,
+  },
+  {
+    name: 'ws-heartbeat',
+    shows: 'heartbeat and idle detection: healthy, silent, killed and frozen clients (@tickwheel/ws)',
+    run: wsHeartbeat,
+  },
+  {
+    name: 'grpc-deadlines',
+    shows: 'a deadline across client -> server A -> server B and an HTTP service (@tickwheel/grpc, @tickwheel/fetch)',
+    run: grpcDeadlines,
+  },
+  {
+    name: 'otel-metrics',
+    shows: 'every timeout as OpenTelemetry metrics on a Prometheus endpoint, scraped (@tickwheel/otel)',
+    run: otelMetrics,
+  },
 ];
 
 const rule = '─'.repeat(100);
 console.log('tickwheel showcase: every example, in turn, on 127.0.0.1\n');
+// The whole run, seen through @tickwheel/otel: summarised at the end from a real scrape.
+const metrics = await startMetricsEndpoint();
 const rows = [];
 for (const example of EXAMPLES) {
   console.log(`${rule}\n${example.name}: ${example.shows}\n${rule}`);
@@ -44,7 +76,18 @@ const widths = {
   seconds: 4,
 };
 console.log(`${rule}\nsummary\n${rule}`);
-console.log(`${'example'.padEnd(widths.name)}  ${'outcome'.padEnd(widths.outcome)}  ${'time'.padStart(widths.seconds + 2)}  what happened`);
+console.log(
+  `${'example'.padEnd(widths.name)}  ${'outcome'.padEnd(widths.outcome)}  ${'time'.padStart(widths.seconds + 2)}  what happened`,
+);
 for (const r of rows) {
-  console.log(`${r.name.padEnd(widths.name)}  ${r.outcome.padEnd(widths.outcome)}  ${r.seconds.padStart(widths.seconds)} s  ${r.summary}`);
+  console.log(
+    `${r.name.padEnd(widths.name)}  ${r.outcome.padEnd(widths.outcome)}  ${r.seconds.padStart(widths.seconds)} s  ${r.summary}`,
+  );
+}
+
+console.log(`\n${rule}\nmetrics of the whole run, scraped from ${metrics.url} (@tickwheel/otel)\n${rule}`);
+try {
+  for (const line of summarize((await metrics.scrape()).samples)) console.log(line);
+} finally {
+  await metrics.close();
 }

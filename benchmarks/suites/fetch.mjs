@@ -22,6 +22,9 @@
  * 3. requests per second, and client CPU per request, against a local node:http server (in a
  *    child process, so the server's work does not share this process): global fetch bare, wrapped
  *    with all three limits, with AbortSignal.timeout, and with a plain signal (the floor).
+ * 4. the diagnostics channels (issue 18): the whole wrapper per request, and per request that
+ *    times out, with the channels compiled out, with no subscriber, and with the OpenTelemetry
+ *    bridge on (lib/channel-candidates.mjs).
  *
  *   node --expose-gc suites/fetch.mjs          # or: npm run bench -- fetch
  *
@@ -33,6 +36,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sharedWheel } from '@tickwheel/core';
 import { withTimeouts } from '@tickwheel/fetch';
+import { bridgeOn, CHANNEL_CANDIDATES, compiledOut } from '../lib/channel-candidates.mjs';
 import { alternate, BENCH_DIR, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 // The per-request timer is internal to the package; the isolation scenario loads it from the
@@ -292,6 +296,77 @@ function childSample(...args) {
 
 const heapSample = (candidate, url = '') => childSample('--heap', candidate, url);
 
+// ---------------------------------------------------------------------------------------------
+// 4. The diagnostics channels: what they cost with nobody listening, and with the bridge on.
+
+const CHANNEL_REQUESTS = 2_000;
+/** Where the parent put the compiled-out copy of core and fetch, for the children to load. */
+const COMPILED_OUT_ENV = 'TICKWHEEL_COMPILED_OUT_DIR';
+
+/** withTimeouts and ManualClock from the build under test, or from the compiled-out copy. */
+async function channelPackages(candidate) {
+  if (candidate !== CHANNEL_CANDIDATES.compiledOut) return { withTimeouts, core: await import('@tickwheel/core') };
+  const base = path.join(process.env[COMPILED_OUT_ENV], 'node_modules', '@tickwheel');
+  const load = (name) => import(pathToFileURL(path.join(base, name, 'dist', 'index.js')).href);
+  return { withTimeouts: (await load('fetch')).withTimeouts, core: await load('core') };
+}
+
+/** A stub fetch that never answers: it rejects when its signal aborts, as fetch does. */
+function stallingStub(_input, init) {
+  return new Promise((_resolve, reject) => init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true }));
+}
+
+/**
+ * CPU ns per request of one candidate: `'requests'` completes each request at once (the common
+ * case: a channel is only read), `'timeouts'` times every one out (each publishes a timeout, and
+ * the wheel a wake-up). The timeouts run on a ManualClock wheel of the candidate's own core, so a
+ * sample fires CHANNEL_REQUESTS timeouts in one advance() instead of waiting for them.
+ */
+async function channelSample(workload, candidate) {
+  const { withTimeouts: wrap, core } = await channelPackages(candidate);
+  // A wheel of the candidate's own core (the compiled-out fetch accepts only those; the shared
+  // wheel on globalThis belongs to the core this file loaded), kept busy as in cpuChildMain.
+  const wheel = new core.TimingWheel();
+  wheel.schedule(TIMEOUT_MS * 10, noop).unref();
+  const bridge = candidate === CHANNEL_CANDIDATES.bridgeOn ? bridgeOn() : undefined;
+  let once;
+  if (workload === 'requests') {
+    const timed = wrap(stubFetch, { totalMs: TIMEOUT_MS, wheel });
+    once = () => timed(STUB_URL);
+  } else {
+    const clock = new core.ManualClock(0);
+    const timed = wrap(stallingStub, { headersMs: 1, wheel: new core.TimingWheel({ clock }) });
+    once = async () => {
+      const pending = [];
+      for (let i = 0; i < CHANNEL_REQUESTS; i++) pending.push(timed(STUB_URL).catch(noop));
+      await Promise.resolve();
+      clock.advance(1);
+      await Promise.all(pending);
+    };
+  }
+  const sample = async () => {
+    const rounds = workload === 'requests' ? STUB_BATCH * STUB_BATCHES : 1;
+    const used = await cpuMicrosAsync(async () => {
+      for (let i = 0; i < rounds; i++) await once();
+    });
+    return (used * 1000) / (workload === 'requests' ? rounds : CHANNEL_REQUESTS);
+  };
+  await sample(); // warm-up
+  gc();
+  const value = await sample();
+  await bridge?.disable();
+  return value;
+}
+
+async function channelChildMain(workload, candidate) {
+  process.send({ value: await channelSample(workload, candidate) });
+  process.exit(0);
+}
+
+function channelCandidates(workload) {
+  return Object.fromEntries(Object.values(CHANNEL_CANDIDATES).map((name) => [name, childSample('--channels', workload, name)]));
+}
+
 /**
  * CPU samples run in a fresh child each, so that one candidate's garbage (AbortSignal.timeout
  * keeps every signal and timer for 60 s) is not collected, concurrently, on another's clock.
@@ -530,6 +605,57 @@ export async function run() {
   } finally {
     await server.stop();
   }
+  const copy = compiledOut(['fetch']);
+  process.env[COMPILED_OUT_ENV] = copy.dir;
+  try {
+    const channelsNote = `Each sample in a fresh child process, after a warm-up; CPU time (user+system, collection included) per request. "${CHANNEL_CANDIDATES.compiledOut}" is the same build with every hasSubscribers read replaced by false (lib/channel-candidates.mjs), so the guarded publishing sites vanish; "${CHANNEL_CANDIDATES.noSubscriber}" is the build as shipped; "${CHANNEL_CANDIDATES.bridgeOn}" adds instrumentTickwheel() recording into the SDK's MeterProvider.`;
+    const requests = await alternate(channelCandidates('requests'), REPEATS);
+    const timeouts = await alternate(channelCandidates('timeouts'), REPEATS);
+    record(scenarios, {
+      id: 'channels-unused-requests',
+      title: 'Diagnostics channels with no subscriber: whole wrapper per completed request',
+      unit: 'ns',
+      higherIsBetter: false,
+      subject: CHANNEL_CANDIDATES.noSubscriber,
+      baseline: CHANNEL_CANDIDATES.compiledOut,
+      results: requests,
+      target: { ratio: 0.99 },
+      note: `withTimeouts(stub, { totalMs }) as in wrapper-cpu-total, ${(STUB_BATCH * STUB_BATCHES).toLocaleString('en-US')} sequential requests per sample. A completed request reads one channel (whether to capture its context). ${channelsNote} Target: within 1% of the compiled-out build (ratio >= 0.99).`,
+    });
+    record(scenarios, {
+      id: 'channels-unused-timeouts',
+      title: 'Diagnostics channels with no subscriber: per request that times out',
+      unit: 'ns',
+      higherIsBetter: false,
+      subject: CHANNEL_CANDIDATES.noSubscriber,
+      baseline: CHANNEL_CANDIDATES.compiledOut,
+      results: timeouts,
+      target: { ratio: 0.99 },
+      note: `${CHANNEL_REQUESTS.toLocaleString('en-US')} requests to a stub that never answers, headersMs 1 on a ManualClock wheel, all timed out by one advance(): each reads the timeout channel once more, the wheel its wake-up channel once. ${channelsNote} Target: within 1% (ratio >= 0.99).`,
+    });
+    record(scenarios, {
+      id: 'channels-bridge-requests',
+      title: 'OpenTelemetry bridge on: whole wrapper per completed request (informational)',
+      unit: 'ns',
+      higherIsBetter: false,
+      subject: CHANNEL_CANDIDATES.bridgeOn,
+      baseline: CHANNEL_CANDIDATES.noSubscriber,
+      results: requests,
+      note: `The samples of channels-unused-requests. With a subscriber, each request captures its async context (AsyncLocalStorage.snapshot) so that a timeout can be published in it.`,
+    });
+    record(scenarios, {
+      id: 'channels-bridge-timeouts',
+      title: 'OpenTelemetry bridge on: per request that times out (informational)',
+      unit: 'ns',
+      higherIsBetter: false,
+      subject: CHANNEL_CANDIDATES.bridgeOn,
+      baseline: CHANNEL_CANDIDATES.noSubscriber,
+      results: timeouts,
+      note: `The samples of channels-unused-timeouts. With the bridge on, each timeout also builds its message, is published in the request's context and recorded in a counter and a histogram (attributes: package, phase, method, server).`,
+    });
+  } finally {
+    copy.remove();
+  }
   console.log(`  shared wheel after the run: ${sharedWheel().size} pending timers`);
   console.log(`  (fetch suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   return { scenarios };
@@ -539,6 +665,8 @@ if (process.argv[2] === '--server') {
   await serverMain();
 } else if (process.argv[2] === '--rps') {
   await rpsChildMain(process.argv[3], process.argv[4]);
+} else if (process.argv[2] === '--channels') {
+  await channelChildMain(process.argv[3], process.argv[4]);
 } else if (process.argv[2] === '--cpu') {
   await cpuChildMain(process.argv[3], process.argv[4]);
 } else if (process.argv[2] === '--heap') {

@@ -22,7 +22,7 @@ declare module 'vitest' {
 }
 
 const workspace = path.resolve(import.meta.dirname, '../..');
-const packages = ['core', 'grpc', 'ws', 'fetch', 'redis'];
+const packages = ['core', 'grpc', 'ws', 'fetch', 'redis', 'otel'];
 
 /** The version of a peer the workspace tests with, so that npm finds it in its cache. */
 function testedVersion(name: string, from = workspace): string {
@@ -54,6 +54,11 @@ export default async function setup(project: TestProject): Promise<() => void> {
   for (const peer of ['ws', '@grpc/grpc-js', 'ioredis', '@types/node']) dependencies[peer] = testedVersion(peer);
   // fetch's own tests run on undici 7 (Node's global fetch is undici 6 on Node 20 and 22).
   dependencies.undici = testedVersion('undici', path.join(workspace, 'packages/fetch'));
+  // otel's peer, and the SDK its snippet records into (a user's app has one), at the exact versions
+  // otel's tests pin (the SDK's package.json is not in its exports map, so it is read from ours).
+  const otel = JSON.parse(fs.readFileSync(path.join(workspace, 'packages/otel/package.json'), 'utf8'));
+  for (const name of ['@opentelemetry/api', '@opentelemetry/sdk-metrics'])
+    dependencies[name] = otel.devDependencies[name];
   fs.writeFileSync(
     path.join(root, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, dependencies }, null, 2),

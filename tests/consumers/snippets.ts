@@ -140,4 +140,32 @@ export const snippets: Snippet[] = [
   return fired;`,
     expected: { id: 'buff:42', player: 42 },
   },
+  {
+    entry: '@tickwheel/otel',
+    imports: {
+      '@opentelemetry/sdk-metrics': [
+        'AggregationTemporality',
+        'InMemoryMetricExporter',
+        'MeterProvider',
+        'PeriodicExportingMetricReader',
+      ],
+      '@tickwheel/core': ['sharedWheel'],
+      '@tickwheel/otel': ['METRICS', 'instrumentTickwheel'],
+    },
+    body: `
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const instrumentation = instrumentTickwheel({ meterProvider });
+  await new Promise<void>((resolve) => sharedWheel().schedule(5, () => resolve()));
+  await reader.forceFlush();
+  const fired = exporter
+    .getMetrics()
+    .flatMap((resource) => resource.scopeMetrics.flatMap((scope) => scope.metrics))
+    .find((metric) => metric.descriptor.name === METRICS.wheelFired);
+  instrumentation.disable();
+  await meterProvider.shutdown();
+  return { fired: fired?.dataPoints[0]?.value, enabled: instrumentation.enabled };`,
+    expected: { fired: 1, enabled: false },
+  },
 ];

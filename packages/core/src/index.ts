@@ -24,3 +24,5 @@ export type {
   ExpireCallback,
 } from './timer-set.js';
 export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set-snapshot.js';
+export { CORE_WAKE_CHANNEL, CORE_CALLBACK_ERROR_CHANNEL, CORE_TIMER_SET_EXPIRE_CHANNEL, CORE_CAPTURE_CONTEXT_CHANNEL, captureContext } from './channels.js';
+export type { WheelWakeMessage, CallbackErrorMessage, TimerSetExpireMessage, ContextCarrier, TypedChannel } from './channels.js';

@@ -19,8 +19,10 @@
  * effect costs no Map delete and insert and no allocation per expiry. Callbacks never nest
  * within one set, so there is at most one expiring key.
  */
+import { publishTimerSetExpire, timerSetExpireChannel } from './channels.js';
 import type { Clock, WakeupDriver } from './clock.js';
 import { EXTEND, IGNORE, MAX, REPLACE, STACK, expireInfo, type ExpireCallback } from './timer-set-options.js';
+import type { TimerSet } from './timer-set.js';
 import { DUE, NEWER, NEXT, OLDER, OWNER, grown } from './timer-set-slab.js';
 import { SetWheel } from './timer-set-wheel.js';
 
@@ -49,6 +51,8 @@ export class KeyedStacks<K, V> extends SetWheel {
   private expiringEmpty = false;
   /** Written only so that `fire()`'s look-ahead loads are not optimised away (never read). */
   lookahead: unknown = undefined;
+  /** The TimerSet this store belongs to, named in the `tickwheel:core:timer-set-expire` message. */
+  owner: TimerSet<unknown, unknown> | undefined = undefined;
   private freeKeys: number[] = [];
 
   constructor(
@@ -289,6 +293,7 @@ export class KeyedStacks<K, V> extends SetWheel {
       stacksLeft = this.kw[(k << 2) | COUNT]!;
     }
     this.freeStack(s);
+    if (timerSetExpireChannel.hasSubscribers) publishTimerSetExpire(this.owner!, key, stacksLeft);
     if (stacksLeft > 0) {
       this.onExpire.call(undefined, key, value, expireInfo(stacksLeft));
       return;

@@ -94,6 +94,7 @@ export class TimerSet<V, K = SnapshotKey> {
     this.gameClock = gameClock;
     // 1 ms ticks in game time, so the only rounding is the outer wheel's: never early, at most one of its ticks late.
     this.store = new KeyedStacks<K, V>(gameClock, (wake) => gameClock.createDriver(wake), onExpire);
+    this.store.owner = this as TimerSet<unknown, unknown>;
   }
 
   /** Keys held (a key with several stacks counts once). */

@@ -5,15 +5,20 @@
  * is its "Cascade", "Driver" and "Errors" sections in code.
  */
 import type { Bucket, Link } from './bucket.js';
+import * as channels from './channels.js';
+import { publishCallbackError, publishWake } from './channels.js';
 import type { Clock, WakeupDriver } from './clock.js';
 import type { TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerHandle } from './timer-handle.js';
+import type { TimingWheel } from './timing-wheel.js';
 import { WheelLevels } from './wheel-levels.js';
 
 // Module-level copies: compiled to CommonJS, imported constants are read off the exports object at
 // every use, which shows in the schedule/cancel hot path (~5-10%).
 const { CANCELLED, FIRED, FIRING, STATE_MASK, UNREF } = timerState;
+// The same for the wake-up channel: one property read per wake-up while nobody listens.
+const { wakeChannel } = channels;
 
 /** How many entries `rearm` looks at to find a coarse bucket's earliest timer. */
 const REARM_SCAN_LIMIT = 256;
@@ -147,10 +152,16 @@ export abstract class WheelPass extends WheelLevels {
   /** The driver's callback: process everything due by a fresh reading, then arm for what comes next. */
   protected readonly wake = (): void => {
     this.wakeupCount++;
+    const armedTick = this.armedTick;
     this.armedTick = Infinity;
     if (this.closed) return;
     const clock = this.readClock;
-    const nowTick = this._scale.nowTick(clock.preciseNow?.() ?? clock.now());
+    const now = clock.preciseNow?.() ?? clock.now();
+    const nowTick = this._scale.nowTick(now);
+    // Timing the pass costs two clock reads: only when someone listens (see channels.ts).
+    const observed = wakeChannel.hasSubscribers;
+    const firedBefore = this.firedCount;
+    const passStart = observed ? performance.now() : 0;
     this.processing = true;
     this.armedTick = -Infinity; // nothing arms during the pass (see file)
     const errors: unknown[] = [];
@@ -162,6 +173,11 @@ export abstract class WheelPass extends WheelLevels {
       this.armedTick = Infinity;
       this.passErrors = undefined;
       this.rearm();
+    }
+    if (observed) {
+      const armedAt = armedTick === Infinity ? now : this._scale.timeOfTick(armedTick);
+      const wheel = this as unknown as TimingWheel;
+      publishWake(wheel, now - armedAt, this.firedCount - firedBefore, performance.now() - passStart);
     }
     const loopError = this.loopError;
     this.loopError = undefined;
@@ -259,6 +275,7 @@ export abstract class WheelPass extends WheelLevels {
   }
 
   private report(error: unknown, handle: TimerHandle): void {
+    publishCallbackError(this as unknown as TimingWheel, error, handle);
     if (this.onError !== undefined) {
       try {
         this.onError(error, handle);

@@ -10,3 +10,5 @@ export type {
   TimeoutPhase,
   TimeoutsInit,
 } from './types.js';
+export { FETCH_TIMEOUT_CHANNEL, FETCH_RETRY_CHANNEL } from './channels.js';
+export type { FetchTimeoutMessage, FetchRetryMessage } from './channels.js';

@@ -1,4 +1,5 @@
-import { freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { captureContext, freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
 import { relayResponse, type BodyObserver, type TimedBody } from './timed-body.js';
@@ -64,6 +65,11 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
   private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
   private callerSignal: AbortSignal | undefined;
   private deadline: Deadline | undefined;
+  /** The attempt under way, from 0, and when it began (wheel clock): for the timeout channel. */
+  private attempt = -1;
+  private attemptStartedAt = 0;
+  /** The caller's context for the timeout channel's subscribers (see core's channels.ts). */
+  readonly context: unknown = captureContext(timeoutChannel);
 
   /**
    * @param dispatcher - the caller's `init.dispatcher`, which the tap sends requests through
@@ -130,6 +136,8 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     if (now >= this.budgetAt) throw this.budgetError();
     this.phase = HEADERS;
     this.timedOut = undefined;
+    this.attempt++;
+    this.attemptStartedAt = now;
     const attemptTotalAt = now + this.options.totalMs;
     this.totalIsBudget = this.budgetAt < attemptTotalAt;
     this.totalAt = this.totalIsBudget ? this.budgetAt : attemptTotalAt;
@@ -345,6 +353,7 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
   /** A limit fired: abort the attempt with `error`, and error the body if it is being relayed. */
   private expire(error: TimeoutError): void {
     this.timedOut = error;
+    publishTimeout(error, this.wheel.clock.now() - this.attemptStartedAt, this.attempt, this.context);
     const body = this.body;
     const controller = this.controller;
     if (this.phase === BODY) this.finish();

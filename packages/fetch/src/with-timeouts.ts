@@ -1,5 +1,6 @@
 import { currentDeadline, requireFunction } from '@tickwheel/core';
 import { resolveOptions, type ResolvedOptions } from './options.js';
+import { publishRetry } from './channels.js';
 import { RequestTimer } from './request-timer.js';
 import type { TimeoutError } from './timeout-error.js';
 import {
@@ -120,6 +121,7 @@ async function attempts(
         const delay = retry ? timer.retryDelay(reason, attempt) : undefined;
         if (delay === undefined) throw reason;
         // retryDelay() only returns a delay for this attempt's own TimeoutError.
+        publishRetry(reason as TimeoutError, attempt + 1, delay, timer.context);
         options.retry!.onRetry?.(reason as TimeoutError, attempt + 1);
         if (delay > 0) await timer.backoff(delay);
         continue;

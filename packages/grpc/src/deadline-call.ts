@@ -1,6 +1,7 @@
 import { InterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
-import type { TimerHandle, TimingWheel } from '@tickwheel/core';
+import { captureContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { deadlineChannel, publishDeadline } from './channels.js';
 import { expiredDetails, idleDetails } from './details.js';
 import {
   GRPC_TIMEOUT_HEADER,
@@ -34,6 +35,9 @@ const AMBIENT_CANCELLED = 'Cancelled: the deadline this call inherited was abort
 export class DeadlineCall extends InterceptingCall implements InterceptingListener, ParentAbortListener {
   private listener: Partial<InterceptingListener> | undefined;
   private timer: TimerHandle | undefined;
+  private startedAt = 0;
+  /** The caller's context for the deadline channel's subscribers (see core's channels.ts). */
+  private readonly context: unknown = captureContext(deadlineChannel);
 
   /**
    * @param next - the rest of the chain, made with `deadline: Infinity` so that grpc-js runs no timer of its own
@@ -58,6 +62,7 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
   override start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.listener = listener;
     const now = this.wheel.clock.now();
+    this.startedAt = now;
     let sent = metadata;
     if (this.expiresAt !== Infinity) {
       // Our own copy: the caller may reuse its Metadata object for other calls.
@@ -116,10 +121,19 @@ export class DeadlineCall extends InterceptingCall implements InterceptingListen
   }
 
   private expire(): void {
-    const details =
-      this.wheel.clock.now() >= this.expiresAt
-        ? expiredDetails(this.limit, this.budgetMs, this.path)
-        : idleDetails(this.idleMs, this.path);
+    const now = this.wheel.clock.now();
+    const deadline = now >= this.expiresAt;
+    const details = deadline
+      ? expiredDetails(this.limit, this.budgetMs, this.path)
+      : idleDetails(this.idleMs, this.path);
+    publishDeadline(
+      'client',
+      this.path,
+      deadline ? this.limit : 'stream-idle',
+      deadline ? this.budgetMs : this.idleMs,
+      now - this.startedAt,
+      this.context,
+    );
     this.next.cancelWithStatus(Status.DEADLINE_EXCEEDED, details);
   }
 }

@@ -1,6 +1,7 @@
 import { InterceptingCall, propagate as Propagate, status as Status } from '@grpc/grpc-js';
 import type { Interceptor, InterceptorOptions } from '@grpc/grpc-js';
-import { currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
+import { captureContext, currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
+import { deadlineChannel, publishDeadline } from './channels.js';
 import { DeadlineCall } from './deadline-call.js';
 import { spentDetails } from './details.js';
 import { msUntil } from './grpc-timeout.js';
@@ -24,7 +25,8 @@ interface MethodPlan {
 const NONE: Setting = { ms: Infinity, from: 'default' };
 
 /** The reason a handler's outgoing call is refused when its parent call was cancelled. */
-const PARENT_CANCELLED = 'Cancelled before the call started: the deadline it inherited was aborted (its parent call was cancelled)';
+const PARENT_CANCELLED =
+  'Cancelled before the call started: the deadline it inherited was aborted (its parent call was cancelled)';
 
 /**
  * A grpc-js client interceptor that puts every call under a deadline timed on a tickwheel
@@ -116,9 +118,13 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         expiresAt = ambientAt;
         limit = 'propagated';
       }
-      if (ambient.signal.aborted && !isTimeout(ambient.signal.reason)) return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
+      if (ambient.signal.aborted && !isTimeout(ambient.signal.reason))
+        return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
     }
-    if (expiresAt <= now) return new SpentCall(Status.DEADLINE_EXCEEDED, spentDetails(limit, path));
+    if (expiresAt <= now) {
+      publishDeadline('client', path, limit, 0, 0, captureContext(deadlineChannel));
+      return new SpentCall(Status.DEADLINE_EXCEEDED, spentDetails(limit, path));
+    }
 
     const idleMs = method.responseStream ? plan.streamIdleMs : Infinity;
     if (expiresAt === Infinity && idleMs === Infinity) return new InterceptingCall(nextCall(callOptions));

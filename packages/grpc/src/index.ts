@@ -8,3 +8,5 @@ export type {
   ServerDeadlineLimit,
   ServerMethodDeadlineOptions,
 } from './types.js';
+export { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL } from './channels.js';
+export type { GrpcDeadlineMessage, GrpcHandlerAbortMessage, GrpcSide, HandlerAbortReason } from './channels.js';

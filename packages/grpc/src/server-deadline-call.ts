@@ -1,6 +1,13 @@
 import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
-import { createDeadline, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
+import {
+  captureContext,
+  createDeadline,
+  deadlineExceededReason,
+  type DeadlineScope,
+  type TimingWheel,
+} from '@tickwheel/core';
+import { deadlineChannel, publishDeadline, publishHandlerAbort, type HandlerAbortReason } from './channels.js';
 import { expiredDetails, spentDetails } from './details.js';
 import { parseGrpcTimeout, TICKWHEEL_TIMEOUT_HEADER } from './grpc-timeout.js';
 import { isTimeout } from './parent-abort.js';
@@ -61,6 +68,10 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
   private scope: DeadlineScope | undefined;
   private phase = WAITING;
   private limit: ServerDeadlineLimit = 'propagated';
+  /** When the deadline started, on the wheel's clock: for the diagnostics channels. */
+  private startedAt = 0;
+  /** The context the call arrived in, for the deadline channel's subscribers (see core's channels.ts). */
+  private readonly context: unknown = captureContext(deadlineChannel);
 
   /**
    * @param clientBudgetMs - what the client's `grpc-timeout` left when the call arrived, `Infinity` for none
@@ -131,7 +142,10 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     if (this.phase !== FINISHED) {
       this.phase = FINISHED;
       // grpc-js may time the grpc-timeout header itself too and end the call just before us.
-      scope?.abort(scope.remaining() === 0 ? deadlineExceededReason() : clientCancelledReason());
+      const expired = scope !== undefined && scope.remaining() === 0;
+      if (expired) publishDeadline('server', this.plan.path, this.limit, this.budgetMs, this.elapsed(), this.context);
+      if (scope !== undefined) this.handlerAborted(expired ? 'deadline' : 'client-cancelled');
+      scope?.abort(expired ? deadlineExceededReason() : clientCancelledReason());
     }
     if (this.listener === undefined) return;
     if (scope !== undefined) scope.run(() => this.listener!.onCancel());
@@ -164,6 +178,7 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     this.budgetMs = budgetMs;
     if (budgetMs === Infinity) return true;
     const wheel = plan.wheel;
+    this.startedAt = wheel.clock.now();
     const scope = createDeadline(budgetMs, { wheel, onAbort: this.onScopeAbort });
     this.scope = scope;
     if (this.phase === OPEN) return true;
@@ -184,10 +199,24 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     const details = spent
       ? spentDetails(this.limit, this.plan.path)
       : expiredDetails(this.limit, this.budgetMs, this.plan.path);
+    const timedOut = isTimeout(reason);
+    if (timedOut)
+      publishDeadline('server', this.plan.path, this.limit, this.budgetMs, spent ? 0 : this.elapsed(), this.context);
+    if (!spent) this.handlerAborted(timedOut ? 'deadline' : 'parent-aborted');
     this.next.sendStatus(
       isTimeout(reason)
         ? { code: Status.DEADLINE_EXCEEDED, details, metadata: null }
         : { code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null },
     );
   };
+
+  /** The handler's signal is about to abort. */
+  private handlerAborted(reason: HandlerAbortReason): void {
+    publishHandlerAbort(this.plan.path, reason, this.elapsed(), this.context);
+  }
+
+  /** Time since the deadline started, in ms. */
+  private elapsed(): number {
+    return this.plan.wheel.clock.now() - this.startedAt;
+  }
 }

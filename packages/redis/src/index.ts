@@ -13,3 +13,5 @@ export type {
   TimerHandler,
   TimerInfo,
 } from './types.js';
+export { REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL, REDIS_DUPLICATE_CHANNEL } from './channels.js';
+export type { RedisFiredMessage, RedisLeaseLostMessage, RedisDuplicateMessage } from './channels.js';

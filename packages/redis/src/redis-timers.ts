@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { requireFunction, type TimingWheel } from '@tickwheel/core';
+import { publishStale } from './channels.js';
 import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
 import { dueArgs, requireId, requireInteger, resolveOptions, resolveScheduleOptions, type Policy } from './options.js';
@@ -394,6 +395,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
       batchSize,
       concurrency,
       failoverBudgetMs,
+      namespace: this.namespace,
       now: () => this.now(),
       handler: handler as TimerHandler,
       onError: (error) => {
@@ -401,7 +403,10 @@ export class RedisTimers<P = unknown> extends EventEmitter {
         else console.error('[@tickwheel/redis] worker error:', error);
       },
       onFailed: (timer, error) => this.emit('failed', timer, error),
-      onStale: (timer, stage: StaleStage) => this.emit('stale', timer, stage),
+      onStale: (timer, stage: StaleStage) => {
+        publishStale(this.namespace, timer.id, timer.attempts, stage);
+        this.emit('stale', timer, stage);
+      },
     });
     this.worker = worker;
     try {

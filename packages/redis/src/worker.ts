@@ -33,6 +33,7 @@
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
 import { requireMs } from '@tickwheel/core';
 import { backoffDelayMs } from './backoff.js';
+import { publishFired } from './channels.js';
 import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, type KeyList, type ShardKeys } from './keys.js';
 import { decodePayload } from './payload.js';
@@ -74,6 +75,8 @@ export interface WorkerContext {
   batchSize: number;
   concurrency: number;
   failoverBudgetMs: number;
+  /** For the diagnostics channels. */
+  namespace: string;
   /** The scripts' trailing time argument. */
   now: () => string;
   handler: TimerHandler;
@@ -273,6 +276,7 @@ export class Worker {
             leaseExpiresAt,
             reply[i + 6],
           );
+          publishFired(this.ctx.namespace, timer.id, timer.dueAt, serverNow, timer.attempts);
           this.run(shard, { timer, backoff: reply[i + 5] });
         }
         this.arm();

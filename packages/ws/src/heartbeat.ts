@@ -30,6 +30,7 @@
 import { EventEmitter } from 'node:events';
 import { describeValue } from '@tickwheel/core';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
+import { publishTerminate } from './channels.js';
 import { Connection, IdleMarks } from './connection.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { SendTracker } from './send-tracker.js';
@@ -381,6 +382,16 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     if (closing) c.handle.cancel();
     else c.handle.refresh(delayUntil(this.nextDueAt(c), now));
     if (due === undefined) return;
+    if (closing) {
+      const idle = due[0];
+      publishTerminate(
+        `idle-${idle.kind}`,
+        idle.idleMs,
+        o[`${idle.kind}IdleMs`],
+        socket,
+        this.server === undefined ? 'client' : 'server',
+      );
+    }
 
     for (const idle of due) {
       if (this.connections.get(socket) !== c) return; // a listener removed it or stopped us
@@ -429,6 +440,13 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     // The peer may only be stalled (a paused reader): the close frame tells it why, if it ever reads again.
     socket.close(this.options.closeCode, this.options.closeReason);
     socket.terminate();
+    publishTerminate(
+      'pong-timeout',
+      now - c.lastPingAt,
+      this.options.pongTimeoutMs,
+      socket,
+      this.server === undefined ? 'client' : 'server',
+    );
     this.emit('dead', { reason: 'dead', socket, state, waitedMs: now - c.lastPingAt });
   }
 }

@@ -10,3 +10,5 @@ export type {
   IdleEvent,
   IdleKind,
 } from './types.js';
+export { WS_TERMINATE_CHANNEL } from './channels.js';
+export type { WsTerminateMessage, TerminateReason } from './channels.js';

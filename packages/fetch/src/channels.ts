@@ -1,0 +1,90 @@
+/**
+ * The `node:diagnostics_channel` channels of `@tickwheel/fetch`: a request that timed out, and a
+ * retry. `@tickwheel/otel` turns them into metrics and span events; anyone may subscribe by name.
+ *
+ * | channel | message | published when |
+ * |---|---|---|
+ * | `tickwheel:fetch:timeout` | {@link FetchTimeoutMessage} | a limit fired and aborted an attempt (or its body) |
+ * | `tickwheel:fetch:retry` | {@link FetchRetryMessage} | a timed-out attempt is retried, before the backoff delay |
+ *
+ * A message is built only when the channel has subscribers, so with none a request pays one
+ * property read per event. Both carry `context`: what a subscriber of
+ * `tickwheel:core:capture-context` stored when the `fetch()` call started (the OpenTelemetry
+ * bridge: the caller's `Context`, so the timeout lands on the request's own span).
+ */
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { TypedChannel } from '@tickwheel/core';
+import type { TimeoutError } from './timeout-error.js';
+import type { TimeoutPhase } from './types.js';
+
+/** Name of the channel of {@link FetchTimeoutMessage}. */
+export const FETCH_TIMEOUT_CHANNEL = 'tickwheel:fetch:timeout';
+/** Name of the channel of {@link FetchRetryMessage}. */
+export const FETCH_RETRY_CHANNEL = 'tickwheel:fetch:retry';
+
+/** Published on `tickwheel:fetch:timeout` when a limit ends an attempt. */
+export interface FetchTimeoutMessage {
+  /** Which limit fired. */
+  readonly phase: TimeoutPhase;
+  /** The request method, upper case. */
+  readonly method: string;
+  /** The request URL's origin (`'http://127.0.0.1:8080'`), never its path or query. */
+  readonly origin: string;
+  /** The limit that fired, in ms. */
+  readonly limitMs: number;
+  /** Time from the start of the attempt to the timeout, in ms (wheel clock). */
+  readonly elapsedMs: number;
+  /** Which attempt timed out: 0 for the first, 1 for the first retry, ... */
+  readonly attempt: number;
+  /** The error the attempt rejects (or its body errors) with. */
+  readonly error: TimeoutError;
+  /** The caller's context, from `tickwheel:core:capture-context` (undefined without a subscriber there). */
+  readonly context: unknown;
+}
+
+/** Published on `tickwheel:fetch:retry` when a timed-out attempt is retried. */
+export interface FetchRetryMessage {
+  readonly method: string;
+  /** The request URL's origin. */
+  readonly origin: string;
+  /** The retry about to be made, from 1 (as `retry.onRetry` counts). */
+  readonly attempt: number;
+  /** The backoff delay before it, in ms. */
+  readonly delayMs: number;
+  /** The timeout that ended the previous attempt. */
+  readonly error: TimeoutError;
+  /** As in {@link FetchTimeoutMessage}. */
+  readonly context: unknown;
+}
+
+/** @internal */
+export const timeoutChannel: TypedChannel<FetchTimeoutMessage> = diagnosticsChannel.channel(FETCH_TIMEOUT_CHANNEL);
+/** @internal */
+export const retryChannel: TypedChannel<FetchRetryMessage> = diagnosticsChannel.channel(FETCH_RETRY_CHANNEL);
+
+/** Publishes a timeout when someone listens. `context`: the request's, from `captureContext`. */
+export function publishTimeout(error: TimeoutError, elapsedMs: number, attempt: number, context: unknown): void {
+  if (!timeoutChannel.hasSubscribers) return;
+  const message: FetchTimeoutMessage = {
+    phase: error.phase,
+    method: error.method,
+    origin: originOf(error.url),
+    limitMs: error.timeoutMs,
+    elapsedMs,
+    attempt,
+    error,
+    context,
+  };
+  timeoutChannel.publish(message);
+}
+
+/** Publishes a retry when someone listens. */
+export function publishRetry(error: TimeoutError, attempt: number, delayMs: number, context: unknown): void {
+  if (!retryChannel.hasSubscribers) return;
+  retryChannel.publish({ method: error.method, origin: originOf(error.url), attempt, delayMs, error, context });
+}
+
+/** The origin of a URL string, or `'null'` (as `URL#origin` says) when it does not parse. */
+function originOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).origin : 'null';
+}

@@ -1,0 +1,57 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { afterEach, describe, expect, it } from 'vitest';
+import { deadlineChannel, publishDeadline, publishHandlerAbort } from '../src/channels.js';
+import { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL } from '../src/index.js';
+
+describe('channels', () => {
+  const stops: Array<() => void> = [];
+  afterEach(() => {
+    for (const stop of stops.splice(0)) stop();
+  });
+  function listen(name: string): unknown[] {
+    const messages: unknown[] = [];
+    const listener = (message: unknown) => messages.push(message);
+    diagnosticsChannel.subscribe(name, listener);
+    stops.push(() => diagnosticsChannel.unsubscribe(name, listener));
+    return messages;
+  }
+
+  it('names its channels tickwheel:grpc:*', () => {
+    expect([GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL]).toEqual([
+      'tickwheel:grpc:deadline',
+      'tickwheel:grpc:handler-abort',
+    ]);
+  });
+
+  describe('publishDeadline', () => {
+    it('publishes side, path, limit, budget and elapsed time; a propagated limit is flagged', () => {
+      const messages = listen(GRPC_DEADLINE_CHANNEL);
+      publishDeadline('client', '/shop.Cart/Get', 'method', 250, 251, undefined);
+      publishDeadline('server', '/shop.Cart/Get', 'propagated', 1_000, 1_000, undefined);
+      expect(messages).toEqual([
+        { side: 'client', path: '/shop.Cart/Get', limit: 'method', budgetMs: 250, elapsedMs: 251, propagated: false },
+        {
+          side: 'server',
+          path: '/shop.Cart/Get',
+          limit: 'propagated',
+          budgetMs: 1_000,
+          elapsedMs: 1_000,
+          propagated: true,
+        },
+      ]);
+    });
+
+    it('does nothing while nobody listens', () => {
+      expect(deadlineChannel.hasSubscribers).toBe(false);
+      expect(() => publishDeadline('client', '/a/b', 'default', 1, 1, undefined)).not.toThrow();
+    });
+  });
+
+  describe('publishHandlerAbort', () => {
+    it('publishes the path, the reason and the time since the call arrived', () => {
+      const messages = listen(GRPC_HANDLER_ABORT_CHANNEL);
+      publishHandlerAbort('/shop.Cart/Get', 'client-cancelled', 12, undefined);
+      expect(messages).toEqual([{ path: '/shop.Cart/Get', reason: 'client-cancelled', elapsedMs: 12 }]);
+    });
+  });
+});

@@ -1,0 +1,133 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import diagnosticsChannel from 'node:diagnostics_channel';
+import * as grpc from '@grpc/grpc-js';
+import { CORE_CAPTURE_CONTEXT_CHANNEL, type ContextCarrier } from '@tickwheel/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  deadlineInterceptor,
+  GRPC_DEADLINE_CHANNEL,
+  GRPC_HANDLER_ABORT_CHANNEL,
+  serverDeadlineInterceptor,
+  type GrpcDeadlineMessage,
+  type GrpcHandlerAbortMessage,
+} from '../../src/index.js';
+import {
+  echoClient,
+  echoImplementation,
+  EchoService,
+  newLog,
+  ready,
+  startServer,
+  unary,
+  type Running,
+} from '../helpers/echo.js';
+
+const store = new AsyncLocalStorage<string>();
+const cleanups: Array<() => unknown> = [];
+
+function listen<T extends { context: unknown }>(name: string): Array<{ message: T; context: unknown }> {
+  const seen: Array<{ message: T; context: unknown }> = [];
+  const listener = (message: unknown) => seen.push({ message: message as T, context: (message as T).context });
+  diagnosticsChannel.subscribe(name, listener);
+  cleanups.push(() => diagnosticsChannel.unsubscribe(name, listener));
+  return seen;
+}
+
+/** A capture-context subscriber, as the OpenTelemetry bridge is: it stores the caller's store value. */
+function captureStore(): void {
+  const capture = (carrier: unknown) => {
+    (carrier as ContextCarrier).context = store.getStore();
+  };
+  diagnosticsChannel.subscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture);
+  cleanups.push(() => diagnosticsChannel.unsubscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture));
+}
+
+async function server(options: grpc.ServerOptions = {}): Promise<Running> {
+  const running = await startServer([[EchoService.service, echoImplementation(newLog())]], options);
+  cleanups.push(() => running.close());
+  return running;
+}
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe('channels, published by the interceptors on real grpc-js', () => {
+  it("publishes a client call past its deadline, with the caller's context", { timeout: 10_000 }, async () => {
+    const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
+    captureStore();
+    const running = await server();
+    const client = echoClient(running.address, [
+      deadlineInterceptor({ overrides: { '/tickwheel.test.Echo/Unary': 100 } }),
+    ]);
+    cleanups.push(() => client.close());
+    await ready(client);
+    const { err } = await store.run('call 1', () => unary(client, { text: 'x', delayMs: 2_000 }));
+    expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(
+      deadlines.map(({ message, context }) => [message.side, message.path, message.limit, message.propagated, context]),
+    ).toEqual([['client', '/tickwheel.test.Echo/Unary', 'method', false, 'call 1']]);
+    // The budget is worked out on the wheel's clock (a float): 100 ms up to rounding.
+    expect(deadlines[0].message.budgetMs).toBeCloseTo(100, 6);
+    expect(deadlines[0].message.elapsedMs).toBeGreaterThanOrEqual(100);
+    expect(deadlines[0].message.elapsedMs).toBeLessThan(1_000);
+  });
+
+  it('publishes a client call refused because its budget was already spent', { timeout: 10_000 }, async () => {
+    const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
+    const running = await server();
+    const client = echoClient(running.address, [deadlineInterceptor()]);
+    cleanups.push(() => client.close());
+    const { err } = await unary(client, { text: 'x', delayMs: 0 }, { deadline: Date.now() - 1 });
+    expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(deadlines.map(({ message }) => message)).toEqual([
+      {
+        side: 'client',
+        path: '/tickwheel.test.Echo/Unary',
+        limit: 'explicit',
+        budgetMs: 0,
+        elapsedMs: 0,
+        propagated: false,
+      },
+    ]);
+  });
+
+  it("publishes a server cap, and the handler's abort", { timeout: 10_000 }, async () => {
+    const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
+    const aborts = listen<GrpcHandlerAbortMessage>(GRPC_HANDLER_ABORT_CHANNEL);
+    const running = await server({ interceptors: [serverDeadlineInterceptor({ maxTimeoutMs: 100 })] });
+    const client = echoClient(running.address);
+    cleanups.push(() => client.close());
+    await ready(client);
+    const { err } = await unary(client, { text: 'x', delayMs: 2_000 });
+    expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(deadlines.map(({ message }) => [message.side, message.limit, message.budgetMs, message.propagated])).toEqual(
+      [['server', 'max', 100, false]],
+    );
+    expect(deadlines[0].message.elapsedMs).toBeGreaterThanOrEqual(100);
+    expect(aborts.map(({ message }) => [message.path, message.reason])).toEqual([
+      ['/tickwheel.test.Echo/Unary', 'deadline'],
+    ]);
+  });
+
+  it("publishes a handler aborted by the client's cancel", { timeout: 10_000 }, async () => {
+    const aborts = listen<GrpcHandlerAbortMessage>(GRPC_HANDLER_ABORT_CHANNEL);
+    const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
+    const log = newLog();
+    const running = await startServer([[EchoService.service, echoImplementation(log)]], {
+      interceptors: [serverDeadlineInterceptor({ defaultTimeoutMs: 5_000 })],
+    });
+    cleanups.push(() => running.close());
+    const client = echoClient(running.address);
+    cleanups.push(() => client.close());
+    await ready(client);
+    const started = new Promise<void>((resolve) => log.onStart.push(resolve));
+    const call = client.Unary({ text: 'x', delayMs: 2_000 }, {}, () => {});
+    await started;
+    call.cancel();
+    const until = Date.now() + 5_000;
+    while (aborts.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(aborts.map(({ message }) => message.reason)).toEqual(['client-cancelled']);
+    expect(deadlines).toEqual([]);
+  });
+});

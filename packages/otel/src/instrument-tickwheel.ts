@@ -1,0 +1,93 @@
+/**
+ * # The OpenTelemetry bridge
+ *
+ * Every tickwheel package publishes what its timers did on named `node:diagnostics_channel`
+ * channels (`tickwheel:core:wake`, `tickwheel:fetch:timeout`, ...; see each package's
+ * `channels.ts`). This package subscribes to them by name and records OpenTelemetry metrics, so
+ * it needs none of the adapters at run time: a channel whose package is not installed simply
+ * never publishes. The subscription is the whole cost model: before `instrumentTickwheel()`
+ * every publishing site reads one `hasSubscribers` getter and moves on; after it, each event
+ * builds one small message and records one or two instruments.
+ *
+ * A recorder never throws into the code that published: diagnostics_channel would turn that
+ * into an uncaught exception on the next tick, so a metrics fault would crash the service it
+ * observes. Errors go to OpenTelemetry's `diag` logger instead, as the SDK's own do.
+ */
+import diagnosticsChannel from 'node:diagnostics_channel';
+import { diag, type ObservableResult } from '@opentelemetry/api';
+import { createInstruments } from './instruments.js';
+import { resolveOptions } from './options.js';
+import { createRecorders, type Recorder } from './recorders.js';
+import type { InstrumentTickwheelOptions, TickwheelInstrumentation } from './types.js';
+
+const PACKAGE_NAME = '@tickwheel/otel';
+const PACKAGE_VERSION = '0.1.0';
+
+/**
+ * Turns tickwheel's diagnostics channels into OpenTelemetry metrics and span events: counters
+ * and elapsed-time histograms of timeouts (fetch, gRPC, WebSocket heartbeat) by package, phase
+ * and method, histograms of how late wheels and Redis timers fire, a gauge of pending timers per
+ * wheel, and a `tickwheel.timeout` event on the span a timeout ended. The README lists every
+ * metric and attribute.
+ *
+ * Each call subscribes once more (two calls count every event twice); `disable()` on the
+ * returned handle unsubscribes everything.
+ *
+ * @param options - see {@link InstrumentTickwheelOptions}; all optional
+ * @returns the handle whose `disable()` turns it off
+ * @throws TypeError, naming the option, for a bad option
+ * @example
+ * ```ts
+ * const meterProvider = new MeterProvider({ readers: [new PrometheusExporter({ port: 9464 })] });
+ * const instrumentation = instrumentTickwheel({ meterProvider });
+ * // ... on shutdown:
+ * instrumentation.disable();
+ * ```
+ */
+export function instrumentTickwheel(options?: InstrumentTickwheelOptions): TickwheelInstrumentation {
+  const resolved = resolveOptions(options);
+  const meter = resolved.meterProvider.getMeter(PACKAGE_NAME, PACKAGE_VERSION);
+  const instruments = createInstruments(meter);
+  const subscriptions: Array<[string, (message: unknown, name: string | symbol) => void]> = [];
+  for (const [channel, recorder] of createRecorders(instruments, resolved.spanEvents)) {
+    const listener = guarded(recorder);
+    diagnosticsChannel.subscribe(channel, listener);
+    subscriptions.push([channel, listener]);
+  }
+  const observePending = (result: ObservableResult): void => {
+    for (const [name, wheel] of resolved.wheels) {
+      try {
+        result.observe(wheel().size, { 'tickwheel.wheel': name });
+      } catch (error) {
+        diag.error(`${PACKAGE_NAME}: could not read the pending timers of wheel ${JSON.stringify(name)}`, error);
+      }
+    }
+  };
+  instruments.wheelPending.addCallback(observePending);
+
+  let enabled = true;
+  const disable = (): void => {
+    if (!enabled) return;
+    enabled = false;
+    for (const [channel, listener] of subscriptions) diagnosticsChannel.unsubscribe(channel, listener);
+    instruments.wheelPending.removeCallback(observePending);
+  };
+  return {
+    get enabled() {
+      return enabled;
+    },
+    disable,
+    [Symbol.dispose]: disable,
+  };
+}
+
+/** A recorder that reports its errors to `diag` instead of throwing them into the publisher. */
+function guarded(recorder: Recorder): (message: unknown, name: string | symbol) => void {
+  return (message, name) => {
+    try {
+      (recorder as (message: unknown) => void)(message);
+    } catch (error) {
+      diag.error(`${PACKAGE_NAME}: recording a message of ${String(name)} failed`, error);
+    }
+  };
+}

@@ -1,0 +1,35 @@
+import { trace, type Attributes, type Context } from '@opentelemetry/api';
+
+/** The name of the span event a timeout adds. */
+export const TIMEOUT_EVENT = 'tickwheel.timeout';
+
+/**
+ * Adds a `tickwheel.timeout` event to the span of the request a timeout ended, if it is
+ * recording. That span is found in `requestContext`, the `Context` the bridge stored when the
+ * request started (the adapters ask for it on `tickwheel:core:capture-context`): a timeout fires
+ * in the wheel's callback, whose active context belongs to whatever armed the wheel's native
+ * timer, not to the request. A request that started before the instrumentation was enabled has
+ * no stored context and adds no event.
+ *
+ * @param requestContext - the message's `context`: a `Context`, or undefined
+ * @param attributes - the timeout's metric attributes, repeated on the event
+ * @param limitMs - the limit that fired
+ * @param elapsedMs - time from the start to the timeout
+ */
+export function addTimeoutEvent(
+  requestContext: unknown,
+  attributes: Attributes,
+  limitMs: number,
+  elapsedMs: number,
+  extra: Attributes | undefined,
+): void {
+  if (requestContext === undefined) return;
+  const span = trace.getSpan(requestContext as Context);
+  if (span === undefined || !span.isRecording()) return;
+  span.addEvent(TIMEOUT_EVENT, {
+    ...attributes,
+    'tickwheel.limit_ms': limitMs,
+    'tickwheel.elapsed_ms': elapsedMs,
+    ...extra,
+  });
+}

@@ -1,0 +1,498 @@
+import diagnosticsChannel from 'node:diagnostics_channel';
+import {
+  context,
+  diag,
+  DiagLogLevel,
+  trace,
+  type Context,
+  type DiagLogger,
+  type MeterProvider,
+} from '@opentelemetry/api';
+import {
+  captureContext,
+  CORE_CALLBACK_ERROR_CHANNEL,
+  CORE_CAPTURE_CONTEXT_CHANNEL,
+  CORE_TIMER_SET_EXPIRE_CHANNEL,
+  CORE_WAKE_CHANNEL,
+  ManualClock,
+  TimingWheel,
+  type CallbackErrorMessage,
+  type TimerSetExpireMessage,
+  type WheelWakeMessage,
+} from '@tickwheel/core';
+import {
+  FETCH_RETRY_CHANNEL,
+  FETCH_TIMEOUT_CHANNEL,
+  TimeoutError,
+  type FetchRetryMessage,
+  type FetchTimeoutMessage,
+} from '@tickwheel/fetch';
+import {
+  GRPC_DEADLINE_CHANNEL,
+  GRPC_HANDLER_ABORT_CHANNEL,
+  type GrpcDeadlineMessage,
+  type GrpcHandlerAbortMessage,
+} from '@tickwheel/grpc';
+import {
+  REDIS_DUPLICATE_CHANNEL,
+  REDIS_FIRED_CHANNEL,
+  REDIS_LEASE_LOST_CHANNEL,
+  type RedisFiredMessage,
+} from '@tickwheel/redis';
+import { WS_TERMINATE_CHANNEL, type WsTerminateMessage } from '@tickwheel/ws';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { instrumentTickwheel, METRICS, TIMEOUT_EVENT, type TickwheelInstrumentation } from '../src/index.js';
+import { histogram, Telemetry } from './helpers/telemetry.js';
+
+/** Every channel the instrumentation subscribes to. */
+const CHANNELS = [
+  CORE_CAPTURE_CONTEXT_CHANNEL,
+  CORE_WAKE_CHANNEL,
+  CORE_CALLBACK_ERROR_CHANNEL,
+  CORE_TIMER_SET_EXPIRE_CHANNEL,
+  FETCH_TIMEOUT_CHANNEL,
+  FETCH_RETRY_CHANNEL,
+  GRPC_DEADLINE_CHANNEL,
+  GRPC_HANDLER_ABORT_CHANNEL,
+  WS_TERMINATE_CHANNEL,
+  REDIS_FIRED_CHANNEL,
+  REDIS_LEASE_LOST_CHANNEL,
+  REDIS_DUPLICATE_CHANNEL,
+];
+
+/** The metric attributes of {@link fetchTimeout}'s default message. */
+const FETCH_HEADERS_ATTRIBUTES = {
+  'tickwheel.package': 'fetch',
+  'tickwheel.phase': 'headers',
+  'http.request.method': 'GET',
+  'server.address': '127.0.0.1',
+  'server.port': 8080,
+  'url.scheme': 'http',
+};
+
+function publish<T>(name: string, message: T): void {
+  diagnosticsChannel.channel(name).publish(message);
+}
+
+function fetchTimeout(overrides: Partial<FetchTimeoutMessage> = {}): FetchTimeoutMessage {
+  const error = new TimeoutError(
+    'GET http://127.0.0.1:8080/slow: no response headers within 200 ms (headersMs)',
+    'headers',
+    200,
+    'http://127.0.0.1:8080/slow',
+    'GET',
+  );
+  return {
+    phase: 'headers',
+    method: 'GET',
+    origin: 'http://127.0.0.1:8080',
+    limitMs: 200,
+    elapsedMs: 201,
+    attempt: 0,
+    error,
+    context: undefined,
+    ...overrides,
+  };
+}
+
+function grpcDeadline(overrides: Partial<GrpcDeadlineMessage> = {}): GrpcDeadlineMessage {
+  return {
+    side: 'client',
+    path: '/shop.Cart/Checkout',
+    limit: 'method',
+    budgetMs: 250,
+    elapsedMs: 251,
+    propagated: false,
+    context: undefined,
+    ...overrides,
+  };
+}
+
+describe('instrumentTickwheel', () => {
+  let telemetry: Telemetry;
+  let instrumentation: TickwheelInstrumentation | undefined;
+
+  beforeEach(() => {
+    telemetry = new Telemetry();
+  });
+
+  afterEach(async () => {
+    instrumentation?.disable();
+    instrumentation = undefined;
+    await telemetry.shutdown();
+  });
+
+  function enable(options: Parameters<typeof instrumentTickwheel>[0] = {}): TickwheelInstrumentation {
+    instrumentation = instrumentTickwheel({ meterProvider: telemetry.meterProvider, ...options });
+    return instrumentation;
+  }
+
+  describe('fetch', () => {
+    it('counts a timeout by phase, method and server, and records its elapsed time in seconds', async () => {
+      enable();
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ elapsedMs: 204 }));
+      publish(
+        FETCH_TIMEOUT_CHANNEL,
+        fetchTimeout({
+          phase: 'total',
+          method: 'POST',
+          origin: 'https://api.example.com',
+          limitMs: 5_000,
+          elapsedMs: 5_002,
+        }),
+      );
+
+      const attributes = FETCH_HEADERS_ATTRIBUTES;
+      const headers = await telemetry.point(METRICS.timeouts, attributes);
+      expect(headers.value).toBe(2);
+      expect(headers.attributes).toEqual(attributes);
+      const total = await telemetry.point(METRICS.timeouts, { 'tickwheel.phase': 'total' });
+      expect(total.value).toBe(1);
+      expect(total.attributes).toMatchObject({
+        'http.request.method': 'POST',
+        'server.address': 'api.example.com',
+        'server.port': 443,
+        'url.scheme': 'https',
+      });
+
+      const elapsed = histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.phase': 'headers' }));
+      expect(elapsed.count).toBe(2);
+      expect(elapsed.sum).toBeCloseTo(0.405, 9);
+      expect(elapsed.min).toBeCloseTo(0.201, 9);
+      expect(elapsed.max).toBeCloseTo(0.204, 9);
+      // Both fall in the (0.1, 0.25] s bucket.
+      const bucket = elapsed.buckets.boundaries.indexOf(0.25);
+      expect(elapsed.buckets.counts[bucket]).toBe(2);
+      const metric = (await telemetry.collect()).get(METRICS.timeoutElapsed)!;
+      expect(metric.descriptor.unit).toBe('s');
+      expect((await telemetry.collect()).get(METRICS.timeouts)!.descriptor.unit).toBe('{timeout}');
+    });
+
+    it('names a method outside the HTTP set _OTHER, as the semantic conventions ask', async () => {
+      enable();
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ method: 'PROPFIND' }));
+      expect((await telemetry.point(METRICS.timeouts)).attributes['http.request.method']).toBe('_OTHER');
+    });
+
+    it('counts retries by method and server', async () => {
+      enable();
+      const { error } = fetchTimeout();
+      const retry: FetchRetryMessage = {
+        method: 'GET',
+        origin: 'http://127.0.0.1:8080',
+        attempt: 1,
+        delayMs: 100,
+        error,
+        context: undefined,
+      };
+      publish(FETCH_RETRY_CHANNEL, retry);
+      publish(FETCH_RETRY_CHANNEL, { ...retry, attempt: 2, delayMs: 200 });
+      const point = await telemetry.point(METRICS.fetchRetries);
+      expect(point.value).toBe(2);
+      expect(point.attributes).toEqual({
+        'http.request.method': 'GET',
+        'server.address': '127.0.0.1',
+        'server.port': 8080,
+        'url.scheme': 'http',
+      });
+    });
+  });
+
+  describe('grpc', () => {
+    it('counts a deadline by side, limit and RPC method, with its elapsed time', async () => {
+      enable();
+      publish(GRPC_DEADLINE_CHANNEL, grpcDeadline());
+      publish(
+        GRPC_DEADLINE_CHANNEL,
+        grpcDeadline({ side: 'server', limit: 'propagated', propagated: true, budgetMs: 1_000, elapsedMs: 1_000 }),
+      );
+      const client = await telemetry.point(METRICS.timeouts, { 'tickwheel.side': 'client' });
+      expect(client.value).toBe(1);
+      expect(client.attributes).toEqual({
+        'tickwheel.package': 'grpc',
+        'tickwheel.phase': 'method',
+        'tickwheel.side': 'client',
+        'tickwheel.propagated': false,
+        'rpc.system': 'grpc',
+        'rpc.service': 'shop.Cart',
+        'rpc.method': 'Checkout',
+      });
+      const server = histogram(
+        await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.side': 'server', 'tickwheel.propagated': true }),
+      );
+      expect(server.count).toBe(1);
+      expect(server.sum).toBe(1);
+    });
+
+    it('counts handler aborts by reason', async () => {
+      enable();
+      const abort: GrpcHandlerAbortMessage = {
+        path: '/shop.Cart/Checkout',
+        reason: 'deadline',
+        elapsedMs: 250,
+        context: undefined,
+      };
+      publish(GRPC_HANDLER_ABORT_CHANNEL, abort);
+      publish(GRPC_HANDLER_ABORT_CHANNEL, { ...abort, reason: 'client-cancelled' });
+      publish(GRPC_HANDLER_ABORT_CHANNEL, abort);
+      expect((await telemetry.point(METRICS.grpcHandlerAborts, { 'tickwheel.reason': 'deadline' })).value).toBe(2);
+      expect((await telemetry.point(METRICS.grpcHandlerAborts, { 'tickwheel.reason': 'client-cancelled' })).value).toBe(
+        1,
+      );
+    });
+  });
+
+  describe('ws', () => {
+    it('counts heartbeat terminations by reason, with how long the peer was quiet', async () => {
+      enable();
+      const dead: WsTerminateMessage = {
+        reason: 'pong-timeout',
+        quietMs: 1_003,
+        limitMs: 1_000,
+        socket: {},
+        side: 'server',
+      };
+      publish(WS_TERMINATE_CHANNEL, dead);
+      publish(WS_TERMINATE_CHANNEL, { ...dead, reason: 'idle-reader', quietMs: 30_000, limitMs: 30_000 });
+      const pong = await telemetry.point(METRICS.timeouts, { 'tickwheel.phase': 'pong-timeout' });
+      expect(pong.value).toBe(1);
+      expect(pong.attributes).toEqual({
+        'tickwheel.package': 'ws',
+        'tickwheel.phase': 'pong-timeout',
+        'tickwheel.side': 'server',
+      });
+      expect(
+        histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.phase': 'pong-timeout' })).sum,
+      ).toBeCloseTo(1.003, 9);
+      expect(histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.phase': 'idle-reader' })).sum).toBe(
+        30,
+      );
+    });
+  });
+
+  describe('redis', () => {
+    it('records lateness on the server clock, lost leases and duplicates by namespace', async () => {
+      enable();
+      const fired: RedisFiredMessage = { namespace: 'buffs', id: 'a', dueAt: 1_000, lateMs: 3, attempts: 1 };
+      publish(REDIS_FIRED_CHANNEL, fired);
+      publish(REDIS_FIRED_CHANNEL, { ...fired, id: 'b', lateMs: 7 });
+      publish(REDIS_LEASE_LOST_CHANNEL, { namespace: 'buffs', id: 'a', attempts: 1, stage: 'ack' });
+      publish(REDIS_DUPLICATE_CHANNEL, { namespace: 'buffs', id: 'a', attempts: 2 });
+      publish(REDIS_DUPLICATE_CHANNEL, { namespace: 'buffs', id: 'b', attempts: 3 });
+      const lateness = histogram(
+        await telemetry.point(METRICS.redisLateness, { 'tickwheel.redis.namespace': 'buffs' }),
+      );
+      expect(lateness.count).toBe(2);
+      expect(lateness.sum).toBeCloseTo(0.01, 9);
+      expect(lateness.max).toBeCloseTo(0.007, 9);
+      expect((await telemetry.point(METRICS.redisLeasesLost, { 'tickwheel.redis.stage': 'ack' })).value).toBe(1);
+      expect((await telemetry.point(METRICS.redisDuplicates)).value).toBe(2);
+    });
+  });
+
+  describe('core', () => {
+    const wheel = new TimingWheel({ clock: new ManualClock(0) });
+
+    it('records wake-up lateness, timers fired and callback time', async () => {
+      enable();
+      const wake: WheelWakeMessage = { wheel, lateMs: 2, fired: 3, callbackMs: 0.5, pending: 10 };
+      publish(CORE_WAKE_CHANNEL, wake);
+      publish(CORE_WAKE_CHANNEL, { ...wake, lateMs: 0, fired: 0, callbackMs: 0 });
+      const lateness = histogram(await telemetry.point(METRICS.wheelLateness));
+      expect(lateness.count).toBe(2);
+      expect(lateness.sum).toBeCloseTo(0.002, 9);
+      expect((await telemetry.point(METRICS.wheelFired)).value).toBe(3);
+      // A wake-up that fired nothing (a cascade, a long hop) has no callback time to record.
+      const callbacks = histogram(await telemetry.point(METRICS.wheelCallbackDuration));
+      expect(callbacks.count).toBe(1);
+      expect(callbacks.sum).toBeCloseTo(0.0005, 9);
+    });
+
+    it('counts callback errors by error type and TimerSet expirations', async () => {
+      enable();
+      const handle = wheel.schedule(1, () => {});
+      const error: CallbackErrorMessage = { wheel, error: new RangeError('boom'), handle };
+      publish(CORE_CALLBACK_ERROR_CHANNEL, error);
+      publish(CORE_CALLBACK_ERROR_CHANNEL, { ...error, error: 'a string' });
+      expect((await telemetry.point(METRICS.wheelCallbackErrors, { 'error.type': 'RangeError' })).value).toBe(1);
+      expect((await telemetry.point(METRICS.wheelCallbackErrors, { 'error.type': 'string' })).value).toBe(1);
+      const expire = { timerSet: {}, key: 'burn', stacksLeft: 0 } as unknown as TimerSetExpireMessage;
+      publish(CORE_TIMER_SET_EXPIRE_CHANNEL, expire);
+      publish(CORE_TIMER_SET_EXPIRE_CHANNEL, { ...expire, stacksLeft: 2 });
+      expect((await telemetry.point(METRICS.timerSetExpirations, { 'tickwheel.stacks_left': false })).value).toBe(1);
+      expect((await telemetry.point(METRICS.timerSetExpirations, { 'tickwheel.stacks_left': true })).value).toBe(1);
+      handle.cancel();
+    });
+
+    it('reports the pending timers of each named wheel at every collection', async () => {
+      const clock = new ManualClock(0);
+      const game = new TimingWheel({ clock });
+      enable({ wheels: { game, later: () => game } });
+      for (let i = 1; i <= 5; i++) game.schedule(i * 10, () => {});
+      expect((await telemetry.point(METRICS.wheelPending, { 'tickwheel.wheel': 'game' })).value).toBe(5);
+      clock.advance(25);
+      expect((await telemetry.point(METRICS.wheelPending, { 'tickwheel.wheel': 'game' })).value).toBe(3);
+      expect((await telemetry.point(METRICS.wheelPending, { 'tickwheel.wheel': 'later' })).value).toBe(3);
+      game.close();
+    });
+
+    it("reports the shared wheel's pending timers by default", async () => {
+      const { sharedWheel } = await import('@tickwheel/core');
+      enable();
+      const handles = [
+        sharedWheel()
+          .schedule(60_000, () => {})
+          .unref(),
+        sharedWheel()
+          .schedule(60_000, () => {})
+          .unref(),
+      ];
+      const pending = await telemetry.point(METRICS.wheelPending, { 'tickwheel.wheel': 'shared' });
+      expect(pending.value).toBe(sharedWheel().size);
+      expect(pending.value).toBeGreaterThanOrEqual(2);
+      for (const h of handles) h.cancel();
+    });
+  });
+
+  describe('span events', () => {
+    it('adds a tickwheel.timeout event to the span of the request, captured when it started', () => {
+      enable();
+      // As an adapter does: capture the caller's context when the request starts (inside its
+      // span), publish the timeout later from the wheel's callback (outside it).
+      const requestContext = telemetry.inSpan('GET /slow', () => captureContext({ hasSubscribers: true }));
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ attempt: 1, context: requestContext }));
+      trace.getSpan(requestContext as Context)!.end();
+      const [span] = telemetry.finishedSpans();
+      expect(span.name).toBe('GET /slow');
+      expect(span.events).toHaveLength(1);
+      expect(span.events[0].name).toBe(TIMEOUT_EVENT);
+      expect(span.events[0].attributes).toEqual({
+        ...FETCH_HEADERS_ATTRIBUTES,
+        'tickwheel.limit_ms': 200,
+        'tickwheel.elapsed_ms': 201,
+        'tickwheel.attempt': 1,
+      });
+    });
+
+    it("adds nothing to the span active when the timeout is published: it is not the request's", () => {
+      enable();
+      telemetry.inSpan('some other request', (span) => {
+        publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());
+        span.end();
+      });
+      expect(telemetry.finishedSpans()[0].events).toEqual([]);
+    });
+
+    it('adds one for a gRPC deadline too; with spanEvents: false it captures nothing and adds none', () => {
+      enable();
+      const withEvent = telemetry.inSpan('shop.Cart/Checkout', () => captureContext({ hasSubscribers: true }));
+      publish(GRPC_DEADLINE_CHANNEL, grpcDeadline({ context: withEvent }));
+      trace.getSpan(withEvent as Context)!.end();
+      instrumentation!.disable();
+      enable({ spanEvents: false });
+      expect(diagnosticsChannel.hasSubscribers(CORE_CAPTURE_CONTEXT_CHANNEL)).toBe(false);
+      const without = telemetry.inSpan('quiet', () => captureContext({ hasSubscribers: true }));
+      expect(without).toBeUndefined();
+      telemetry.inSpan('quiet', (span) => {
+        publish(GRPC_DEADLINE_CHANNEL, grpcDeadline({ context: context.active() }));
+        span.end();
+      });
+      const [first, second] = telemetry.finishedSpans();
+      expect(
+        first.events.map((e) => [e.name, e.attributes?.['tickwheel.limit_ms'], e.attributes?.['rpc.method']]),
+      ).toEqual([[TIMEOUT_EVENT, 250, 'Checkout']]);
+      expect(second.events).toEqual([]);
+    });
+
+    it('adds nothing for a request that started before the instrumentation (no context)', async () => {
+      enable();
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());
+      expect((await telemetry.point(METRICS.timeouts)).value).toBe(1);
+      expect(telemetry.finishedSpans()).toEqual([]);
+    });
+  });
+
+  describe('#disable', () => {
+    it('unsubscribes from every channel, and later messages record nothing', async () => {
+      const handle = enable();
+      for (const name of CHANNELS) expect(diagnosticsChannel.hasSubscribers(name), name).toBe(true);
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());
+      handle.disable();
+      expect(handle.enabled).toBe(false);
+      for (const name of CHANNELS) expect(diagnosticsChannel.hasSubscribers(name), name).toBe(false);
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());
+      expect((await telemetry.point(METRICS.timeouts)).value).toBe(1);
+      handle.disable();
+    });
+
+    it('stops observing the pending gauge', async () => {
+      const game = new TimingWheel({ clock: new ManualClock(0) });
+      game.schedule(10, () => {});
+      const handle = enable({ wheels: { game } });
+      expect((await telemetry.point(METRICS.wheelPending)).value).toBe(1);
+      handle.disable();
+      game.schedule(20, () => {});
+      // The SDK keeps exporting the last observation; no new one is made.
+      expect((await telemetry.point(METRICS.wheelPending)).value).toBe(1);
+      game.close();
+    });
+
+    it('is what `using` calls', () => {
+      {
+        using handle = instrumentTickwheel({ meterProvider: telemetry.meterProvider });
+        expect(handle.enabled).toBe(true);
+        expect(diagnosticsChannel.hasSubscribers(CORE_WAKE_CHANNEL)).toBe(true);
+      }
+      expect(diagnosticsChannel.hasSubscribers(CORE_WAKE_CHANNEL)).toBe(false);
+    });
+
+    it('leaves another instrumentation subscribed', () => {
+      const first = enable();
+      const second = instrumentTickwheel({ meterProvider: telemetry.meterProvider });
+      first.disable();
+      expect(diagnosticsChannel.hasSubscribers(FETCH_TIMEOUT_CHANNEL)).toBe(true);
+      second.disable();
+      expect(diagnosticsChannel.hasSubscribers(FETCH_TIMEOUT_CHANNEL)).toBe(false);
+    });
+  });
+
+  describe('failure behaviour', () => {
+    it('never throws into the publisher: a failing recorder is reported to diag', () => {
+      const logged: unknown[][] = [];
+      const logger: DiagLogger = {
+        error: (...args) => logged.push(args),
+        warn: () => {},
+        info: () => {},
+        debug: () => {},
+        verbose: () => {},
+      };
+      diag.setLogger(logger, DiagLogLevel.ERROR);
+      const broken = new Error('exporter exploded');
+      const meter = telemetry.meterProvider.getMeter('x');
+      const throwingAdd = {
+        add: () => {
+          throw broken;
+        },
+      };
+      // A real meter whose counters throw on add(), as a broken exporter pipeline might.
+      const failing = new Proxy(meter, {
+        get: (target, key) => (key === 'createCounter' ? () => throwingAdd : Reflect.get(target, key, target)),
+      });
+      const meterProvider: MeterProvider = { getMeter: () => failing };
+      const uncaught = vi.fn();
+      process.on('uncaughtException', uncaught);
+      try {
+        enable({ meterProvider });
+        expect(() => publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout())).not.toThrow();
+        expect(logged).toHaveLength(1);
+        expect(String(logged[0][0])).toContain('tickwheel:fetch:timeout');
+        expect(logged[0][1]).toBe(broken);
+      } finally {
+        process.off('uncaughtException', uncaught);
+        diag.disable();
+      }
+      expect(uncaught).not.toHaveBeenCalled();
+    });
+  });
+});

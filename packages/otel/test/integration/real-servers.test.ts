@@ -1,0 +1,244 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import { sharedWheel } from '@tickwheel/core';
+import { TimeoutError, withTimeouts } from '@tickwheel/fetch';
+import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
+import { RedisTimers } from '@tickwheel/redis';
+import { heartbeat } from '@tickwheel/ws';
+import { Redis } from 'ioredis';
+import { WebSocket, WebSocketServer } from 'ws';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from '../../../redis/test/helpers/redis-server.js';
+import { instrumentTickwheel, METRICS, TIMEOUT_EVENT, type TickwheelInstrumentation } from '../../src/index.js';
+import { histogram, Telemetry } from '../helpers/telemetry.js';
+
+/**
+ * The bridge end to end: real servers on 127.0.0.1, the adapters timing real requests out, and
+ * the real OpenTelemetry SDK (sdk-metrics with its in-memory exporter, sdk-trace-base) recording
+ * what the channels published. Each test asserts the recorded values.
+ */
+let telemetry: Telemetry;
+let instrumentation: TickwheelInstrumentation;
+const cleanups: Array<() => unknown> = [];
+
+beforeAll(() => {
+  telemetry = new Telemetry();
+  instrumentation = instrumentTickwheel({ meterProvider: telemetry.meterProvider });
+});
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+afterAll(async () => {
+  instrumentation.disable();
+  await telemetry.shutdown();
+});
+
+async function listen(server: http.Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return (server.address() as AddressInfo).port;
+}
+
+describe('instrumentTickwheel with the real SDK, against real servers', () => {
+  it(
+    'records a fetch that stalls on a node:http server: two timed-out attempts, one retry, a span event',
+    { timeout: 15_000 },
+    async () => {
+      const port = await listen(http.createServer(() => {})); // never answers
+      const timedFetch = withTimeouts(fetch, { headersMs: 80, retry: { limit: 1, backoffMs: 10 } });
+      const error = await telemetry.inSpan('checkout', async (span) => {
+        const result = await timedFetch(`http://127.0.0.1:${port}/checkout`).catch((e: unknown) => e);
+        span.end();
+        return result;
+      });
+      expect(error).toBeInstanceOf(TimeoutError);
+
+      const attributes = {
+        'tickwheel.package': 'fetch',
+        'tickwheel.phase': 'headers',
+        'http.request.method': 'GET',
+        'server.address': '127.0.0.1',
+        'server.port': port,
+        'url.scheme': 'http',
+      };
+      expect((await telemetry.point(METRICS.timeouts, attributes)).value).toBe(2);
+      const elapsed = histogram(await telemetry.point(METRICS.timeoutElapsed, attributes));
+      expect(elapsed.count).toBe(2);
+      expect(elapsed.min).toBeGreaterThanOrEqual(0.08);
+      expect(elapsed.max).toBeLessThan(1);
+      expect((await telemetry.point(METRICS.fetchRetries, { 'server.port': port })).value).toBe(1);
+
+      const span = telemetry.finishedSpans().find((s) => s.name === 'checkout')!;
+      expect(
+        span.events.map((e) => [
+          e.name,
+          e.attributes?.['tickwheel.phase'],
+          e.attributes?.['tickwheel.attempt'],
+          e.attributes?.['tickwheel.limit_ms'],
+        ]),
+      ).toEqual([
+        [TIMEOUT_EVENT, 'headers', 0, 80],
+        [TIMEOUT_EVENT, 'headers', 1, 80],
+      ]);
+    },
+  );
+
+  it('records a gRPC call past its deadline on real grpc-js, on both sides', { timeout: 15_000 }, async () => {
+    const service = {
+      wait: {
+        path: '/demo.Slow/Wait',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+        requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
+        responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+        responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
+      },
+    };
+    const server = new grpc.Server({ interceptors: [serverDeadlineInterceptor({ maxTimeoutMs: 100 })] });
+    server.addService(service, { wait: () => {} }); // never answers: the server's cap ends it
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) =>
+        err ? reject(err) : resolve(bound),
+      ),
+    );
+    cleanups.push(() => server.forceShutdown());
+    const Client = grpc.makeGenericClientConstructor(service, 'Slow');
+    const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+      interceptors: [deadlineInterceptor({ timeoutMs: 2_000 })],
+    });
+    cleanups.push(() => client.close());
+    const callWait = (options: grpc.CallOptions) =>
+      new Promise<grpc.ServiceError | null>((resolve) =>
+        client.makeUnaryRequest(
+          service.wait.path,
+          service.wait.requestSerialize,
+          service.wait.responseDeserialize,
+          {},
+          options,
+          (err) => resolve(err),
+        ),
+      );
+
+    // The server's 100 ms cap ends the first call; the caller's own 50 ms deadline ends the second.
+    expect((await callWait({}))?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect((await callWait({ deadline: Date.now() + 50 }))?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+
+    const rpc = { 'rpc.system': 'grpc', 'rpc.service': 'demo.Slow', 'rpc.method': 'Wait' };
+    const server100 = {
+      ...rpc,
+      'tickwheel.package': 'grpc',
+      'tickwheel.side': 'server',
+      'tickwheel.phase': 'max',
+      'tickwheel.propagated': false,
+    };
+    expect((await telemetry.point(METRICS.timeouts, server100)).value).toBe(1);
+    const serverElapsed = histogram(await telemetry.point(METRICS.timeoutElapsed, server100));
+    expect(serverElapsed.sum).toBeGreaterThanOrEqual(0.1);
+    expect(serverElapsed.sum).toBeLessThan(1);
+    const client50 = { ...rpc, 'tickwheel.side': 'client', 'tickwheel.phase': 'explicit' };
+    expect((await telemetry.point(METRICS.timeouts, client50)).value).toBe(1);
+    expect(histogram(await telemetry.point(METRICS.timeoutElapsed, client50)).sum).toBeGreaterThanOrEqual(0.04);
+    // One handler abort per call: the cap's, and for the second call either its propagated deadline
+    // on the server or the client's cancel, whichever reached the handler first.
+    const aborts = (await telemetry.points(METRICS.grpcHandlerAborts)).filter(
+      (p) => p.attributes['rpc.method'] === 'Wait',
+    );
+    expect(aborts.reduce((sum, p) => sum + (p.value as number), 0)).toBe(2);
+    expect(aborts.find((p) => p.attributes['tickwheel.reason'] === 'deadline')?.value).toBeGreaterThanOrEqual(1);
+  });
+
+  it('records a mute WebSocket client terminated by the heartbeat on real ws', { timeout: 15_000 }, async () => {
+    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await new Promise<void>((resolve) => wss.once('listening', resolve));
+    const beat = heartbeat(wss, { pingIntervalMs: 60, pongTimeoutMs: 60 });
+    cleanups.push(async () => {
+      beat.stop();
+      for (const socket of wss.clients) socket.terminate();
+      await new Promise((resolve) => wss.close(resolve));
+    });
+    const dead = new Promise<number>((resolve) => beat.once('dead', ({ waitedMs }) => resolve(waitedMs)));
+    const mute = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, { autoPong: false });
+    cleanups.push(() => mute.terminate());
+    const waitedMs = await dead;
+
+    const attributes = { 'tickwheel.package': 'ws', 'tickwheel.phase': 'pong-timeout', 'tickwheel.side': 'server' };
+    expect((await telemetry.point(METRICS.timeouts, attributes)).value).toBe(1);
+    const quiet = histogram(await telemetry.point(METRICS.timeoutElapsed, attributes));
+    expect(quiet.count).toBe(1);
+    expect(quiet.sum).toBeCloseTo(waitedMs / 1000, 9);
+    expect(quiet.sum).toBeGreaterThanOrEqual(0.06);
+  });
+
+  describe('Redis', () => {
+    let redisServer: RedisServer;
+    beforeAll(async () => {
+      redisServer = await startRedisServer();
+    }, 30_000);
+    afterAll(() => redisServer?.stop());
+
+    it('records the lateness of a Redis timer on the server clock, and a lost lease', { timeout: 15_000 }, async () => {
+      const redis = new Redis(redisServer.url);
+      const timers = new RedisTimers({ redis, namespace: 'otel-test', leaseMs: 100, pollIntervalMs: 50 });
+      cleanups.push(async () => {
+        await timers.stop();
+        redis.disconnect();
+      });
+      const done: number[] = [];
+      await timers.schedule('buff', 30);
+      await timers.start(async ({ attempts }) => {
+        if (attempts === 1) await new Promise((resolve) => setTimeout(resolve, 500)); // outlives its 100 ms lease
+        done.push(attempts);
+      });
+      const until = Date.now() + 10_000;
+      while ((await telemetry.points(METRICS.redisLeasesLost)).length === 0 && Date.now() < until)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+
+      const lateness = histogram(
+        await telemetry.point(METRICS.redisLateness, { 'tickwheel.redis.namespace': 'otel-test' }),
+      );
+      expect(lateness.count).toBe(2); // the first delivery, and the second after its lease
+      expect(lateness.min).toBeGreaterThanOrEqual(0);
+      expect(lateness.min).toBeLessThan(0.5);
+      expect(
+        (
+          await telemetry.point(METRICS.redisLeasesLost, {
+            'tickwheel.redis.namespace': 'otel-test',
+            'tickwheel.redis.stage': 'ack',
+          })
+        ).value,
+      ).toBe(1);
+      expect(done).toEqual([2, 1]);
+    });
+  });
+
+  it(
+    "records the shared wheel's wake-ups, the timers they fired, and its pending timers",
+    { timeout: 15_000 },
+    async () => {
+      const before = await telemetry.points(METRICS.wheelFired);
+      const firedBefore = before.length === 0 ? 0 : (before[0].value as number);
+      await Promise.all(
+        [5, 10, 15].map((ms) => new Promise<void>((resolve) => sharedWheel().schedule(ms, () => resolve()))),
+      );
+      const fired = (await telemetry.point(METRICS.wheelFired)).value as number;
+      expect(fired - firedBefore).toBeGreaterThanOrEqual(3);
+      const lateness = histogram(await telemetry.point(METRICS.wheelLateness));
+      expect(lateness.count).toBeGreaterThanOrEqual(1);
+      expect(lateness.min).toBeGreaterThanOrEqual(0);
+      const handle = sharedWheel()
+        .schedule(60_000, () => {})
+        .unref();
+      expect((await telemetry.point(METRICS.wheelPending, { 'tickwheel.wheel': 'shared' })).value).toBe(
+        sharedWheel().size,
+      );
+      handle.cancel();
+    },
+  );
+});

@@ -1,0 +1,81 @@
+/**
+ * The `node:diagnostics_channel` channels of `@tickwheel/redis`: a timer fired (with its lateness
+ * on the Redis server's clock), a lease lost, a duplicate delivery suppressed. `@tickwheel/otel`
+ * turns them into metrics; anyone may subscribe by name.
+ *
+ * | channel | message | published when |
+ * |---|---|---|
+ * | `tickwheel:redis:fired` | {@link RedisFiredMessage} | a worker claimed a due timer and is about to run its handler |
+ * | `tickwheel:redis:lease-lost` | {@link RedisLeaseLostMessage} | Redis refused a worker's ack or failure report: its lease had passed and its fencing token is stale, so the timer is (or was) delivered again |
+ * | `tickwheel:redis:duplicate` | {@link RedisDuplicateMessage} | a worker did not start a claimed delivery because its lease passed before the handler could run: another worker may hold the timer now, and running it here too would duplicate it |
+ *
+ * A message is built only when the channel has subscribers, so with none a worker pays one
+ * property read per event.
+ */
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { TypedChannel } from '@tickwheel/core';
+
+/** Name of the channel of {@link RedisFiredMessage}. */
+export const REDIS_FIRED_CHANNEL = 'tickwheel:redis:fired';
+/** Name of the channel of {@link RedisLeaseLostMessage}. */
+export const REDIS_LEASE_LOST_CHANNEL = 'tickwheel:redis:lease-lost';
+/** Name of the channel of {@link RedisDuplicateMessage}. */
+export const REDIS_DUPLICATE_CHANNEL = 'tickwheel:redis:duplicate';
+
+/** Published on `tickwheel:redis:fired` for each claimed timer, before its handler runs. */
+export interface RedisFiredMessage {
+  /** The `RedisTimers` namespace. */
+  readonly namespace: string;
+  readonly id: string;
+  /** When it was due, epoch ms on the Redis server's clock. */
+  readonly dueAt: number;
+  /** How long after `dueAt` the claim happened, in ms on the Redis server's clock (>= 0). */
+  readonly lateMs: number;
+  /** Deliveries so far, this one included. */
+  readonly attempts: number;
+}
+
+/** Published on `tickwheel:redis:lease-lost` when Redis refuses a stale ack or failure report. */
+export interface RedisLeaseLostMessage {
+  readonly namespace: string;
+  readonly id: string;
+  /** The delivery whose report was refused. */
+  readonly attempts: number;
+  /** What was refused: the ack of a handler that resolved, or the report of one that failed. */
+  readonly stage: 'ack' | 'fail';
+}
+
+/** Published on `tickwheel:redis:duplicate` when a claimed delivery is dropped before its handler ran. */
+export interface RedisDuplicateMessage {
+  readonly namespace: string;
+  readonly id: string;
+  /** The delivery that was dropped. */
+  readonly attempts: number;
+}
+
+/** @internal */
+export const firedChannel: TypedChannel<RedisFiredMessage> = diagnosticsChannel.channel(REDIS_FIRED_CHANNEL);
+/** @internal */
+export const leaseLostChannel: TypedChannel<RedisLeaseLostMessage> =
+  diagnosticsChannel.channel(REDIS_LEASE_LOST_CHANNEL);
+/** @internal */
+export const duplicateChannel: TypedChannel<RedisDuplicateMessage> =
+  diagnosticsChannel.channel(REDIS_DUPLICATE_CHANNEL);
+
+/** Publishes a fired timer when someone listens; `claimedAt` is the claim's time on the server clock. */
+export function publishFired(namespace: string, id: string, dueAt: number, claimedAt: number, attempts: number): void {
+  if (!firedChannel.hasSubscribers) return;
+  firedChannel.publish({ namespace, id, dueAt, lateMs: claimedAt > dueAt ? claimedAt - dueAt : 0, attempts });
+}
+
+/**
+ * Publishes what the worker reports as stale, when someone listens: a delivery not started
+ * (`'start'`) is a suppressed duplicate, a refused ack or failure report a lost lease.
+ */
+export function publishStale(namespace: string, id: string, attempts: number, stage: 'start' | 'ack' | 'fail'): void {
+  if (stage === 'start') {
+    if (duplicateChannel.hasSubscribers) duplicateChannel.publish({ namespace, id, attempts });
+  } else if (leaseLostChannel.hasSubscribers) {
+    leaseLostChannel.publish({ namespace, id, attempts, stage });
+  }
+}

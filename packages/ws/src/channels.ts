@@ -1,0 +1,48 @@
+/**
+ * The `node:diagnostics_channel` channel of `@tickwheel/ws`: a connection the heartbeat ended.
+ * `@tickwheel/otel` counts them; anyone may subscribe by name.
+ *
+ * | channel | message | published when |
+ * |---|---|---|
+ * | `tickwheel:ws:terminate` | {@link WsTerminateMessage} | the heartbeat terminated a peer that left a ping unanswered, or started closing an idle connection (`closeOnIdle`) |
+ *
+ * The message is built only when the channel has subscribers, so with none a connection pays
+ * one property read per termination and nothing while it lives. It is published before the
+ * controller's `'dead'`/`'idle'` listeners run.
+ */
+import diagnosticsChannel from 'node:diagnostics_channel';
+import type { TypedChannel } from '@tickwheel/core';
+import type { IdleKind } from './types.js';
+
+/** Name of the channel of {@link WsTerminateMessage}. */
+export const WS_TERMINATE_CHANNEL = 'tickwheel:ws:terminate';
+
+/** Why the heartbeat ended a connection: an unanswered ping, or which kind of idleness (with `closeOnIdle`). */
+export type TerminateReason = 'pong-timeout' | `idle-${IdleKind}`;
+
+/** Published on `tickwheel:ws:terminate` when the heartbeat ends a connection. */
+export interface WsTerminateMessage {
+  readonly reason: TerminateReason;
+  /** How long the connection had been quiet, in ms: since the unanswered ping, or since the last activity of the idle kind. */
+  readonly quietMs: number;
+  /** The limit that was exceeded, in ms (`pongTimeoutMs` or the idle kind's `<kind>IdleMs`). */
+  readonly limitMs: number;
+  /** The socket: terminated for `'pong-timeout'`, closing for an idle reason. */
+  readonly socket: object;
+  /** Whether the socket is a server's connection or a client watching its server. */
+  readonly side: 'server' | 'client';
+}
+
+/** @internal */
+export const terminateChannel: TypedChannel<WsTerminateMessage> = diagnosticsChannel.channel(WS_TERMINATE_CHANNEL);
+
+/** Publishes a termination when someone listens. */
+export function publishTerminate(
+  reason: TerminateReason,
+  quietMs: number,
+  limitMs: number,
+  socket: object,
+  side: 'server' | 'client',
+): void {
+  if (terminateChannel.hasSubscribers) terminateChannel.publish({ reason, quietMs, limitMs, socket, side });
+}

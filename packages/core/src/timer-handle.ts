@@ -31,6 +31,9 @@ const UNREF = 8;
 // in this file (and the wheel's hot path) a property read off the exports object.
 export { PENDING, CANCELLED, FIRING, FIRED, STATE_MASK, UNREF };
 
+/** The first value `_delayMs` holds: not a number, so that its field is tagged (see the constructor). */
+const TAGGED = null;
+
 /** What a timer runs when it fires; it receives its own handle, so it can refresh itself. */
 export type TimerCallback = (handle: TimerHandle) => void;
 
@@ -50,13 +53,23 @@ export class TimerHandle implements Link {
   /** @internal */ _next: Link | null = null;
   /** @internal */ _flags: number = PENDING;
 
+  /** @internal The delay `refresh()` reuses when called without one. */ _delayMs: number;
+
   /** @internal */
   constructor(
     /** @internal */ readonly _wheel: TimingWheel,
     /** @internal */ public _callback: TimerCallback,
     /** @internal The tick it falls due at; Infinity for a timer that never fires. */ public _tick: number,
-    /** @internal The delay `refresh()` reuses when called without one. */ public _delayMs: number,
-  ) {}
+    delayMs: number,
+  ) {
+    // Makes V8 give `_delayMs` a tagged field rather than a double one. A double field is a
+    // 16-byte heap box in EVERY handle of the process once any handle has held a fraction (each
+    // `scheduleAt` on the system clock stores one): 1M pending timers took 88 B each instead of 72
+    // (V8 heap, Node 20, after one `scheduleAt`). Tagged, a whole-ms delay is a small integer in the
+    // field, and only a fractional one takes a box.
+    this._delayMs = TAGGED as unknown as number;
+    this._delayMs = delayMs;
+  }
 
   /** True while the timer waits to fire: not yet fired, not cancelled. */
   get pending(): boolean {

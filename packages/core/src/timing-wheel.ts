@@ -119,6 +119,10 @@ export class TimingWheel extends WheelPass {
   readonly clock: Clock;
   /** Timer resolution in ms. */
   readonly tickMs: number;
+  // Copies of `_scale.originMs` and `tickMs === 1` for `tickAfter`, one load each on the schedule
+  // path instead of a load through `_scale` and a compare with a possibly boxed double.
+  private readonly originMs: number;
+  private readonly wholeMsTicks: boolean;
 
   /** @throws TypeError/RangeError for a bad option, naming it and the value */
   constructor(options: TimingWheelOptions = {}) {
@@ -150,6 +154,8 @@ export class TimingWheel extends WheelPass {
     wake = this.wake;
     this.clock = clock;
     this.tickMs = tickMs;
+    this.originMs = scale.originMs;
+    this.wholeMsTicks = tickMs === 1;
   }
 
   /** Pending timers. */
@@ -236,10 +242,10 @@ export class TimingWheel extends WheelPass {
   /** @internal */
   _cancel(handle: TimerHandle): boolean {
     if ((handle._flags & STATE_MASK) !== PENDING) return false;
-    this.cancelEntry(handle);
     // An emptied wheel gives its native timer back, so that an idle wheel never wakes up. (A
     // request-at-a-time client pays a setTimeout and a clearTimeout per request for that, ~1 µs.)
-    if (this.pendingCount === 0 && !this.processing) this.disarm();
+    // The last pending timer always empties its bucket, so only then is the count worth deriving.
+    if (this.cancelEntry(handle) && this.pendingCount === 0 && !this.processing) this.disarm();
     return true;
   }
 
@@ -249,7 +255,9 @@ export class TimingWheel extends WheelPass {
     if (this.closed) throw this.closedError();
     const delay = delayMs ?? handle._delayMs;
     const tick = this.tickAfter(delay);
-    handle._delayMs = delay;
+    // Only a new delay is stored: rewriting the same one (a tagged field, see TimerHandle) cost
+    // ~18 of ~160 instructions per `refresh()` under cachegrind (refresh-100k, Node 20).
+    if (delayMs !== undefined) handle._delayMs = delay;
     if ((handle._flags & STATE_MASK) === PENDING) {
       // Later or equal: stay put, the old slot re-files it when it comes up. Earlier: move now.
       if (tick >= handle._tick) {
@@ -271,15 +279,15 @@ export class TimingWheel extends WheelPass {
     const wasRef = (handle._flags & UNREF) === 0;
     if (wasRef === ref) return;
     handle._flags = ref ? handle._flags & ~UNREF : handle._flags | UNREF;
-    if ((handle._flags & STATE_MASK) === PENDING) this.changeRefCount(ref ? 1 : -1);
+    if ((handle._flags & STATE_MASK) === PENDING) this.refChanged(ref);
   }
 
   /** The due tick of a timer `delayMs` from the job's reading; Infinity past MAX_DELAY_MS. */
   private tickAfter(delayMs: number): number {
-    const elapsed = this.clock.now() - this._scale.originMs;
+    const elapsed = this.clock.now() - this.originMs;
     const e = elapsed + delayMs;
     // The common case in one line (whole-ms ticks, no rounding below 2^53): the schedule hot path.
-    if (this.tickMs === 1 && e < MAX_DELAY_MS) return Math.ceil(e);
+    if (this.wholeMsTicks && e < MAX_DELAY_MS) return Math.ceil(e);
     if (delayMs > MAX_DELAY_MS) return Infinity;
     return this._scale.dueTick(sumUp(elapsed, delayMs));
   }

@@ -93,7 +93,8 @@ export class WheelLevels {
     return tick;
   }
 
-  protected unlink(handle: TimerHandle): void {
+  /** Unlinks a linked entry; returns true when that emptied its bucket. */
+  protected unlink(handle: TimerHandle): boolean {
     const prev = handle._prev!;
     const next = handle._next!;
     prev._next = next;
@@ -101,7 +102,9 @@ export class WheelLevels {
     handle._prev = null;
     handle._next = null;
     // Neighbours that are one node: only the sentinel is left, the bucket just became empty.
-    if (prev === next) this.bucketEmptied(prev as Bucket);
+    if (prev !== next) return false;
+    this.bucketEmptied(prev as Bucket);
+    return true;
   }
 
   private bucketEmptied(bucket: Bucket): void {

@@ -15,13 +15,6 @@ export default defineConfig(
       'benchmarks/results/**',
       '.nx/**',
       '.redis-test/**',
-      // until h16-speed lands
-      'benchmarks/**',
-      'packages/core/src/timer-set*.ts',
-      'packages/core/test/timer-set*.test.ts',
-      // until h16b-wheel lands
-      'packages/core/src/{timing-wheel,wheel-levels,wheel-pass,wheel-types,tick-scale,bucket,timer-handle,native-driver}.ts',
-      'packages/core/test/{timing-wheel,wheel-levels,wheel-pass,wheel-types,tick-scale,bucket,timer-handle,native-driver}*.test.ts',
     ],
   },
   { linterOptions: { reportUnusedDisableDirectives: 'error' } },

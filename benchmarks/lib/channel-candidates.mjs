@@ -19,7 +19,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import { instrumentTickwheel } from '@tickwheel/otel';
 import { BENCH_DIR } from './harness.mjs';
 
@@ -74,7 +79,9 @@ export const CHANNEL_CANDIDATES = Object.freeze({
  */
 export function bridgeOn() {
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-  const meterProvider = new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })] });
+  const meterProvider = new MeterProvider({
+    readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })],
+  });
   const instrumentation = instrumentTickwheel({ meterProvider });
   return {
     disable: async () => {

@@ -70,9 +70,7 @@ export async function alternate(candidates, rounds) {
       samples[name].push(await candidates[name]());
     }
   }
-  return Object.fromEntries(
-    Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]),
-  );
+  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
 }
 
 /**

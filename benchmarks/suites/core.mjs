@@ -33,7 +33,19 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { TimingWheel } from '@tickwheel/core';
 import timerWheelPackage from 'timer-wheel';
-import { CONNECTIONS, EXPIRY_TIMERS, IDLE_MS, MESSAGES, durationsFor, expiring, memory, messageOrder, noop, refreshing, rolling } from '../lib/core-kernels.mjs';
+import {
+  CONNECTIONS,
+  EXPIRY_TIMERS,
+  IDLE_MS,
+  MESSAGES,
+  durationsFor,
+  expiring,
+  memory,
+  messageOrder,
+  noop,
+  refreshing,
+  rolling,
+} from '../lib/core-kernels.mjs';
 import { instructionsPerOp, valgrindAvailable } from '../lib/cachegrind.mjs';
 import { HeapTimerQueue } from '../lib/heap-timer-queue.mjs';
 import { bridgeOn, CHANNEL_CANDIDATES, compiledOut } from '../lib/channel-candidates.mjs';
@@ -277,7 +289,13 @@ function latenessRun(schedule) {
     let loadDone = false;
     const finish = () => {
       const values = lateness.subarray(0, fired);
-      resolve({ p50: percentile(values, 50), p99: percentile(values, 99), max: percentile(values, 100), min: percentile(values, 0), count: fired });
+      resolve({
+        p50: percentile(values, 50),
+        p99: percentile(values, 99),
+        max: percentile(values, 100),
+        min: percentile(values, 0),
+        count: fired,
+      });
     };
     const start = performance.now();
     const pump = () => {
@@ -342,11 +360,28 @@ async function latenessScenarios() {
     target: { maxOver: 1 },
     note: `${load}. 'tickwheel-no-io-yield' is the same wheel with yieldToIoWhenLateMs: Infinity (by default a wake-up 10 ms or more late yields one loop turn to I/O first).`,
   });
-  const p50 = scenario({ ...common, id: 'lateness-p50', title: 'Lateness p50 at 100k timers/s', results: summarize(extra.p50), note: `${load}.` });
-  const max = scenario({ ...common, id: 'lateness-max', title: 'Lateness max at 100k timers/s', results: summarize(extra.max), note: `${load}.` });
+  const p50 = scenario({
+    ...common,
+    id: 'lateness-p50',
+    title: 'Lateness p50 at 100k timers/s',
+    results: summarize(extra.p50),
+    note: `${load}.`,
+  });
+  const max = scenario({
+    ...common,
+    id: 'lateness-max',
+    title: 'Lateness max at 100k timers/s',
+    results: summarize(extra.max),
+    note: `${load}.`,
+  });
   // Negative = fired before schedule time + delay. A ratio of two signed figures means nothing.
   const min = {
-    ...scenario({ ...common, id: 'lateness-min', title: 'Lateness min at 100k timers/s (negative: fired early)', results: summarize(extra.min) }),
+    ...scenario({
+      ...common,
+      id: 'lateness-min',
+      title: 'Lateness min at 100k timers/s (negative: fired early)',
+      results: summarize(extra.min),
+    }),
     ratio: null,
     note: `${load}. Native setTimeout counts its delay from libuv's cached loop time, truncated to whole ms, so it can fire up to ~1 ms before schedule time + delay; the wheel counts from performance.now() and never fires early.`,
   };
@@ -359,16 +394,36 @@ async function latenessScenarios() {
 // above, counted rather than timed, so a change can be judged without the neighbours' noise.
 
 const INSTRUCTION_SCENARIOS = [
-  { id: 'rolling-10k-1dur', title: 'Instructions per schedule+cancel, K=10k, one duration', unit: 'instructions/op', shortOps: 200_000, longOps: 1_000_000 },
-  { id: `refresh-${CONNECTIONS / 1000}k`, title: `Instructions per refresh, ${CONNECTIONS / 1000}k handles, random order`, unit: 'instructions/op', shortOps: 200_000, longOps: 1_000_000 },
-  { id: 'expiry', title: 'Instructions per timer scheduled and fired (expiry over 1 s)', unit: 'instructions/timer', shortOps: 50_000, longOps: 250_000 },
+  {
+    id: 'rolling-10k-1dur',
+    title: 'Instructions per schedule+cancel, K=10k, one duration',
+    unit: 'instructions/op',
+    shortOps: 200_000,
+    longOps: 1_000_000,
+  },
+  {
+    id: `refresh-${CONNECTIONS / 1000}k`,
+    title: `Instructions per refresh, ${CONNECTIONS / 1000}k handles, random order`,
+    unit: 'instructions/op',
+    shortOps: 200_000,
+    longOps: 1_000_000,
+  },
+  {
+    id: 'expiry',
+    title: 'Instructions per timer scheduled and fired (expiry over 1 s)',
+    unit: 'instructions/timer',
+    shortOps: 50_000,
+    longOps: 250_000,
+  },
 ];
 /** Which candidates are counted (each costs two valgrind runs per scenario, ~10 s each). */
 const INSTRUCTION_CANDIDATES = (process.env.BENCH_INSTRUCTIONS ?? 'tickwheel,native,floor').split(',').filter(Boolean);
 
 async function instructionScenarios() {
   if (!valgrindAvailable()) {
-    console.warn('  instructions: valgrind is not installed (Debian: apt-get install valgrind); no instruction counts this run');
+    console.warn(
+      '  instructions: valgrind is not installed (Debian: apt-get install valgrind); no instruction counts this run',
+    );
     return [];
   }
   const out = [];
@@ -511,7 +566,8 @@ export async function run() {
     const lines = (child.stdout ?? '').split('\n');
     for (const line of lines) if (line && !line.startsWith(RESULT_PREFIX)) console.log(line);
     const result = lines.find((line) => line.startsWith(RESULT_PREFIX));
-    if (child.status !== 0 || result === undefined) throw new Error(`core suite: group ${name} failed (status ${child.status})`);
+    if (child.status !== 0 || result === undefined)
+      throw new Error(`core suite: group ${name} failed (status ${child.status})`);
     scenarios.push(...JSON.parse(result.slice(RESULT_PREFIX.length)));
   }
   console.log(`  (core suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
@@ -537,7 +593,12 @@ function coreProvenance() {
     coreCommit: git('rev-parse', '--short', 'HEAD'),
     coreUncommittedChanges: status === null ? null : status.length > 0,
     coreDistBuiltAt: new Date(
-      Math.max(...fs.readdirSync(path.dirname(distEntry)).filter((f) => f.endsWith('.js')).map((f) => fs.statSync(path.join(path.dirname(distEntry), f)).mtimeMs)),
+      Math.max(
+        ...fs
+          .readdirSync(path.dirname(distEntry))
+          .filter((f) => f.endsWith('.js'))
+          .map((f) => fs.statSync(path.join(path.dirname(distEntry), f)).mtimeMs),
+      ),
     ).toISOString(),
   };
 }
@@ -553,6 +614,11 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
     process.exit(0);
   }
   const { scenarios } = await run();
-  const file = writeResults('core', { scenarios, command: 'npm run bench -- core', repeats: REPEATS, extra: coreProvenance() });
+  const file = writeResults('core', {
+    scenarios,
+    command: 'npm run bench -- core',
+    repeats: REPEATS,
+    extra: coreProvenance(),
+  });
   console.log(`  wrote ${file}`);
 }

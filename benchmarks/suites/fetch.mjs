@@ -313,7 +313,9 @@ async function channelPackages(candidate) {
 
 /** A stub fetch that never answers: it rejects when its signal aborts, as fetch does. */
 function stallingStub(_input, init) {
-  return new Promise((_resolve, reject) => init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true }));
+  return new Promise((_resolve, reject) =>
+    init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true }),
+  );
 }
 
 /**
@@ -364,7 +366,9 @@ async function channelChildMain(workload, candidate) {
 }
 
 function channelCandidates(workload) {
-  return Object.fromEntries(Object.values(CHANNEL_CANDIDATES).map((name) => [name, childSample('--channels', workload, name)]));
+  return Object.fromEntries(
+    Object.values(CHANNEL_CANDIDATES).map((name) => [name, childSample('--channels', workload, name)]),
+  );
 }
 
 /**

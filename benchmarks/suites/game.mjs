@@ -65,7 +65,12 @@ const maxTicks = WARM_TICKS + MEASURED_TICKS + LONG_TICKS;
 const refreshTargets = new Int32Array(maxTicks * REFRESHES_PER_TICK);
 for (let i = 0; i < refreshTargets.length; i++) refreshTargets[i] = Math.floor(random() * BUFFS);
 
-const makeBuff = (i) => ({ entity: (i / BUFFS_PER_ENTITY) | 0, kind: i % BUFFS_PER_ENTITY, power: 1 + (i % 3), delayed: null });
+const makeBuff = (i) => ({
+  entity: (i / BUFFS_PER_ENTITY) | 0,
+  kind: i % BUFFS_PER_ENTITY,
+  power: 1 + (i % 3),
+  delayed: null,
+});
 
 /** One 20 Hz step of a ClockTimer world: move its clock, tick it, reset this tick's refreshed buffs. */
 function clockTimerStep(timer, clock, buffs) {
@@ -402,7 +407,10 @@ export async function run() {
     higherIsBetter: false,
     subject: '1M keys',
     baseline: 'plain Map, 1M keys',
-    results: { '1M keys': summarize(scaleSamples.churn)['1M keys'], 'plain Map, 1M keys': summarize(scaleSamples.churn)['plain Map, 1M keys'] },
+    results: {
+      '1M keys': summarize(scaleSamples.churn)['1M keys'],
+      'plain Map, 1M keys': summarize(scaleSamples.churn)['plain Map, 1M keys'],
+    },
     target: { ratio: 0.5 },
     note: `The same pairs as above: TimerSet's delete + set against a plain Map's delete + set on the same keys in the same run (Map.delete, Map.set; no timer). The target, ratio >= 0.5, is TimerSet costing at most twice what the Map costs: its own Map lookups plus the timer.`,
   });

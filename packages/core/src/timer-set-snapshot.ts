@@ -76,14 +76,15 @@ function copy(value: unknown, path: string, key: unknown, ancestors: Set<object>
   ancestors.add(object);
   try {
     if (Array.isArray(object)) {
-      if (Object.keys(object).length !== object.length) return refuse(key, path, 'is an array with holes or extra properties, which JSON loses');
+      if (Object.keys(object).length !== object.length)
+        return refuse(key, path, 'is an array with holes or extra properties, which JSON loses');
       const out: unknown[] = new Array(object.length);
       for (let i = 0; i < object.length; i++) {
         out[i] = copy(object[i], `${path}[${i}]`, key, ancestors);
       }
       return out;
     }
-    const proto = Object.getPrototypeOf(object);
+    const proto: unknown = Object.getPrototypeOf(object);
     if (proto !== Object.prototype && proto !== null) {
       const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
       return refuse(key, path, `is a ${name} instance; only plain objects, arrays and primitives survive JSON`);
@@ -95,7 +96,12 @@ function copy(value: unknown, path: string, key: unknown, ancestors: Set<object>
       const childPath = `${path}.${name}`;
       if (descriptor.get !== undefined) return refuse(key, childPath, 'is a getter');
       // defineProperty, not assignment: an own "__proto__" key (JSON.parse makes those) must stay a key.
-      Object.defineProperty(out, name, { value: copy(descriptor.value, childPath, key, ancestors), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, name, {
+        value: copy(descriptor.value, childPath, key, ancestors),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return out;
   } finally {
@@ -125,27 +131,39 @@ export function readSnapshot<V>(saved: unknown): TimerSetSnapshot<V> {
     throw new RangeError(`saved.version must be ${SNAPSHOT_VERSION}, got ${describeValue(s.version)}`);
   }
   if (typeof s.savedAt !== 'number' || !Number.isFinite(s.savedAt)) {
-    throw new TypeError(`saved.savedAt must be a finite number (Date.now() at the snapshot), got ${describeValue(s.savedAt)}`);
+    throw new TypeError(
+      `saved.savedAt must be a finite number (Date.now() at the snapshot), got ${describeValue(s.savedAt)}`,
+    );
   }
-  if (typeof s.paused !== 'boolean') throw new TypeError(`saved.paused must be a boolean, got ${describeValue(s.paused)}`);
+  if (typeof s.paused !== 'boolean')
+    throw new TypeError(`saved.paused must be a boolean, got ${describeValue(s.paused)}`);
   if (!Array.isArray(s.timers)) throw new TypeError(`saved.timers must be an array, got ${describeValue(s.timers)}`);
   const seen = new Set<SnapshotKey>();
   for (let i = 0; i < s.timers.length; i++) {
     const timer = s.timers[i] as Partial<SavedTimer<V>> | null;
     const where = `saved.timers[${i}]`;
-    if (timer === null || typeof timer !== 'object') throw new TypeError(`${where} must be an object, got ${describeValue(timer)}`);
+    if (timer === null || typeof timer !== 'object')
+      throw new TypeError(`${where} must be an object, got ${describeValue(timer)}`);
     const key = timer.key;
-    if (!isSnapshotKey(key)) throw new TypeError(`${where}.key must be a string or a finite number, got ${describeValue(key)}`);
+    if (!isSnapshotKey(key))
+      throw new TypeError(`${where}.key must be a string or a finite number, got ${describeValue(key)}`);
     if (seen.has(key)) throw new RangeError(`${where}.key ${describeValue(key)} appears twice`);
     seen.add(key);
-    if (typeof timer.paused !== 'boolean') throw new TypeError(`${where}.paused (key ${describeValue(key)}) must be a boolean, got ${describeValue(timer.paused)}`);
+    if (typeof timer.paused !== 'boolean')
+      throw new TypeError(
+        `${where}.paused (key ${describeValue(key)}) must be a boolean, got ${describeValue(timer.paused)}`,
+      );
     const stacks = timer.remainingMs;
     if (!Array.isArray(stacks) || stacks.length === 0) {
-      throw new TypeError(`${where}.remainingMs (key ${describeValue(key)}) must be a non-empty array of milliseconds, got ${describeValue(stacks)}`);
+      throw new TypeError(
+        `${where}.remainingMs (key ${describeValue(key)}) must be a non-empty array of milliseconds, got ${describeValue(stacks)}`,
+      );
     }
     for (const ms of stacks) {
       if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
-        throw new RangeError(`${where}.remainingMs (key ${describeValue(key)}) must hold finite numbers >= 0, got ${describeValue(ms)}`);
+        throw new RangeError(
+          `${where}.remainingMs (key ${describeValue(key)}) must hold finite numbers >= 0, got ${describeValue(ms)}`,
+        );
       }
     }
     if (!('value' in timer)) throw new TypeError(`${where}.value (key ${describeValue(key)}) is missing`);

@@ -42,13 +42,36 @@
 import type { Clock } from './clock.js';
 import { PausableClock } from './pausable-clock.js';
 import { sharedWheel } from './shared-wheel.js';
-import { REPLACE, policyCode, requireMaxStacks, type TimerSetConstructorOptions, type TimerSetOptions, type TimerSetRestoreOptions } from './timer-set-options.js';
-import { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, copyJsonValue, isSnapshotKey, readSnapshot, type SavedTimer, type SnapshotKey, type TimerSetSnapshot } from './timer-set-snapshot.js';
+import {
+  REPLACE,
+  policyCode,
+  requireMaxStacks,
+  type TimerSetConstructorOptions,
+  type TimerSetOptions,
+  type TimerSetRestoreOptions,
+} from './timer-set-options.js';
+import {
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  copyJsonValue,
+  isSnapshotKey,
+  readSnapshot,
+  type SavedTimer,
+  type SnapshotKey,
+  type TimerSetSnapshot,
+} from './timer-set-snapshot.js';
 import { KeyedStacks } from './timer-set-store.js';
 import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
 import { describeValue, requireFunction, requireMs } from './validate.js';
 
-export type { ExpireCallback, ExpireInfo, TimerPolicy, TimerSetConstructorOptions, TimerSetOptions, TimerSetRestoreOptions } from './timer-set-options.js';
+export type {
+  ExpireCallback,
+  ExpireInfo,
+  TimerPolicy,
+  TimerSetConstructorOptions,
+  TimerSetOptions,
+  TimerSetRestoreOptions,
+} from './timer-set-options.js';
 
 /**
  * Timers by key, each carrying a value, with refresh policies, stacks, pause (per key and for
@@ -126,7 +149,8 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   set(key: K, durationMs: number, value: V, options?: TimerSetOptions): this {
-    if (typeof durationMs !== 'number' || !(durationMs >= 0) || durationMs === Infinity) requireMs(durationMs, 'durationMs');
+    if (typeof durationMs !== 'number' || !(durationMs >= 0) || durationMs === Infinity)
+      requireMs(durationMs, 'durationMs');
     let policy = REPLACE;
     let maxStacks = Infinity;
     if (options !== undefined) {
@@ -274,12 +298,20 @@ export class TimerSet<V, K = SnapshotKey> {
     for (const [key, k] of store.slots) {
       if (store.stackCount(k) === 0) continue;
       if (!isSnapshotKey(key)) {
-        throw new TypeError(`snapshot: key ${describeValue(key)} cannot be saved: snapshot() needs string or finite number keys`);
+        throw new TypeError(
+          `snapshot: key ${describeValue(key)} cannot be saved: snapshot() needs string or finite number keys`,
+        );
       }
       const value = copyJsonValue(store.valueAt(k), key) as V;
       timers.push({ key, value, paused: store.isPaused(k), remainingMs: this.stackTimes(k) });
     }
-    return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, savedAt: Date.now(), paused: this.gameClock.paused, timers };
+    return {
+      format: SNAPSHOT_FORMAT,
+      version: SNAPSHOT_VERSION,
+      savedAt: Date.now(),
+      paused: this.gameClock.paused,
+      timers,
+    };
   }
 
   /**
@@ -303,7 +335,8 @@ export class TimerSet<V, K = SnapshotKey> {
     }
     const values = snapshot.timers.map((timer) => copyJsonValue(timer.value, timer.key) as V);
     const set = new TimerSet<V, SnapshotKey>({ wheel: options.wheel, onExpire: options.onExpire });
-    const elapsedMs = options.offline === 'elapsed' && !snapshot.paused ? Math.max(0, Date.now() - snapshot.savedAt) : 0;
+    const elapsedMs =
+      options.offline === 'elapsed' && !snapshot.paused ? Math.max(0, Date.now() - snapshot.savedAt) : 0;
     if (snapshot.paused) set.gameClock.pause();
     const store = set.store;
     snapshot.timers.forEach((timer, i) => {

@@ -56,7 +56,7 @@ describe('NativeDriver (system clock)', () => {
       wheel.close();
     });
 
-    it('reaches delays past setTimeout\'s limit in hops and fires them exactly (fake timers)', () => {
+    it("reaches delays past setTimeout's limit in hops and fires them exactly (fake timers)", () => {
       vi.useFakeTimers();
       const wheel = new TimingWheel({ clock: new SystemClock() });
       const started = performance.now();
@@ -146,7 +146,7 @@ describe('NativeDriver (system clock)', () => {
       expect(await blockedLoopOrder(10)).toEqual(['response', 'timeout']);
     });
 
-    it('expires an unref\'ed timer promptly after a blocked loop, even while other handles keep the loop asleep', async () => {
+    it("expires an unref'ed timer promptly after a blocked loop, even while other handles keep the loop asleep", async () => {
       const server = net.createServer();
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       const keepAlive = setTimeout(() => undefined, 1500);
@@ -181,7 +181,7 @@ describe('NativeDriver (system clock)', () => {
       });
     }
 
-    it('keeps the process alive while a ref\'ed timer is pending', () => {
+    it("keeps the process alive while a ref'ed timer is pending", () => {
       const res = runScript(
         `const w = new core.TimingWheel(); const t = Date.now(); w.schedule(300, () => console.log('fired ' + String(Date.now() - t >= 290)));`,
       );
@@ -189,7 +189,7 @@ describe('NativeDriver (system clock)', () => {
       expect(res.stdout.trim()).toBe('fired true');
     });
 
-    it('lets the process exit when only unref\'ed timers are pending', () => {
+    it("lets the process exit when only unref'ed timers are pending", () => {
       const started = Date.now();
       const res = runScript(
         `const w = new core.TimingWheel(); w.schedule(5000, () => console.log('fired')).unref(); w.schedule(5000, () => console.log('fired too')).ref().unref();`,
@@ -199,8 +199,10 @@ describe('NativeDriver (system clock)', () => {
       expect(Date.now() - started).toBeLessThan(4000);
     });
 
-    it('holds the process again when an unref\'ed timer is ref\'ed', () => {
-      const res = runScript(`const w = new core.TimingWheel(); const h = w.schedule(200, () => console.log('fired')).unref(); h.ref();`);
+    it("holds the process again when an unref'ed timer is ref'ed", () => {
+      const res = runScript(
+        `const w = new core.TimingWheel(); const h = w.schedule(200, () => console.log('fired')).unref(); h.ref();`,
+      );
       expect(res.stdout.trim()).toBe('fired');
     });
   });

@@ -9,7 +9,14 @@ import { ManualClock, TimerSet, TimingWheel, type TimerPolicy } from '../src/ind
 
 type Key = string | number;
 type Op =
-  | { kind: 'set'; key: Key; durationMs: number; value: number; policy: TimerPolicy | undefined; maxStacks: number | undefined }
+  | {
+      kind: 'set';
+      key: Key;
+      durationMs: number;
+      value: number;
+      policy: TimerPolicy | undefined;
+      maxStacks: number | undefined;
+    }
   | { kind: 'delete'; key: Key }
   | { kind: 'pause'; key: Key | undefined }
   | { kind: 'resume'; key: Key | undefined }
@@ -70,7 +77,8 @@ class Model {
         if (policy === 'ignore') return;
         if (policy === 'replace') entry.stacks = [this.newStack(entry, op.durationMs)];
         if (policy === 'max') {
-          for (const s of entry.stacks) if (op.durationMs > this.remainingOf(entry, s)) this.setRemaining(entry, s, op.durationMs);
+          for (const s of entry.stacks)
+            if (op.durationMs > this.remainingOf(entry, s)) this.setRemaining(entry, s, op.durationMs);
         }
         if (policy === 'extend') {
           for (const s of entry.stacks) this.setRemaining(entry, s, this.remainingOf(entry, s) + op.durationMs);
@@ -127,7 +135,14 @@ class Model {
         if (entry.stacks.length === 0) this.entries.delete(key);
         this.fired.push([this.realMs, key, entry.value, entry.stacks.length]);
         if (this.reapplyOdd && entry.stacks.length === 0 && entry.value % 2 === 1) {
-          this.apply({ kind: 'set', key, durationMs: REAPPLY_MS, value: entry.value + 1, policy: undefined, maxStacks: undefined });
+          this.apply({
+            kind: 'set',
+            key,
+            durationMs: REAPPLY_MS,
+            value: entry.value + 1,
+            policy: undefined,
+            maxStacks: undefined,
+          });
         }
       }
     }
@@ -151,7 +166,10 @@ class Real {
   apply(op: Op): void {
     switch (op.kind) {
       case 'set': {
-        const options = op.policy === undefined && op.maxStacks === undefined ? undefined : { policy: op.policy, maxStacks: op.maxStacks };
+        const options =
+          op.policy === undefined && op.maxStacks === undefined
+            ? undefined
+            : { policy: op.policy, maxStacks: op.maxStacks };
         this.set.set(op.key, op.durationMs, op.value, options);
         return;
       }
@@ -174,11 +192,13 @@ class Real {
 
 /** Expiries in time order; within one millisecond the order is the wheel's business, so sort it. */
 function canonical(fired: Fired[]): string[] {
-  return fired.map((f) => JSON.stringify(f)).sort((a, b) => {
-    const ta = JSON.parse(a)[0] as number;
-    const tb = JSON.parse(b)[0] as number;
-    return ta - tb || (a < b ? -1 : a > b ? 1 : 0);
-  });
+  return fired
+    .map((f) => JSON.stringify(f))
+    .sort((a, b) => {
+      const ta = JSON.parse(a)[0] as number;
+      const tb = JSON.parse(b)[0] as number;
+      return ta - tb || (a < b ? -1 : a > b ? 1 : 0);
+    });
 }
 
 function expectSameState(model: Model, real: Real): void {
@@ -204,13 +224,22 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
       key: keyArb,
       durationMs: fc.integer({ min: 0, max: 40 }),
       value: fc.constant(0).map(() => ++nextValue),
-      policy: fc.option(fc.constantFrom<TimerPolicy>('replace', 'max', 'extend', 'ignore', 'stack', 'stack', 'stack'), { nil: undefined, freq: 8 }),
+      policy: fc.option(fc.constantFrom<TimerPolicy>('replace', 'max', 'extend', 'ignore', 'stack', 'stack', 'stack'), {
+        nil: undefined,
+        freq: 8,
+      }),
       maxStacks: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
     }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), key: keyArb }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('pause' as const), key: fc.option(keyArb, { nil: undefined }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('resume' as const), key: fc.option(keyArb, { nil: undefined }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('pause' as const), key: fc.option(keyArb, { nil: undefined }) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('resume' as const), key: fc.option(keyArb, { nil: undefined }) }),
+  },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 30 }) }) },
 );
 const opsArb = fc.array(opArb, { maxLength: 80 });
@@ -229,7 +258,11 @@ describe('TimerSet (property)', () => {
           real.apply(op);
           expectSameState(model, real);
         }
-        const drain: Op[] = [{ kind: 'resume', key: undefined }, ...['a', 'b', 1].map((key): Op => ({ kind: 'resume', key })), { kind: 'advance', ms: 400 }];
+        const drain: Op[] = [
+          { kind: 'resume', key: undefined },
+          ...['a', 'b', 1].map((key): Op => ({ kind: 'resume', key })),
+          { kind: 'advance', ms: 400 },
+        ];
         for (const op of drain) {
           model.apply(op);
           real.apply(op);
@@ -275,16 +308,22 @@ describe('TimerSet (property)', () => {
         original.fired.length = 0;
         for (const op of after) {
           original.apply(op);
-          if (op.kind === 'set') restored.set(op.key, op.durationMs, op.value, { policy: op.policy, maxStacks: op.maxStacks });
+          if (op.kind === 'set')
+            restored.set(op.key, op.durationMs, op.value, { policy: op.policy, maxStacks: op.maxStacks });
           else if (op.kind === 'delete') restored.delete(op.key);
-          else if (op.kind === 'pause') op.key === undefined ? restored.pause() : restored.pause(op.key);
-          else if (op.kind === 'resume') op.key === undefined ? restored.resume() : restored.resume(op.key);
-          else clock.advance(op.ms);
+          else if (op.kind === 'pause') {
+            if (op.key === undefined) restored.pause();
+            else restored.pause(op.key);
+          } else if (op.kind === 'resume') {
+            if (op.key === undefined) restored.resume();
+            else restored.resume(op.key);
+          } else clock.advance(op.ms);
         }
         const shifted = original.fired.map(([t, ...rest]): Fired => [t - base, ...rest]);
         expect(canonical(restoredFired)).toEqual(canonical(shifted));
         expect([...restored.keys()].sort()).toEqual([...original.set.keys()].sort());
-        for (const key of original.set.keys()) expect(restored.remainingPerStack(key)).toEqual(original.set.remainingPerStack(key));
+        for (const key of original.set.keys())
+          expect(restored.remainingPerStack(key)).toEqual(original.set.remainingPerStack(key));
       }),
       { numRuns: 200 },
     );

@@ -7,7 +7,6 @@ import {
   ManualClock,
   TimingWheel,
   withDeadline,
-  type TimerHandle,
 } from '../src/index.js';
 
 function manualWheel(options: { tickMs?: number; wheelSize?: number; start?: number } = {}) {
@@ -162,12 +161,11 @@ describe('TimingWheel', () => {
     it('may cancel a timer due in the same tick before it runs', () => {
       const { clock, wheel } = manualWheel();
       const log: string[] = [];
-      let second: TimerHandle | undefined;
       wheel.schedule(10, () => {
         log.push('first');
-        expect(second!.cancel()).toBe(true);
+        expect(second.cancel()).toBe(true);
       });
-      second = wheel.schedule(10, () => log.push('second'));
+      const second = wheel.schedule(10, () => log.push('second'));
       clock.advance(10);
       expect(log).toEqual(['first']);
       expect(wheel.size).toBe(0);

@@ -10,19 +10,21 @@ describe('main', () => {
     expect(result.lost).toEqual([]);
     expect(result.leftInRedis).toEqual([]);
     expect(result.errors).toEqual([]);
-    expect(result.killed.worker).toBe('w2');
+    const victim = result.killed.worker;
+    expect(['w1', 'w2', 'w3']).toContain(victim);
     expect(result.killed.duringHandlerOf).toMatch(/^job:\d{3}$/);
 
     // The timer whose handler was cut short was delivered again, by a survivor, after the lease.
     const takeover = result.takenOver.find((t) => t.id === result.killed.duringHandlerOf);
-    expect(takeover).toMatchObject({ firstBy: 'w2', attempts: 2 });
-    expect(takeover.by).not.toBe('w2');
+    expect(takeover).toMatchObject({ firstBy: victim, attempts: 2 });
+    expect(takeover.by).not.toBe(victim);
     expect(takeover.lateMs).toBeGreaterThanOrEqual(800 - 50);
-    for (const t of result.takenOver) expect(t.firstBy).toBe('w2');
+    for (const t of result.takenOver) expect(t.firstBy).toBe(victim);
     // Only the dead worker's unacked timers were delivered twice.
     expect(result.duplicates.sort()).toEqual(result.takenOver.map((t) => t.id).sort());
 
-    expect(result.byWorker.w1 + result.byWorker.w3).toBeGreaterThan(0);
+    const bySurvivors = ['w1', 'w2', 'w3'].filter((w) => w !== victim).map((w) => result.byWorker[w]);
+    expect(bySurvivors[0] + bySurvivors[1]).toBeGreaterThan(0);
     expect(result.byWorker.w1 + result.byWorker.w2 + result.byWorker.w3).toBe(60 + result.takenOver.length);
     expect(lines.join('\n')).toContain('lost: 0 of 60; left in Redis: 0');
   });

@@ -34,7 +34,7 @@ async function fetchScenarios(origin, print) {
   print(
     `POST ${origin}/stall (not retried): ${await outcome(timedFetch(`${origin}/stall`, { method: 'POST', body: 'x' }))}`,
   );
-  const stallBody = timedFetch(`${origin}/stall-body`, { timeouts: { bodyIdleMs: 100, retry: false } }).then((res) =>
+  const stallBody = timedFetch(`${origin}/stall-body`, { timeouts: { bodyIdleMs: 100, retry: 0 } }).then((res) =>
     res.text(),
   );
   print(`GET ${origin}/stall-body (bodyIdleMs 100): ${await outcome(stallBody)}`);

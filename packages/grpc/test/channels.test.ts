@@ -1,20 +1,10 @@
-import diagnosticsChannel from 'node:diagnostics_channel';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { channelListener } from '../../../tests/helpers/channel-listener.js';
 import { deadlineChannel, publishDeadline, publishHandlerAbort } from '../src/channels.js';
 import { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL } from '../src/index.js';
 
 describe('channels', () => {
-  const stops: Array<() => void> = [];
-  afterEach(() => {
-    for (const stop of stops.splice(0)) stop();
-  });
-  function listen(name: string): unknown[] {
-    const messages: unknown[] = [];
-    const listener = (message: unknown) => messages.push(message);
-    diagnosticsChannel.subscribe(name, listener);
-    stops.push(() => diagnosticsChannel.unsubscribe(name, listener));
-    return messages;
-  }
+  const listen = channelListener();
 
   it('names its channels tickwheel:grpc:*', () => {
     expect([GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL]).toEqual([

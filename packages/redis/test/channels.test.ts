@@ -1,20 +1,10 @@
-import diagnosticsChannel from 'node:diagnostics_channel';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { channelListener } from '../../../tests/helpers/channel-listener.js';
 import { firedChannel, publishFired, publishStale } from '../src/channels.js';
 import { REDIS_DUPLICATE_CHANNEL, REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL } from '../src/index.js';
 
 describe('channels', () => {
-  const stops: Array<() => void> = [];
-  afterEach(() => {
-    for (const stop of stops.splice(0)) stop();
-  });
-  function listen(name: string): unknown[] {
-    const messages: unknown[] = [];
-    const listener = (message: unknown) => messages.push(message);
-    diagnosticsChannel.subscribe(name, listener);
-    stops.push(() => diagnosticsChannel.unsubscribe(name, listener));
-    return messages;
-  }
+  const listen = channelListener();
 
   it('names its channels tickwheel:redis:*', () => {
     expect([REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL, REDIS_DUPLICATE_CHANNEL]).toEqual([

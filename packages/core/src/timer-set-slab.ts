@@ -31,6 +31,8 @@ export const PREV = 1;
 export const OWNER = 2;
 export const NEWER = 3;
 export const OLDER = 4;
+/** `OWNER` of a discarded timer still filed in the wheel (sentinels hold -1 ... -1794). */
+export const DEAD = -0x40000000;
 /** Index of the due time in `t`, per timer (its bytes are words 6 and 7 of the timer in `w`). */
 export const DUE = 3;
 /** Int32 words per timer. */

@@ -21,10 +21,17 @@
  */
 import { publishTimerSetExpire, timerSetExpireChannel } from './channels.js';
 import type { Clock, WakeupDriver } from './clock.js';
-import { EXTEND, IGNORE, MAX, REPLACE, STACK, expireInfo, type ExpireCallback } from './timer-set-options.js';
+import * as options from './timer-set-options.js';
+import { expireInfo, type ExpireCallback } from './timer-set-options.js';
 import type { TimerSet } from './timer-set.js';
-import { DUE, NEWER, NEXT, OLDER, OWNER, grown } from './timer-set-slab.js';
+import * as slab from './timer-set-slab.js';
+import { grown } from './timer-set-slab.js';
 import { SetWheel } from './timer-set-wheel.js';
+
+// Module-level copies of imported constants, which tsc's CommonJS output would otherwise read
+// from the exporting module's exports object at every use (see timer-set-wheel.ts).
+const { DUE, NEWER, NEXT, OLDER, OWNER } = slab;
+const { EXTEND, IGNORE, MAX, REPLACE, STACK } = options;
 
 const NONE = -1;
 /** Offsets of a key slot's fields in `kw`. */
@@ -178,8 +185,8 @@ export class KeyedStacks<K, V> extends SetWheel {
     const running = this.kw[(k << 2) | PAUSED] === 0;
     for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE;) {
       const next = this.w[(s << 3) | NEWER];
-      if (running) this.unschedule(s);
-      this.freeStack(s);
+      if (running) this.discard(s);
+      else this.freeStack(s);
       s = next;
     }
     this.kw[(k << 2) | OLDEST] = NONE;
@@ -260,8 +267,8 @@ export class KeyedStacks<K, V> extends SetWheel {
   /** Removes a stack without reporting it (a dropped oldest stack, or one collapsed by `'replace'`). */
   private dropStack(k: number, s: number): void {
     this.unlinkStack(k, s);
-    if (this.kw[(k << 2) | PAUSED] === 0) this.unschedule(s);
-    this.freeStack(s);
+    if (this.kw[(k << 2) | PAUSED] === 0) this.discard(s);
+    else this.freeStack(s);
   }
 
   /**
@@ -276,7 +283,8 @@ export class KeyedStacks<K, V> extends SetWheel {
     // lets their cache misses overlap with this one's instead of following it (~5% less CPU per
     // tick in the periodic-effects benchmark, three A/B pairs in a row).
     const n = w[(s << 3) | NEXT];
-    if (n !== 0) this.lookahead = this.kv[w[(n << 3) | OWNER] << 1];
+    const nk = w[(n << 3) | OWNER];
+    if (nk >= 0) this.lookahead = this.kv[nk << 1];
     const key = this.kv[k << 1] as K;
     const value = this.kv[(k << 1) | 1] as V;
     let stacksLeft = 0;

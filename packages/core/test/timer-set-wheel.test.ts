@@ -26,6 +26,10 @@ class RecordingWheel extends SetWheel {
     this.freeStack(s);
   }
 
+  drop(s: number): void {
+    this.discard(s);
+  }
+
   left(s: number): number {
     return this.remainingOf(s);
   }
@@ -88,6 +92,44 @@ describe('SetWheel', () => {
     expect(wheel.pending).toBe(0);
     clock.advance(1_000);
     expect(wheel.fired).toEqual([]);
+  });
+
+  it('never fires a discarded timer, frees it when its bucket comes up and gives the wake-up back when empty', () => {
+    const clock = new ManualClock(0);
+    const wheel = new RecordingWheel(clock);
+    const keep = wheel.add(300);
+    const other = wheel.add(300);
+    const gone = wheel.add(300);
+    wheel.drop(gone);
+    expect([wheel.pending, wheel.dead]).toEqual([2, 1]);
+    clock.advance(300);
+    expect(wheel.fired).toEqual([
+      [300, keep],
+      [300, other],
+    ]);
+    expect(wheel.dead).toBe(0);
+    // Its index is free again: the next timers take it before growing.
+    const next = [wheel.add(10), wheel.add(10), wheel.add(70_000)];
+    expect(next).toContain(gone);
+    wheel.drop(next[2]);
+    expect([wheel.pending, wheel.dead]).toEqual([2, 1]);
+    clock.advance(100_000);
+    expect(wheel.fired.map(([, s]) => s)).toEqual([keep, other, next[0], next[1]]);
+    expect([wheel.pending, wheel.dead]).toEqual([0, 0]);
+    expect(clock.runNext()).toBe(false);
+  });
+
+  it('keeps discarded timers still filed no more than the live ones, whatever the pattern', () => {
+    const clock = new ManualClock(0);
+    const wheel = new RecordingWheel(clock);
+    const live = Array.from({ length: 100 }, () => wheel.add(60_000));
+    for (let i = 0; i < 10_000; i++) wheel.drop(wheel.add(60_000));
+    expect(wheel.pending).toBe(live.length);
+    expect(wheel.dead).toBeLessThanOrEqual(live.length);
+    expect(wheel.capacity()).toBeLessThanOrEqual(1_024);
+    clock.advance(60_000);
+    expect(wheel.fired.map(([, s]) => s)).toEqual(live);
+    expect(wheel.dead).toBe(0);
   });
 
   it('fires a timer set for the current tick from a callback in the same pass', () => {

@@ -13,11 +13,14 @@
  *
  * ## The expiring key
  * When a key's last stack fires, the key is gone *before* `onExpire` runs (`has(key)` is false),
- * but its slot stays in the Map with no stacks while the callback runs (`expiring`). A periodic
- * effect sets its key again from `onExpire`: that finds the slot without a Map lookup and
- * revives it, and the stack index the callback reuses is the one that just fired. So a periodic
- * effect costs no Map delete and insert and no allocation per expiry. Callbacks never nest
- * within one set, so there is at most one expiring key.
+ * but its slot, its record and its stack stay as they were while the callback runs, marked
+ * `expiring` with `expiringEmpty` (every reader of a key goes through `live()` or `stackCount()`,
+ * which see the mark). A periodic effect sets its key again from `onExpire`: that finds the slot
+ * without a Map lookup and files the same stack index again, its record already right (one stack,
+ * running). So a periodic effect's expiry costs one unlink and one link of its slab index, no
+ * Map delete and insert, no write to its key's record and no allocation. If the callback does not
+ * set the key again, the key leaves afterwards. Callbacks never nest within one set, so there is
+ * at most one expiring key.
  */
 import { publishTimerSetExpire, timerSetExpireChannel } from './channels.js';
 import type { Clock, WakeupDriver } from './clock.js';
@@ -51,11 +54,12 @@ export class KeyedStacks<K, V> extends SetWheel {
   /** The key slot whose last stack is expiring while its `onExpire` runs, or NONE. */
   expiring = NONE;
   /**
-   * True while the expiring key has no stacks, known without reading its record: `fire()` only
-   * wrote it, and a load right after those stores would wait for the cache line they are still
-   * fetching. The callback's `set()` of the same key revives it with stores alone.
+   * True while the expiring key has no stacks running: its record still names its one stack,
+   * `expiringStack`, which has left the wheel. Until `set()` revives it, the key is absent.
    */
   private expiringEmpty = false;
+  /** The stack of the expiring key that just fired, kept (not freed) so that `set()` can refile it. */
+  private expiringStack = NONE;
   /** Written only so that `fire()`'s look-ahead loads are not optimised away (never read). */
   lookahead: unknown = undefined;
   /** The TimerSet this store belongs to, named in the `tickwheel:core:timer-set-expire` message. */
@@ -73,15 +77,16 @@ export class KeyedStacks<K, V> extends SetWheel {
   /** The key's slot while it holds at least one stack, else NONE. */
   live(key: K): number {
     const k = this.slots.get(key);
-    return k === undefined || this.kw[(k << 2) | COUNT] === 0 ? NONE : k;
+    return k === undefined || this.stackCount(k) === 0 ? NONE : k;
   }
 
   valueAt(k: number): V {
     return this.kv[(k << 1) | 1] as V;
   }
 
+  /** The key slot's stacks: 0 for the expiring key until its callback sets it again. */
   stackCount(k: number): number {
-    return this.kw[(k << 2) | COUNT];
+    return k === this.expiring && this.expiringEmpty ? 0 : this.kw[(k << 2) | COUNT];
   }
 
   isPaused(k: number): boolean {
@@ -103,9 +108,7 @@ export class KeyedStacks<K, V> extends SetWheel {
 
   /** Keys held, not counting the expiring one. */
   get size(): number {
-    return this.expiring !== NONE && this.kw[(this.expiring << 2) | COUNT] === 0
-      ? this.slots.size - 1
-      : this.slots.size;
+    return this.expiring !== NONE && this.stackCount(this.expiring) === 0 ? this.slots.size - 1 : this.slots.size;
   }
 
   /** `set()` after its arguments were checked; `policy` is a code from timer-set-options.ts. */
@@ -120,10 +123,11 @@ export class KeyedStacks<K, V> extends SetWheel {
       return;
     }
     if (k === expiring && this.expiringEmpty) {
-      // A periodic effect: the key is expiring right now and set again from its onExpire.
+      // A periodic effect: the key is expiring right now and set again from its onExpire. Its
+      // record already says one running stack, expiringStack: file it again.
       this.expiringEmpty = false;
       this.kv[(k << 1) | 1] = value;
-      this.reviveStack(k, ms);
+      this.schedule(this.expiringStack, ms);
       return;
     }
     if (this.kw[(k << 2) | COUNT] === 0) {
@@ -182,7 +186,8 @@ export class KeyedStacks<K, V> extends SetWheel {
 
   /** Removes a key that has left (or is leaving) the Map: its stacks without reporting them, then its slot. */
   releaseKey(k: number): void {
-    const running = this.kw[(k << 2) | PAUSED] === 0;
+    // The expiring key's one stack has left the wheel already.
+    const running = this.kw[(k << 2) | PAUSED] === 0 && !(k === this.expiring && this.expiringEmpty);
     for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE;) {
       const next = this.w[(s << 3) | NEWER];
       if (running) this.discard(s);
@@ -236,19 +241,6 @@ export class KeyedStacks<K, V> extends SetWheel {
     else this.schedule(s, ms);
   }
 
-  /** `addStack` for the expiring key with no stacks, written without reading its record. */
-  private reviveStack(k: number, ms: number): void {
-    const s = this.allocStack(k);
-    this.w[(s << 3) | OLDER] = NONE;
-    this.w[(s << 3) | NEWER] = NONE;
-    const kw = this.kw;
-    kw[(k << 2) | OLDEST] = s;
-    kw[(k << 2) | NEWEST] = s;
-    kw[(k << 2) | COUNT] = 1;
-    kw[(k << 2) | PAUSED] = 0;
-    this.schedule(s, ms);
-  }
-
   private setRemaining(k: number, s: number, ms: number): void {
     if (this.kw[(k << 2) | PAUSED] === 1) this.t[(s << 2) | DUE] = ms;
     else this.reschedule(s, ms);
@@ -272,54 +264,44 @@ export class KeyedStacks<K, V> extends SetWheel {
   }
 
   /**
-   * A stack came due: unlink it, free its index, then tell the owner. When it was the last stack
-   * the key counts as gone during the callback (see `expiring`) and leaves the Map afterwards
-   * unless the callback set it again.
+   * A stack came due (it is out of the wheel): tell the owner. A key with other stacks loses this
+   * one; a key's only stack makes the key the expiring one for the callback (see the module
+   * comment), and the key leaves the Map afterwards unless the callback set it again.
    */
   protected fire(s: number): void {
     const w = this.w;
     const k = w[(s << 3) | OWNER];
-    // The stack fired next (still linked after this one) and its key's cells: loading them now
-    // lets their cache misses overlap with this one's instead of following it (~5% less CPU per
-    // tick in the periodic-effects benchmark, three A/B pairs in a row).
-    const n = w[(s << 3) | NEXT];
-    const nk = w[(n << 3) | OWNER];
-    if (nk >= 0) this.lookahead = this.kv[nk << 1];
+    // The stack fired next (still linked after this one): its key's cells and its value's first
+    // cache line, loaded now so that their misses overlap with this expiry's work instead of
+    // following it (-5% CPU per tick in the periodic-effects benchmark for the key cells, three
+    // A/B pairs). `typeof` reads the value's map word, the user's onExpire will read the rest.
+    const nk = w[(w[(s << 3) | NEXT] << 3) | OWNER];
+    if (nk >= 0) this.lookahead = typeof this.kv[(nk << 1) | 1];
     const key = this.kv[k << 1] as K;
     const value = this.kv[(k << 1) | 1] as V;
-    let stacksLeft = 0;
-    if (w[(s << 3) | OLDER] === NONE && w[(s << 3) | NEWER] === NONE) {
-      // The key's only stack, known from the stack's own cache line: the key's record is only
-      // written, never read, and a store does not wait for its cache line as a load does (a
-      // miss less per expiry of a periodic effect, ~10% of the benchmark's tick).
-      const kw = this.kw;
-      kw[(k << 2) | OLDEST] = NONE;
-      kw[(k << 2) | NEWEST] = NONE;
-      kw[(k << 2) | COUNT] = 0;
-    } else {
+    if (w[(s << 3) | OLDER] !== NONE || w[(s << 3) | NEWER] !== NONE) {
       this.unlinkStack(k, s);
-      stacksLeft = this.kw[(k << 2) | COUNT]!;
-    }
-    this.freeStack(s);
-    if (timerSetExpireChannel.hasSubscribers) publishTimerSetExpire(this.owner!, key, stacksLeft);
-    if (stacksLeft > 0) {
+      this.freeStack(s);
+      const stacksLeft = this.kw[(k << 2) | COUNT]!;
+      if (timerSetExpireChannel.hasSubscribers) publishTimerSetExpire(this.owner!, key, stacksLeft);
       this.onExpire.call(undefined, key, value, expireInfo(stacksLeft));
       return;
     }
+    // The key's only stack, known from the stack's own cache line: the key's record is neither
+    // read nor written (a miss less per expiry of a periodic effect).
+    if (timerSetExpireChannel.hasSubscribers) publishTimerSetExpire(this.owner!, key, 0);
     this.expiring = k;
     this.expiringEmpty = true;
+    this.expiringStack = s;
     try {
       this.onExpire.call(undefined, key, value, expireInfo(0));
     } finally {
       // Unless delete(), clear() or close() from the callback has already let go of the slot.
       if (this.expiring === k) {
-        this.expiring = NONE;
-        const empty = this.expiringEmpty;
-        this.expiringEmpty = false;
-        if (empty || this.kw[(k << 2) | COUNT] === 0) {
+        if (this.expiringEmpty) {
           this.slots.delete(key);
           this.releaseKey(k);
-        }
+        } else this.expiring = NONE;
       }
     }
   }

@@ -176,8 +176,7 @@ export class TimerSet<V, K = SnapshotKey> {
     const store = this.store;
     const k = store.live(key);
     if (k < 0) return false;
-    store.slots.delete(key);
-    store.releaseKey(k);
+    store.deleteKey(key, k);
     return true;
   }
 

@@ -306,7 +306,7 @@ export class KeyedStacks<K, V> extends SetWheel {
     if (w[(s << 3) | OLDER] !== NONE || w[(s << 3) | NEWER] !== NONE) {
       this.unlinkStack(k, s);
       this.freeStack(s);
-      const stacksLeft = this.kw[(k << 2) | COUNT]!;
+      const stacksLeft = this.kw[(k << 2) | COUNT];
       if (timerSetExpireChannel.hasSubscribers) publishTimerSetExpire(this.owner!, key, stacksLeft);
       this.onExpire.call(undefined, key, value, expireInfo(stacksLeft));
       return;

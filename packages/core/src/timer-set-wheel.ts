@@ -30,39 +30,18 @@
  * a key that sets itself with 0 ms forever cannot hang the loop.
  */
 import type { Clock, WakeupDriver } from './clock.js';
+import { BATCH, SetLevels } from './timer-set-levels.js';
 import * as slab from './timer-set-slab.js';
-import { StackSlab } from './timer-set-slab.js';
 
 // Module-level copies of the slab's field offsets: tsc's CommonJS output would read an imported
 // constant from the slab module's exports object at every use (~10% more instructions per expiry
 // under cachegrind); a local const folds into the code.
-const { NEXT, PREV, OWNER, DUE, DEAD } = slab;
+const { NEXT, OWNER, DUE, DEAD } = slab;
 
-/**
- * 256 buckets per level: a level-0 window of 256 ms and a level-1 window of 65 s, so the buffs
- * and cooldowns of a game (seconds to a minute) cascade once on their way down instead of twice
- * with 64 (each cascade is a cache miss per timer: 64 slots cost the periodic-effects benchmark
- * ~20% more CPU per tick).
- */
-const SLOT_BITS = 8;
-const SLOTS = 1 << SLOT_BITS;
-const SLOT_MASK = SLOTS - 1;
-/** 256^7 = 2^56 ticks: enough levels for any tick a double holds exactly. */
-const MAX_LEVELS = 7;
-/** 32-bit words of occupancy bitmap per level. */
-const LEVEL_WORDS = SLOTS >>> 5;
-/** Index 0 is the sentinel of the batch being fired (detached from the wheel). */
-const BATCH = 0;
-/**
- * `owner` of the batch sentinel. A bucket's sentinel holds `-2 - (level * 64 + slot)`, so that an
- * emptied bucket finds its occupancy bit without a search; real timers hold their key slot, >= 0.
- */
-const BATCH_OWNER = -1;
-const MAX_INT32_TICK = 0x7fffffff;
 /** Batches for one tick in one pass before the wheel assumes callbacks re-arm themselves forever. */
 const MAX_SAME_TICK_BATCHES = 10_000;
 
-export abstract class SetWheel extends StackSlab {
+export abstract class SetWheel extends SetLevels {
   /** Game-time ms that tick 0 stands for. */
   readonly originMs: number;
   /** Timers filed in the wheel (not counting paused ones, nor discarded ones still filed). */
@@ -70,16 +49,8 @@ export abstract class SetWheel extends StackSlab {
   /** Discarded timers still filed, freed when their bucket comes up (see `discard`). */
   dead = 0;
 
-  /** Slab index of slot 0's sentinel, per level; -1 until the level exists. */
-  private readonly levelBase = new Int32Array(MAX_LEVELS).fill(-1);
-  /** Occupancy bits, one per bucket: level `L`'s at words `L * LEVEL_WORDS ...`. */
-  private readonly occupied = new Int32Array(MAX_LEVELS * LEVEL_WORDS);
-  private levels = 0;
-  private currentTick = 0;
   private armedTick = Infinity;
   private processing = false;
-  private foundLevel = 0;
-  private foundSlot = 0;
   private passErrors: unknown[] | undefined = undefined;
   private readonly driver: WakeupDriver;
 
@@ -88,11 +59,6 @@ export abstract class SetWheel extends StackSlab {
     createDriver: (wake: () => void) => WakeupDriver,
   ) {
     super();
-    // Index 0, the slab's first, is the batch's sentinel.
-    this.take();
-    this.w[(BATCH << 3) | NEXT] = BATCH;
-    this.w[(BATCH << 3) | PREV] = BATCH;
-    this.w[(BATCH << 3) | OWNER] = BATCH_OWNER;
     this.originMs = Math.floor(clock.now());
     this.driver = createDriver(this.wake);
   }
@@ -157,82 +123,11 @@ export abstract class SetWheel extends StackSlab {
 
   /** Links stack `s` into the bucket its due tick belongs to, and arms the driver if it is the soonest. */
   private file(s: number): void {
-    const current = this.currentTick;
-    let tick = this.t[(s << 2) | DUE];
-    if (tick < current) tick = current; // overdue: fire on the next pass
-    let level: number;
-    let slot: number;
-    if (tick <= MAX_INT32_TICK) {
-      const diff = tick ^ current;
-      level = diff <= SLOT_MASK ? 0 : ((31 - Math.clz32(diff)) / SLOT_BITS) | 0;
-      slot = (tick >>> (level * SLOT_BITS)) & SLOT_MASK;
-    } else {
-      // Past 2^31 ticks: the same digit arithmetic with division instead of shifts.
-      level = 0;
-      let span = 1;
-      while (Math.floor(tick / (span * SLOTS)) !== Math.floor(current / (span * SLOTS))) {
-        level++;
-        span *= SLOTS;
-      }
-      slot = Math.floor(tick / span) % SLOTS;
-    }
-    if (level >= this.levels) this.addLevels(level);
-    const sentinel = this.levelBase[level] + slot;
-    const w = this.w;
-    const tail = w[(sentinel << 3) | PREV];
-    w[(tail << 3) | NEXT] = s;
-    w[(s << 3) | PREV] = tail;
-    w[(s << 3) | NEXT] = sentinel;
-    w[(sentinel << 3) | PREV] = s;
-    if (tail === sentinel) this.occupied[level * LEVEL_WORDS + (slot >>> 5)] |= 1 << (slot & 31);
+    const tick = this.link(s);
     if (tick < this.armedTick && !this.processing) {
       this.armedTick = tick;
       this.driver.arm(this.originMs + tick);
     }
-  }
-
-  private unlink(s: number): void {
-    const w = this.w;
-    const p = w[(s << 3) | PREV];
-    const n = w[(s << 3) | NEXT];
-    w[(p << 3) | NEXT] = n;
-    w[(n << 3) | PREV] = p;
-    // Neighbours that are one index: only the sentinel is left, its bucket just became empty.
-    if (p === n && p !== BATCH) {
-      const code = -2 - this.w[(p << 3) | OWNER];
-      this.occupied[(code >>> SLOT_BITS) * LEVEL_WORDS + ((code & SLOT_MASK) >>> 5)] &= ~(1 << (code & 31));
-    }
-  }
-
-  private addLevels(upTo: number): void {
-    if (upTo >= MAX_LEVELS) throw new RangeError(`tick beyond the wheel's ${MAX_LEVELS} levels`);
-    while (this.levels <= upTo) {
-      // take() hands out fresh indices in order, so a level's 64 sentinels are contiguous.
-      let base = -1;
-      for (let slot = 0; slot < SLOTS; slot++) {
-        const sentinel = this.take();
-        if (slot === 0) base = sentinel;
-        this.w[(sentinel << 3) | NEXT] = sentinel;
-        this.w[(sentinel << 3) | PREV] = sentinel;
-        this.w[(sentinel << 3) | OWNER] = -2 - (this.levels * SLOTS + slot);
-      }
-      this.levelBase[this.levels++] = base;
-    }
-  }
-
-  /** The tick of the next event at or above `fromLevel`, or -1; leaves its level and slot in `foundLevel`/`foundSlot`. */
-  private nextEventTick(fromLevel = 0): number {
-    const current = this.currentTick;
-    for (let level = fromLevel, span = SLOTS ** fromLevel; level < this.levels; level++, span *= SLOTS) {
-      const window = span * SLOTS;
-      const slot = firstSetBit(this.occupied, level * LEVEL_WORDS, Math.floor(current / span) % SLOTS);
-      if (slot >= 0) {
-        this.foundLevel = level;
-        this.foundSlot = slot;
-        return Math.floor(current / window) * window + slot * span;
-      }
-    }
-    return -1;
   }
 
   /** The driver's callback: process everything due by now, then arm for what comes next. */
@@ -276,23 +171,6 @@ export abstract class SetWheel extends StackSlab {
       else this.cascadeBatch();
     }
     if (targetTick > this.currentTick) this.currentTick = targetTick;
-  }
-
-  /** Moves the bucket `nextEventTick` found into the batch ring, so callbacks can refill its slot. */
-  private takeFoundBucket(): void {
-    const level = this.foundLevel;
-    const slot = this.foundSlot;
-    const sentinel = this.levelBase[level] + slot;
-    const w = this.w;
-    const first = w[(sentinel << 3) | NEXT];
-    const last = w[(sentinel << 3) | PREV];
-    w[(BATCH << 3) | NEXT] = first;
-    w[(first << 3) | PREV] = BATCH;
-    w[(BATCH << 3) | PREV] = last;
-    w[(last << 3) | NEXT] = BATCH;
-    w[(sentinel << 3) | NEXT] = sentinel;
-    w[(sentinel << 3) | PREV] = sentinel;
-    this.occupied[level * LEVEL_WORDS + (slot >>> 5)] &= ~(1 << (slot & 31));
   }
 
   /** Fires the batch, re-filing the stacks a lazy reschedule pushed later. */
@@ -345,40 +223,14 @@ export abstract class SetWheel extends StackSlab {
 
   /** Nothing live is filed: gives the wake-up back, and frees discarded stacks still filed. */
   private disarm(): void {
-    if (this.dead > 0) this.sweep();
+    // Discarded stacks still filed would otherwise wait for a wake-up that an empty wheel does
+    // not ask for; sweeping them is paid for by the discards that left them.
+    if (this.dead > 0) {
+      this.sweep();
+      this.dead = 0;
+    }
     if (this.armedTick === Infinity) return;
     this.armedTick = Infinity;
     this.driver.disarm();
-  }
-
-  /**
-   * Frees every stack still filed, all of them discarded (the wheel has no live one): they would
-   * otherwise wait for a wake-up that an empty wheel does not ask for. O(discarded + levels);
-   * paid for by the discards that left them.
-   */
-  private sweep(): void {
-    const w = this.w;
-    for (let level = 0; level < this.levels; level++) {
-      for (let slot = firstSetBit(this.occupied, level * LEVEL_WORDS, 0); slot >= 0;) {
-        const sentinel = this.levelBase[level] + slot;
-        for (let s = w[(sentinel << 3) | NEXT]; s !== sentinel; s = w[(s << 3) | NEXT]) this.freeStack(s);
-        w[(sentinel << 3) | NEXT] = sentinel;
-        w[(sentinel << 3) | PREV] = sentinel;
-        slot = slot + 1 < SLOTS ? firstSetBit(this.occupied, level * LEVEL_WORDS, slot + 1) : -1;
-      }
-      this.occupied.fill(0, level * LEVEL_WORDS, (level + 1) * LEVEL_WORDS);
-    }
-    this.dead = 0;
-  }
-}
-
-/** Index of the first set bit at or after `from` in one level's bitmap (words `base ...`), or -1. */
-function firstSetBit(words: Int32Array, base: number, from: number): number {
-  let w = from >>> 5;
-  let bits = words[base + w] & (-1 << (from & 31));
-  for (;;) {
-    if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
-    if (++w >= LEVEL_WORDS) return -1;
-    bits = words[base + w]!;
   }
 }

@@ -53,13 +53,12 @@ import {
   type TimerSetOptions,
   type TimerSetRestoreOptions,
 } from './timer-set-options.js';
+import { loadTimers, saveTimers, stackTimes } from './timer-set-save.js';
 import {
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
   copyJsonValue,
-  isSnapshotKey,
   readSnapshot,
-  type SavedTimer,
   type SnapshotKey,
   type TimerSetSnapshot,
 } from './timer-set-snapshot.js';
@@ -199,14 +198,14 @@ export class TimerSet<V, K = SnapshotKey> {
     const k = this.store.live(key);
     if (k < 0) return undefined;
     let most = 0;
-    for (const ms of this.stackTimes(k)) if (ms > most) most = ms;
+    for (const ms of stackTimes(this.store, k)) if (ms > most) most = ms;
     return most;
   }
 
   /** The key's remaining time per stack, oldest stack first; empty when the key is not set. */
   remainingPerStack(key: K): number[] {
     const k = this.store.live(key);
-    return k < 0 ? [] : this.stackTimes(k);
+    return k < 0 ? [] : stackTimes(this.store, k);
   }
 
   /** How many stacks the key holds; 0 when it is not set. */
@@ -295,18 +294,7 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   snapshot(): TimerSetSnapshot<V> {
-    const store = this.store;
-    const timers: SavedTimer<V>[] = [];
-    for (const [key, k] of store.slots) {
-      if (store.stackCount(k) === 0) continue;
-      if (!isSnapshotKey(key)) {
-        throw new TypeError(
-          `snapshot: key ${describeValue(key)} cannot be saved: snapshot() needs string or finite number keys`,
-        );
-      }
-      const value = copyJsonValue(store.valueAt(k), key) as V;
-      timers.push({ key, value, paused: store.isPaused(k), remainingMs: this.stackTimes(k) });
-    }
+    const timers = saveTimers(this.store);
     return {
       format: SNAPSHOT_FORMAT,
       version: SNAPSHOT_VERSION,
@@ -340,22 +328,8 @@ export class TimerSet<V, K = SnapshotKey> {
     const elapsedMs =
       options.offline === 'elapsed' && !snapshot.paused ? Math.max(0, Date.now() - snapshot.savedAt) : 0;
     if (snapshot.paused) set.gameClock.pause();
-    const store = set.store;
-    snapshot.timers.forEach((timer, i) => {
-      const k = store.newKey(timer.key, values[i]);
-      if (timer.paused) store.markPaused(k);
-      store.slots.set(timer.key, k);
-      for (const ms of timer.remainingMs) store.addStack(k, timer.paused ? ms : Math.max(0, ms - elapsedMs));
-    });
+    loadTimers(set.store, snapshot.timers, values, elapsedMs);
     return set;
-  }
-
-  /** The remaining time of each stack of key slot `k`, oldest first. */
-  private stackTimes(k: number): number[] {
-    const store = this.store;
-    const out: number[] = [];
-    for (let s = store.oldestOf(k); s >= 0; s = store.newerOf(s)) out.push(store.remainingOfStack(k, s));
-    return out;
   }
 
   private closedError(): Error {

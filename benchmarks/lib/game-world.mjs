@@ -85,17 +85,36 @@ export const longSamples = { tickwheel: [], 'colyseus setInterval': [] };
 // ---------------------------------------------------------------------------------------------
 // 1. Busy world: expiries, re-applications and refreshes every tick.
 
+/**
+ * Steps a world through the warm-up and the measured window (then the long window when `long`),
+ * records its expiries per tick (and CPU per long tick), and returns CPU µs per measured tick.
+ */
+function measureWorld(name, step, counter, long) {
+  for (let t = 0; t < WARM_TICKS; t++) step(t);
+  counter.expired = 0;
+  let c0 = cpuMicros();
+  for (let t = WARM_TICKS; t < WARM_TICKS + MEASURED_TICKS; t++) step(t);
+  const perTick = (cpuMicros() - c0) / MEASURED_TICKS;
+  expirySamples[name].push(counter.expired / MEASURED_TICKS);
+  if (long) {
+    c0 = cpuMicros();
+    for (let t = WARM_TICKS + MEASURED_TICKS; t < maxTicks; t++) step(t);
+    longSamples[name].push((cpuMicros() - c0) / LONG_TICKS);
+  }
+  return perTick;
+}
+
 export const busy = {
   async tickwheel() {
     const clock = new ManualClock(0);
     const wheel = new TimingWheel({ clock });
-    let expired = 0;
+    const counter = { expired: 0 };
     const before = memoryUsed();
     const buffs = new Array(BUFFS);
     const set = new TimerSet({
       wheel,
       onExpire: (key, buff) => {
-        expired++;
+        counter.expired++;
         set.set(key, DURATIONS_MS[buff.kind], buff);
       },
     });
@@ -113,15 +132,7 @@ export const busy = {
         set.set(i, DURATIONS_MS[buffs[i].kind], buffs[i], refresh);
       }
     };
-    for (let t = 0; t < WARM_TICKS; t++) step(t);
-    expired = 0;
-    let c0 = cpuMicros();
-    for (let t = WARM_TICKS; t < WARM_TICKS + MEASURED_TICKS; t++) step(t);
-    const perTick = (cpuMicros() - c0) / MEASURED_TICKS;
-    expirySamples.tickwheel.push(expired / MEASURED_TICKS);
-    c0 = cpuMicros();
-    for (let t = WARM_TICKS + MEASURED_TICKS; t < maxTicks; t++) step(t);
-    longSamples.tickwheel.push((cpuMicros() - c0) / LONG_TICKS);
+    const perTick = measureWorld('tickwheel', step, counter, true);
     set.close();
     wheel.close();
     return perTick;
@@ -131,26 +142,21 @@ export const busy = {
     const timer = new ClockTimer();
     timer.now = () => clock.now;
     timer.start();
-    let expired = 0;
+    const counter = { expired: 0 };
     const before = memoryUsed();
     const buffs = new Array(BUFFS);
     for (let i = 0; i < BUFFS; i++) {
       const buff = makeBuff(i);
       buffs[i] = buff;
       const reapply = () => {
-        expired++;
+        counter.expired++;
         buff.delayed = timer.setTimeout(reapply, DURATIONS_MS[buff.kind]);
       };
       buff.delayed = timer.setTimeout(reapply, initialMs[i]);
     }
     heapSamples.colyseus.push((memoryUsed() - before) / BUFFS);
     const step = clockTimerStep(timer, clock, buffs);
-    for (let t = 0; t < WARM_TICKS; t++) step(t);
-    expired = 0;
-    const c0 = cpuMicros();
-    for (let t = WARM_TICKS; t < WARM_TICKS + MEASURED_TICKS; t++) step(t);
-    const perTick = (cpuMicros() - c0) / MEASURED_TICKS;
-    expirySamples.colyseus.push(expired / MEASURED_TICKS);
+    const perTick = measureWorld('colyseus', step, counter, false);
     timer.clear();
     return perTick;
   },
@@ -162,29 +168,21 @@ export const busy = {
     const timer = new ClockTimer();
     timer.now = () => clock.now;
     timer.start();
-    let expired = 0;
+    const counter = { expired: 0 };
     const before = memoryUsed();
     const buffs = new Array(BUFFS);
     for (let i = 0; i < BUFFS; i++) {
       const buff = makeBuff(i);
       buffs[i] = buff;
       buff.delayed = timer.setInterval(() => {
-        expired++;
+        counter.expired++;
       }, DURATIONS_MS[buff.kind]);
       // Delayed.elapsedTime is public: start part-way through, so the first run comes at initialMs.
       buff.delayed.elapsedTime = DURATIONS_MS[buff.kind] - initialMs[i];
     }
     heapSamples['colyseus setInterval'].push((memoryUsed() - before) / BUFFS);
     const step = clockTimerStep(timer, clock, buffs);
-    for (let t = 0; t < WARM_TICKS; t++) step(t);
-    expired = 0;
-    let c0 = cpuMicros();
-    for (let t = WARM_TICKS; t < WARM_TICKS + MEASURED_TICKS; t++) step(t);
-    const perTick = (cpuMicros() - c0) / MEASURED_TICKS;
-    expirySamples['colyseus setInterval'].push(expired / MEASURED_TICKS);
-    c0 = cpuMicros();
-    for (let t = WARM_TICKS + MEASURED_TICKS; t < maxTicks; t++) step(t);
-    longSamples['colyseus setInterval'].push((cpuMicros() - c0) / LONG_TICKS);
+    const perTick = measureWorld('colyseus setInterval', step, counter, true);
     timer.clear();
     return perTick;
   },

@@ -3,7 +3,8 @@
  * Must not depend on: the adapters or the OpenTelemetry SDK (@tickwheel/core and @opentelemetry/api only).
  */
 import { metrics, type MeterProvider } from '@opentelemetry/api';
-import { describeValue, sharedWheel, TimingWheel } from '@tickwheel/core';
+import { sharedWheel, TimingWheel } from '@tickwheel/core';
+import { describeValue } from '@tickwheel/core/internal';
 import type { InstrumentTickwheelOptions } from './types.js';
 
 /** Every default in one place. */

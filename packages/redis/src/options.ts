@@ -23,7 +23,8 @@ export const DEFAULTS = {
   timeSource: 'redis',
 } as const;
 
-const kit = optionKit('@tickwheel/redis');
+/** Every check of this package's options and arguments, in the kit's one message shape. */
+export const kit = optionKit('@tickwheel/redis');
 
 const KNOWN: readonly string[] = ['redis', 'namespace', 'wheel', ...Object.keys(DEFAULTS)];
 const SCHEDULE_KNOWN: readonly string[] = ['attempts', 'backoff', 'ifExists'];
@@ -50,10 +51,6 @@ export interface ResolvedOptions {
   waitForReplicasTimeoutMs: number;
   localTime: boolean;
   policy: Policy;
-}
-
-export function requireInteger(value: unknown, name: string, min: number, max: number): number {
-  return kit.integer(value, name, min, max);
 }
 
 function requireName(value: unknown, name: string): string {

@@ -8,7 +8,7 @@
  * value than the caller meant, {@link encodePayload} walks the value first and throws a TypeError
  * naming the path of the first offending part (`payload.items[2].at`).
  */
-import { describeValue } from '@tickwheel/core';
+import { describeValue } from '@tickwheel/core/internal';
 
 function fail(path: string, what: string): never {
   throw new TypeError(`${path} is not JSON-serialisable: ${what}`);

@@ -3,11 +3,11 @@
  * Must not depend on: another adapter or a test double; the worker side is worker.ts, the scripts scripts.ts.
  */
 import { EventEmitter } from 'node:events';
-import { requireFunction, type TimingWheel } from '@tickwheel/core';
+import type { TimingWheel } from '@tickwheel/core';
 import { publishStale } from './channels.js';
 import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
-import { dueArgs, requireId, requireInteger, resolveOptions, resolveScheduleOptions, type Policy } from './options.js';
+import { dueArgs, requireId, kit, resolveOptions, resolveScheduleOptions, type Policy } from './options.js';
 import { decodePayload, encodePayload } from './payload.js';
 import { parseRecord } from './record.js';
 import { ReplicationBarrier } from './replication.js';
@@ -275,7 +275,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * ```
    */
   async listFailed(limit = 100): Promise<FailedTimer<P>[]> {
-    requireInteger(limit, 'limit', 1, 10_000);
+    kit.integer(limit, 'limit', 1, 10_000);
     const out: FailedTimer<P>[] = [];
     for (const shard of this.keys) {
       for (let offset = 0; out.length < limit; offset += FAILED_BATCH) {
@@ -380,7 +380,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * ```
    */
   async start(handler: TimerHandler<P>): Promise<void> {
-    requireFunction(handler, 'handler');
+    kit.function(handler, 'handler');
     if (this.worker !== undefined)
       throw new Error('RedisTimers.start: this instance is already a worker; call stop() first');
     const { pollIntervalMs, batchSize, concurrency, failoverBudgetMs } = this.options;

@@ -31,11 +31,11 @@
  * is harmless); what still fails is redelivered after its lease.
  */
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
-import { requireMs } from '@tickwheel/core';
 import { backoffDelayMs } from './backoff.js';
 import { publishFired } from './channels.js';
 import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, type KeyList, type ShardKeys } from './keys.js';
+import { kit } from './options.js';
 import { decodePayload } from './payload.js';
 import type { ScriptCommands } from './scripts.js';
 import type { FiredTimer, RedisClient, TimerHandler } from './types.js';
@@ -314,7 +314,7 @@ export class Worker {
       token,
       leaseExpiresAt,
       extendLease: async (ms = this.ctx.leaseMs) => {
-        requireMs(ms, 'extendLease(ms)', 1);
+        kit.durationMs(ms, 'extendLease(ms)', 1);
         const until = await this.budgeted(
           () => this.ctx.client.tickwheelExtend(...shard.keys, id, token, String(Math.ceil(ms)), this.ctx.now()),
           `extendLease("${id}")`,

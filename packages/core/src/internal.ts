@@ -3,4 +3,6 @@
  * Must not depend on: anything outside core. Not public API (no semver promise).
  */
 export { optionKit, orDefault, describeValue, requireFunction } from './options-kit.js';
+export { copyJson } from './json-value.js';
+export type { JsonRefusal } from './json-value.js';
 export type { OptionKit } from './options-kit.js';

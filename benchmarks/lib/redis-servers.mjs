@@ -51,6 +51,24 @@ function requireRedisServer(what) {
 }
 
 /**
+ * A one-off client of the server on `port` that connects when told and never retries, its errors
+ * swallowed (the caller sees them as rejections): for probing a server that may be down.
+ * @param {number} port
+ * @returns {Redis}
+ */
+export function probeClient(port) {
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+  });
+  client.on('error', () => undefined);
+  return client;
+}
+
+/**
  * Resolves once the server on `port` answers and has loaded its data (AOF replay after a restart).
  * @param {number} port
  * @param {number} timeoutMs
@@ -58,14 +76,7 @@ function requireRedisServer(what) {
 async function waitForPing(port, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const client = new Redis({
-      port,
-      host: '127.0.0.1',
-      lazyConnect: true,
-      retryStrategy: () => null,
-      maxRetriesPerRequest: 0,
-    });
-    client.on('error', () => undefined);
+    const client = probeClient(port);
     try {
       await client.connect();
       if (!/loading:1/.test(await client.info('persistence'))) return;

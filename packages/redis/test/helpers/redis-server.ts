@@ -3,10 +3,10 @@
  * on a free loopback port with its own temporary directory, always stopped by the caller. The
  * start-up is the benchmarks' (benchmarks/lib/redis-servers.mjs), one implementation for both.
  */
-import { Redis } from 'ioredis';
 import { ensureDebianPackages, onPath } from '../../../../scripts/ensure-debian-packages.mjs';
 import {
   freePort,
+  probeClient,
   slotMaster,
   startRedisCluster,
   startRedisServer,
@@ -36,28 +36,14 @@ export async function waitForFailover(
   const alive = cluster.nodes.filter((n) => n !== dead);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const probe = new Redis({
-      port: alive[0].port,
-      host: '127.0.0.1',
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      retryStrategy: () => null,
-    });
-    probe.on('error', () => undefined);
+    const probe = probeClient(alive[0].port);
     try {
       await probe.connect();
       const nodesText = String(await probe.call('cluster', 'nodes'));
       const owner = slotMaster(nodesText, firstSlot);
       const states = await Promise.all(
         alive.map(async (n) => {
-          const c = new Redis({
-            port: n.port,
-            host: '127.0.0.1',
-            lazyConnect: true,
-            maxRetriesPerRequest: 0,
-            retryStrategy: () => null,
-          });
-          c.on('error', () => undefined);
+          const c = probeClient(n.port);
           try {
             await c.connect();
             return String(await c.call('cluster', 'info'));

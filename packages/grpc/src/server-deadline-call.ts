@@ -113,7 +113,11 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface {
   sendStatus(status: PartialStatus): void {
     if (this.phase === FINISHED) return;
     this.phase = FINISHED;
-    this.scope?.dispose();
+    // The handler answered: its deadline is over. grpc-js still reports the stream's close to
+    // onCancel after every call, which then runs outside any scope (an ALS run saved per call).
+    const scope = this.scope;
+    this.scope = undefined;
+    scope?.dispose();
     this.next.sendStatus(status);
   }
 
@@ -182,6 +186,8 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface {
       scope?.abort(expired ? deadlineExceededReason() : clientCancelledReason());
     }
     if (this.listener === undefined) return;
+    // Inside the scope when the call ended by a cancel or a deadline, so the handler's
+    // 'cancelled' listener sees why in currentDeadline().signal.
     if (scope !== undefined) scope.run(() => this.listener!.onCancel());
     else this.listener.onCancel();
   }

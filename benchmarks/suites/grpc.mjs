@@ -9,7 +9,12 @@
  *   here never reads its signal, so no AbortController is made; first in the server's list, it
  *   replaces grpc-js's own server timer);
  * - `tickwheel-client`: the client interceptor only, against a bare server: the like-for-like
- *   replacement of the `deadline` option.
+ *   replacement of the `deadline` option;
+ * - `bare-als` (throughput only): `bare` in a process that has entered an AsyncLocalStorage once,
+ *   as any app with ALS-based tracing or logging has. On Node 20 and 22 that switches on async
+ *   hooks for every promise and resource of the process, which the server interceptor's ambient
+ *   deadline cannot avoid: its ratio to `bare` is the floor of any ALS-based ambient deadline
+ *   there. On Node 24 and later (AsyncContextFrame) it costs nothing.
  *
  * Each candidate lives in its own worker process (this file with `--worker <name>`), holding its
  * server and client (one HTTP/2 connection) for the whole run; the parent only tells the workers
@@ -31,6 +36,7 @@
  *
  * BENCH_REPEATS overrides the number of alternating rounds (default 15).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { fork } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
@@ -49,7 +55,9 @@ const IN_FLIGHT = 2_000;
 /** Calls per allocation sample. */
 const ALLOC_CALLS = 3_000;
 const DEADLINE_MS = 30_000;
-const CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client'];
+const CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client', 'bare-als'];
+/** The candidates of the heap and allocation scenarios. */
+const MEMORY_CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client'];
 
 const identity = (value) => value;
 const ECHO = {
@@ -71,7 +79,8 @@ const PAYLOAD = Buffer.alloc(32, 7);
  */
 async function candidate(name) {
   // Only a tickwheel worker loads the package: the bare one runs grpc-js alone, as its users do.
-  const tickwheel = name === 'bare' ? undefined : await import('@tickwheel/grpc');
+  const tickwheel = name.startsWith('bare') ? undefined : await import('@tickwheel/grpc');
+  if (name === 'bare-als') new AsyncLocalStorage().run(true, () => undefined);
   const serverInterceptors = name === 'tickwheel' ? [tickwheel.serverDeadlineInterceptor()] : [];
   const clientInterceptors = tickwheel ? [tickwheel.deadlineInterceptor({ timeoutMs: DEADLINE_MS })] : [];
   const callOptions = tickwheel ? () => ({}) : () => ({ deadline: Date.now() + DEADLINE_MS });
@@ -242,10 +251,8 @@ export async function run() {
 }
 
 async function measureAll(workers) {
-  const each = (kind, pick = (value) => value) =>
-    Object.fromEntries(
-      Object.entries(workers).map(([name, w]) => [name, async () => pick(await w.measure(kind), name)]),
-    );
+  const each = (kind, pick = (value) => value, names = CANDIDATES) =>
+    Object.fromEntries(names.map((name) => [name, async () => pick(await workers[name].measure(kind), name)]));
   const perCpuSecond = Object.fromEntries(CANDIDATES.map((name) => [name, []]));
   const throughput = await alternate(
     each('throughput', ({ wall, cpu }, name) => {
@@ -257,8 +264,8 @@ async function measureAll(workers) {
   const throughputCpu = Object.fromEntries(
     Object.entries(perCpuSecond).map(([name, s]) => [name, { median: median(s), samples: s }]),
   );
-  const heap = await alternate(each('heap'), REPEATS);
-  const allocated = await alternate(each('allocated'), REPEATS);
+  const heap = await alternate(each('heap', undefined, MEMORY_CANDIDATES), REPEATS);
+  const allocated = await alternate(each('allocated', undefined, MEMORY_CANDIDATES), REPEATS);
 
   const scenarios = [
     scenario({
@@ -302,6 +309,16 @@ async function measureAll(workers) {
       baseline: 'bare',
       results: throughputCpu,
       target: { ratio: 0.97 },
+    }),
+    scenario({
+      id: 'unary-throughput-cpu-als-floor',
+      title: `Unary calls per CPU-second, ${CONCURRENCY} in flight, bare grpc-js in a process that uses AsyncLocalStorage vs one that does not`,
+      unit: 'calls/CPU-s',
+      higherIsBetter: true,
+      subject: 'bare-als',
+      baseline: 'bare',
+      results: throughputCpu,
+      note: 'No interceptor: the cost of AsyncLocalStorage alone (process-wide async hooks on Node 20 and 22), which bounds what any ALS-based ambient deadline can reach.',
     }),
     scenario({
       id: 'heap-per-in-flight-call',

@@ -308,7 +308,7 @@ describe('serverDeadlineInterceptor', () => {
         {
           Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
             call.on('cancelled', () => seen.push({ ambient: currentDeadline() !== undefined }));
-            callback(null, { text: call.request.text });
+            callback(null, { text: call.request.text, remainingMs: 0 });
           },
         },
       );

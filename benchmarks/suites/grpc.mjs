@@ -3,8 +3,8 @@
  * call option (one `setTimeout` per call on the client, and one per call on the server for the
  * grpc-timeout header), over loopback, candidates alternating round by round:
  *
- * - `bare`: no interceptors; every call passes `{ deadline: Date.now() + 30 s }`;
- * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 30 s })` on the client and
+ * - `bare`: no interceptors; every call passes `{ deadline: Date.now() + 60 s }`;
+ * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 60 s })` on the client and
  *   `serverDeadlineInterceptor()` on the server (an ambient deadline per handler; the handler
  *   here never reads its signal, so no AbortController is made; first in the server's list, it
  *   replaces grpc-js's own server timer);
@@ -34,7 +34,7 @@
  *
  *   node --expose-gc suites/grpc.mjs          # or: npm run bench -- grpc
  *
- * BENCH_REPEATS overrides the number of alternating rounds (default 15).
+ * BENCH_REPEATS overrides the number of alternating rounds (default 11).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { fork } from 'node:child_process';
@@ -44,17 +44,18 @@ import * as grpc from '@grpc/grpc-js';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 15);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 11);
 /** Calls kept in flight by the throughput workers. */
 const CONCURRENCY = 32;
 /** How long one throughput sample runs, after SETTLE_MS of calls that are not counted. */
 const SAMPLE_MS = 1_000;
 const SETTLE_MS = 300;
 /** Calls held open (the server does not answer yet) for one heap sample; the sample holds twice as many. */
-const IN_FLIGHT = 2_000;
+const IN_FLIGHT = 1_000;
 /** Calls per allocation sample. */
-const ALLOC_CALLS = 3_000;
-const DEADLINE_MS = 30_000;
+const ALLOC_CALLS = 2_000;
+/** Long enough that no held call times out while a loaded machine sets up the next ones. */
+const DEADLINE_MS = 60_000;
 const CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client', 'bare-als'];
 /** The candidates of the heap and allocation scenarios. */
 const MEMORY_CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client'];
@@ -208,7 +209,7 @@ function worker(name) {
       pending = { resolve, reject };
       child.send(kind);
     });
-  return { ready: up.then(() => ask('ready')), measure: ask, close: () => child.kill() };
+  return { ready: () => up.then(() => ask('ready')), measure: ask, close: () => child.kill() };
 }
 
 /** Worker side: set up the candidate, then answer the parent's requests one at a time. */
@@ -243,7 +244,8 @@ async function serveWorker(name) {
 export async function run() {
   const workers = Object.fromEntries(CANDIDATES.map((name) => [name, worker(name)]));
   try {
-    await Promise.all(Object.values(workers).map((w) => w.ready));
+    // One at a time, like every measurement: warming up is a measurement's load too.
+    for (const w of Object.values(workers)) await w.ready();
     return await measureAll(workers);
   } finally {
     for (const w of Object.values(workers)) w.close();

@@ -4,3 +4,4 @@
  */
 export { optionKit, orDefault } from './options-kit.js';
 export type { OptionKit } from './options-kit.js';
+export { guardedPublisher, typedChannel } from './channel-kit.js';

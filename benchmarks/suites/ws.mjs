@@ -35,6 +35,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { heartbeat } from '@tickwheel/ws';
 import { WebSocket, WebSocketServer } from 'ws';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { gc, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -512,6 +513,8 @@ export async function run() {
   );
   for (const sc of scenarios) printScenario(sc);
   console.log(`  (ws suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).
+  scenarios.push(...(await channelInstructionScenarios('ws')));
   return { scenarios, connections };
 }
 

@@ -20,6 +20,8 @@
  *
  *   node lib/channel-overhead.mjs --node all            # every suite's rows, Node 20, 22, 24, 26
  *   node lib/channel-overhead.mjs --node 22 core game   # some suites under one runtime
+ *   node lib/channel-overhead.mjs --against <other checkout>/packages [kernel ...]
+ *                                     # this build vs another's, no subscriber (prints only)
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,6 +62,15 @@ const CANDIDATES = {
   'no-subscriber': CHANNEL_CANDIDATES.noSubscriber,
   'bridge-on': CHANNEL_CANDIDATES.bridgeOn,
 };
+/**
+ * What to count, when the machine is too busy for all of it (each count is two valgrind runs of
+ * ~10 s of CPU): BENCH_CHANNEL_KERNELS lists kernels (default all), BENCH_CHANNEL_BRIDGE=0 leaves
+ * out the bridge candidate (and its rows).
+ */
+const ONLY_KERNELS = (process.env.BENCH_CHANNEL_KERNELS ?? '').split(',').filter(Boolean);
+const COUNTED = Object.keys(CANDIDATES).filter(
+  (candidate) => candidate !== 'bridge-on' || process.env.BENCH_CHANNEL_BRIDGE !== '0',
+);
 
 /** Valgrind runs at once (each is single-threaded); BENCH_CHANNEL_JOBS overrides. */
 const JOBS = Math.max(1, Number(process.env.BENCH_CHANNEL_JOBS ?? 2));
@@ -105,8 +116,12 @@ const pct = (subject, baseline) => (subject / baseline - 1) * 100;
  * Empty (with a warning) when valgrind is not installed.
  */
 export async function channelInstructionScenarios(suite) {
-  const specs = CHANNEL_INSTRUCTION_SUITES[suite];
-  if (specs === undefined) throw new RangeError(`channel-overhead: no channel rows for suite ${JSON.stringify(suite)}`);
+  if (!(suite in CHANNEL_INSTRUCTION_SUITES))
+    throw new RangeError(`channel-overhead: no channel rows for suite ${JSON.stringify(suite)}`);
+  const specs = CHANNEL_INSTRUCTION_SUITES[suite].filter(
+    (spec) => ONLY_KERNELS.length === 0 || ONLY_KERNELS.includes(spec.kernel),
+  );
+  if (specs.length === 0) return [];
   if (!valgrindAvailable()) {
     console.warn(
       '  channel instructions: valgrind is not installed (Debian: apt-get install valgrind); no rows this run',
@@ -119,37 +134,37 @@ export async function channelInstructionScenarios(suite) {
   try {
     const jobs = [];
     for (const spec of specs)
-      for (const candidate of Object.keys(CANDIDATES))
+      for (const candidate of COUNTED)
         jobs.push(() => countAsync(spec.kernel, candidate, candidate === 'compiled-out' ? stripped : built));
     const counts = await fewAtATime(jobs);
     const out = [];
     specs.forEach((spec, i) => {
       const results = {};
-      Object.keys(CANDIDATES).forEach((candidate, j) => {
-        const count = counts[i * 3 + j];
+      COUNTED.forEach((candidate, j) => {
+        const count = counts[i * COUNTED.length + j];
         results[CANDIDATES[candidate]] = { median: count.perOp, samples: [count.perOp], counts: count };
       });
       const off = results[CANDIDATES['compiled-out']].median;
       const unused = results[CANDIDATES['no-subscriber']].median;
-      const bridged = results[CANDIDATES['bridge-on']].median;
+      const bridged = results[CANDIDATES['bridge-on']]?.median;
       const kernel = CHANNEL_KERNELS[spec.kernel];
       const how = `valgrind --tool=cachegrind, node --predictable --no-concurrent-recompilation; (instructions of a ${kernel.longOps.toLocaleString('en-US')}-op run - those of a ${kernel.shortOps.toLocaleString('en-US')}-op run) / ${(kernel.longOps - kernel.shortOps).toLocaleString('en-US')}, each after a ${kernel.warmOps.toLocaleString('en-US')}-op warm-up, on a ManualClock wheel (lib/channel-kernels.mjs \`${spec.kernel}\`). "${CHANNEL_CANDIDATES.compiledOut}" is the same build with every hasSubscribers read replaced by false (lib/channel-candidates.mjs). One count per candidate: it does not depend on the machine's load.`;
-      out.push(
-        {
-          ...scenario({
-            id: `channels-instructions-${spec.kernel}`,
-            title: `Diagnostics channels with no subscriber, instructions: ${spec.what}`,
-            unit: spec.unit,
-            higherIsBetter: false,
-            subject: CHANNEL_CANDIDATES.noSubscriber,
-            baseline: CHANNEL_CANDIDATES.compiledOut,
-            results,
-            target: { ratio: 0.99 },
-            note: `${how} Target: less than 1% more instructions than the compiled-out build (ratio >= 0.99).`,
-          }),
-          overheadPct: pct(unused, off),
-        },
-        {
+      out.push({
+        ...scenario({
+          id: `channels-instructions-${spec.kernel}`,
+          title: `Diagnostics channels with no subscriber, instructions: ${spec.what}`,
+          unit: spec.unit,
+          higherIsBetter: false,
+          subject: CHANNEL_CANDIDATES.noSubscriber,
+          baseline: CHANNEL_CANDIDATES.compiledOut,
+          results,
+          target: { ratio: 0.99 },
+          note: `${how} Target: less than 1% more instructions than the compiled-out build (ratio >= 0.99).`,
+        }),
+        overheadPct: pct(unused, off),
+      });
+      if (bridged !== undefined)
+        out.push({
           ...scenario({
             id: `channels-bridge-instructions-${spec.kernel}`,
             title: `OpenTelemetry bridge on, instructions: ${spec.what} (informational)`,
@@ -161,8 +176,7 @@ export async function channelInstructionScenarios(suite) {
             note: `The counts of channels-instructions-${spec.kernel}; instrumentTickwheel() recording every event into the SDK's MeterProvider (periodic reader, in-memory exporter).`,
           }),
           overheadPct: pct(bridged, unused),
-        },
-      );
+        });
     });
     for (const sc of out) printScenario(sc);
     return out;
@@ -211,6 +225,33 @@ function mergeLocked(suite, scenarios) {
   return file;
 }
 
+/**
+ * `no subscriber` of this build against the same kernels on another checkout's built packages
+ * (e.g. the commit before a change to the channels): instructions per op and the % difference.
+ * Prints only; nothing is written to the results.
+ */
+async function compareBuilds(otherPackages, kernels) {
+  const packages = ['fetch', 'grpc', 'ws'];
+  const mine = compiledOut(packages, false);
+  const other = compiledOut(packages, false, path.resolve(otherPackages));
+  try {
+    const chosen = kernels.length > 0 ? kernels : Object.keys(CHANNEL_KERNELS);
+    const jobs = chosen.flatMap((kernel) =>
+      [mine, other].map((copy) => () => countAsync(kernel, 'no-subscriber', copy)),
+    );
+    const counts = await fewAtATime(jobs);
+    chosen.forEach((kernel, i) => {
+      const [a, b] = [counts[2 * i].perOp, counts[2 * i + 1].perOp];
+      console.log(
+        `  ${kernel}: this build ${a.toFixed(1)} instructions/op, ${otherPackages} ${b.toFixed(1)}: ${pct(a, b) >= 0 ? '+' : ''}${pct(a, b).toFixed(3)}%`,
+      );
+    });
+  } finally {
+    mine.remove();
+    other.remove();
+  }
+}
+
 async function main(args) {
   if (args[0] === '--count') {
     const [, scenarioId, candidate, dir] = args;
@@ -220,6 +261,10 @@ async function main(args) {
       env,
     });
     process.stdout.write(JSON.stringify(count));
+    return;
+  }
+  if (args[0] === '--against') {
+    await compareBuilds(args[1], args.slice(2));
     return;
   }
   if (args[0] === '--merge') {

@@ -176,6 +176,37 @@ describe('instrumentTickwheel with the real SDK, against real servers', () => {
     expect(quiet.sum).toBeGreaterThanOrEqual(0.06);
   });
 
+  it(
+    'records an idle connection the heartbeat closed (closeOnIdle) on real ws, by idle kind',
+    { timeout: 15_000 },
+    async () => {
+      const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+      await new Promise<void>((resolve) => wss.once('listening', resolve));
+      // No pings: the server writes nothing, so its writer goes idle and the heartbeat closes it.
+      const beat = heartbeat(wss, { pingIntervalMs: 0, writerIdleMs: 80, closeOnIdle: true });
+      cleanups.push(async () => {
+        beat.stop();
+        for (const socket of wss.clients) socket.terminate();
+        await new Promise((resolve) => wss.close(resolve));
+      });
+      const idle = new Promise<number>((resolve) => beat.once('idle', ({ idleMs }) => resolve(idleMs)));
+      const client = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`);
+      cleanups.push(() => client.terminate());
+      const closed = new Promise<[number, string]>((resolve) =>
+        client.once('close', (code, reason) => resolve([code, reason.toString()])),
+      );
+      const idleMs = await idle;
+      expect(await closed).toEqual([1000, 'idle timeout']);
+
+      const attributes = { 'tickwheel.package': 'ws', 'tickwheel.phase': 'idle-writer', 'tickwheel.side': 'server' };
+      expect((await telemetry.point(METRICS.timeouts, attributes)).value).toBe(1);
+      const quiet = histogram(await telemetry.point(METRICS.timeoutElapsed, attributes));
+      expect(quiet.count).toBe(1);
+      expect(quiet.sum).toBeCloseTo(idleMs / 1000, 9);
+      expect(quiet.sum).toBeGreaterThanOrEqual(0.08);
+    },
+  );
+
   describe('Redis', () => {
     let redisServer: RedisServer;
     beforeAll(async () => {

@@ -1,6 +1,6 @@
 /**
- * The `tickwheel.timeout` span event: which timeouts end a span the user has, and how that span is found.
- * Depends on `@opentelemetry/api` only.
+ * The span event a timeout adds to the span that was active when its request started.
+ * Must not depend on: the adapters or the OpenTelemetry SDK (@opentelemetry/api only).
  *
  * A timeout gets an event only where the request it ended has a span we can name when it starts:
  *

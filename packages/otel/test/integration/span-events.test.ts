@@ -1,11 +1,10 @@
-import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
-import { heartbeat } from '@tickwheel/ws';
-import { WebSocket, WebSocketServer } from 'ws';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { instrumentTickwheel, TIMEOUT_EVENT, type TickwheelInstrumentation } from '../../src/index.js';
-import { Telemetry } from '../helpers/telemetry.js';
+import { WebSocket } from 'ws';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { TIMEOUT_EVENT } from '../../src/index.js';
+import { heartbeatServer, instrumentedSuite } from '../helpers/real-servers.js';
+import type { Telemetry } from '../helpers/telemetry.js';
 
 /**
  * Which spans a timeout's event lands on, with the real SDK (sdk-trace-base, the
@@ -13,22 +12,11 @@ import { Telemetry } from '../helpers/telemetry.js';
  * caller's span for a gRPC client deadline; none for what has no request span to end (a server
  * deadline, a heartbeat kill), even when an unrelated span is active where the server started.
  */
+const suite = instrumentedSuite();
+const { cleanups } = suite;
 let telemetry: Telemetry;
-let instrumentation: TickwheelInstrumentation;
-const cleanups: Array<() => unknown> = [];
-
 beforeAll(() => {
-  telemetry = new Telemetry();
-  instrumentation = instrumentTickwheel({ meterProvider: telemetry.meterProvider });
-});
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-afterAll(async () => {
-  instrumentation.disable();
-  await telemetry.shutdown();
+  telemetry = suite.telemetry;
 });
 
 const SERVICE = {
@@ -43,7 +31,7 @@ const SERVICE = {
   },
 };
 
-/** A real grpc-js server whose handler never answers, started inside `startup` when given. */
+/** A real grpc-js server on 127.0.0.1 whose handler never answers, shut down after the test. */
 async function mutedGrpcServer(interceptors: grpc.ServerInterceptor[]): Promise<number> {
   const server = new grpc.Server({ interceptors });
   server.addService(SERVICE, { wait: () => {} });
@@ -131,18 +119,12 @@ describe('span events with the real SDK, against real servers', () => {
   );
 
   it('adds a heartbeat kill to no span, even one active where the server started', { timeout: 15_000 }, async () => {
-    const { wss, beat, startup } = await telemetry.inSpan('ws-startup', async (span) => {
-      const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-      await new Promise<void>((resolve) => server.once('listening', resolve));
-      return { wss: server, beat: heartbeat(server, { pingIntervalMs: 40, pongTimeoutMs: 40 }), startup: span };
-    });
-    cleanups.push(async () => {
-      beat.stop();
-      for (const socket of wss.clients) socket.terminate();
-      await new Promise((resolve) => wss.close(resolve));
-    });
+    const { beat, url, startup } = await telemetry.inSpan('ws-startup', async (span) => ({
+      ...(await heartbeatServer(cleanups, { pingIntervalMs: 40, pongTimeoutMs: 40 })),
+      startup: span,
+    }));
     const dead = new Promise((resolve) => beat.once('dead', resolve));
-    const mute = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, { autoPong: false });
+    const mute = new WebSocket(url, { autoPong: false });
     cleanups.push(() => mute.terminate());
     await dead;
     startup.end();

@@ -62,3 +62,16 @@ export async function expectOneWsTimeout(telemetry: Telemetry, phase: string, qu
   expect(quiet.sum).toBeCloseTo(quietMs / 1000, 9);
   expect(quiet.sum).toBeGreaterThanOrEqual(minMs / 1000);
 }
+
+/** A gRPC service of one unary JSON method, `/demo.Slow/Wait`, for servers whose handler never answers. */
+export const SLOW_SERVICE = {
+  wait: {
+    path: '/demo.Slow/Wait',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+    requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
+    responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
+    responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
+  },
+};

@@ -10,7 +10,7 @@ import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../redis/test/helpers/redis-server.js';
 import { METRICS, TIMEOUT_EVENT } from '../../src/index.js';
-import { expectOneWsTimeout, heartbeatServer, instrumentedSuite } from '../helpers/real-servers.js';
+import { expectOneWsTimeout, heartbeatServer, instrumentedSuite, SLOW_SERVICE } from '../helpers/real-servers.js';
 import { histogram, type Telemetry } from '../helpers/telemetry.js';
 
 /**
@@ -79,17 +79,7 @@ describe('instrumentTickwheel with the real SDK, against real servers', () => {
   );
 
   it('records a gRPC call past its deadline on real grpc-js, on both sides', { timeout: 15_000 }, async () => {
-    const service = {
-      wait: {
-        path: '/demo.Slow/Wait',
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
-        requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
-        responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
-        responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
-      },
-    };
+    const service = SLOW_SERVICE;
     const server = new grpc.Server({ interceptors: [serverDeadlineInterceptor({ maxTimeoutMs: 100 })] });
     server.addService(service, { wait: () => {} }); // never answers: the server's cap ends it
     const port = await new Promise<number>((resolve, reject) =>

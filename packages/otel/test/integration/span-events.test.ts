@@ -3,7 +3,7 @@ import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc'
 import { WebSocket } from 'ws';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TIMEOUT_EVENT } from '../../src/index.js';
-import { heartbeatServer, instrumentedSuite } from '../helpers/real-servers.js';
+import { heartbeatServer, instrumentedSuite, SLOW_SERVICE } from '../helpers/real-servers.js';
 import type { Telemetry } from '../helpers/telemetry.js';
 
 /**
@@ -19,17 +19,7 @@ beforeAll(() => {
   telemetry = suite.telemetry;
 });
 
-const SERVICE = {
-  wait: {
-    path: '/demo.Slow/Wait',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
-    requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
-    responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
-    responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
-  },
-};
+const SERVICE = SLOW_SERVICE;
 
 /** A real grpc-js server on 127.0.0.1 whose handler never answers, shut down after the test. */
 async function mutedGrpcServer(interceptors: grpc.ServerInterceptor[]): Promise<number> {

@@ -298,11 +298,11 @@ export const CHANNEL_KERNELS = {
   'wake-1': { build: () => wakeKernel(1), warmOps: 10_000, shortOps: 10_000, longOps: 50_000 },
   'wake-100': { build: () => wakeKernel(100), warmOps: 500, shortOps: 500, longOps: 2_500 },
   'timer-set-expiry': { build: timerSetKernel, warmOps: 10_000, shortOps: 10_000, longOps: 50_000 },
-  'fetch-request': { build: fetchRequestKernel, warmOps: 5_000, shortOps: 5_000, longOps: 25_000 },
+  'fetch-request': { build: fetchRequestKernel, warmOps: 2_500, shortOps: 2_500, longOps: 12_500 },
   'fetch-timeout': { build: fetchTimeoutKernel, warmOps: 2_000, shortOps: 2_000, longOps: 10_000 },
-  'grpc-call': { build: grpcCallKernel, warmOps: 10_000, shortOps: 10_000, longOps: 50_000 },
+  'grpc-call': { build: grpcCallKernel, warmOps: 5_000, shortOps: 5_000, longOps: 25_000 },
   'grpc-deadline': { build: grpcDeadlineKernel, warmOps: 5_000, shortOps: 5_000, longOps: 25_000 },
-  'ws-period': { build: wsPeriodKernel, warmOps: 10_000, shortOps: 10_000, longOps: 50_000 },
+  'ws-period': { build: wsPeriodKernel, warmOps: 5_000, shortOps: 5_000, longOps: 25_000 },
   'ws-kill': { build: wsKillKernel, warmOps: 2_000, shortOps: 2_000, longOps: 10_000 },
 };
 

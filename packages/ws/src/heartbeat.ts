@@ -31,7 +31,7 @@
  * socket. Handles are unref'ed: an open socket keeps the process alive, a heartbeat never does.
  */
 import { EventEmitter } from 'node:events';
-import { describeValue } from '@tickwheel/core';
+import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
 import { Connection, IdleMarks } from './connection.js';

@@ -66,11 +66,15 @@ describe('heartbeat', () => {
     expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0 });
   });
 
-  it('keeps one wheel handle per connection', () => {
+  it('keeps one wheel handle per due time, shared by the connections due then', () => {
     const server = new FakeServer();
-    heartbeat(server as never, { pingIntervalMs: 100, readerIdleMs: 50, writerIdleMs: 70, wheel });
+    const beat = heartbeat(server as never, { pingIntervalMs: 100, readerIdleMs: 50, writerIdleMs: 70, wheel });
     for (let i = 0; i < 5; i++) server.connect(new FakeSocket());
-    expect(wheel.size).toBe(5);
+    expect(wheel.size).toBe(1);
+    clock.advance(1);
+    server.connect(new FakeSocket());
+    expect(wheel.size).toBe(2);
+    expect(beat.size).toBe(6);
   });
 
   describe('pings', () => {
@@ -152,7 +156,7 @@ describe('heartbeat', () => {
       expect([a.pings, b.pings]).toEqual([0, 0]);
       clock.advanceTo(110);
       expect([a.pings, b.pings]).toEqual([1, 1]);
-      expect(wheel.stats().fired - firedBefore).toBe(2);
+      expect(wheel.stats().fired - firedBefore).toBe(1);
     });
 
     it('never delays the pong deadline by the slack', () => {

@@ -27,6 +27,8 @@ const KILL_PENDING = 2;
  * sample must not overwrite that exact time with the time it was noticed.
  */
 const READ_SINCE_MARK = 4;
+/** The controller let go of it (closed, removed, dead, stopped); it is never filed again. */
+const DETACHED = 8;
 
 /** The first value of the time fields: not a number, so that they are tagged (see the constructor). */
 const TAGGED = null as unknown as number;
@@ -65,7 +67,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   lastPingAt: number;
   /** The transport's `bytesRead` when last sampled; -1 when the socket has no readable counter. */
   readMark: number;
-  /** AWAITING_PONG | KILL_PENDING | READ_SINCE_MARK. */
+  /** AWAITING_PONG | KILL_PENDING | READ_SINCE_MARK | DETACHED. */
   flags = 0;
   /**
    * Round trip of the last answered ping in whole microseconds, -1 before the first: a small
@@ -115,6 +117,16 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   }
   set readSinceMark(value: boolean) {
     this.flags = value ? this.flags | READ_SINCE_MARK : this.flags & ~READ_SINCE_MARK;
+  }
+
+  /** False once the controller let go of it. */
+  get watched(): boolean {
+    return (this.flags & DETACHED) === 0;
+  }
+
+  /** The controller lets go of it: checks still running for it stop. */
+  detach(): void {
+    this.flags |= DETACHED;
   }
 
   /** Last completed send (the attach time when writes are not tracked). */

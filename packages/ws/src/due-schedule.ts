@@ -42,11 +42,14 @@ export class DueSchedule<E extends DueEntry> {
 
   /**
    * @param wheel - where the groups' handles live (unref'ed: a schedule never keeps the process alive)
-   * @param run - called with each entry of a group that came due, after unlinking it
+   * @param run - called with each entry of a group that came due, after unlinking it, and the
+   *   clock reading of the pass (one per group)
+   * @param endPass - called once the group's entries ran (also when `run` threw)
    */
   constructor(
     private readonly wheel: TimingWheel,
-    private readonly run: (entry: E) => void,
+    private readonly run: (entry: E, now: number) => void,
+    private readonly endPass: () => void = () => undefined,
   ) {}
 
   /** Handles on the wheel (one per due time with entries). */
@@ -54,9 +57,15 @@ export class DueSchedule<E extends DueEntry> {
     return this.groups.size;
   }
 
-  /** Files `entry` (unfiling it first if filed) to run at `dueAt`, a time on the wheel's clock. */
+  /**
+   * Files `entry` (unfiling it first if filed) to run at `dueAt`, a time on the wheel's clock,
+   * rounded up to the whole ms (never early), so that times within one ms share a group.
+   * Infinity (nothing ever due) leaves it unfiled.
+   */
   file(entry: E, dueAt: number): void {
     if (entry.prev !== undefined) this.unfile(entry);
+    if (dueAt === Infinity) return;
+    dueAt = Math.ceil(dueAt);
     let group = this.last;
     if (group === undefined || group.dueAt !== dueAt || !group.open) {
       group = this.groups.get(dueAt);
@@ -117,13 +126,15 @@ export class DueSchedule<E extends DueEntry> {
 
   private fire(group: DueGroup): void {
     this.close(group, false);
+    const now = this.wheel.clock.now();
     try {
       for (let e = group.next; e !== group; e = group.next) {
         const entry = e as E;
         this.unlink(entry);
-        this.run(entry);
+        this.run(entry, now);
       }
     } finally {
+      this.endPass();
       // The runner threw: the entries it did not reach run on the next pass, not never.
       if (group.next !== group) {
         const now = this.wheel.clock.now();

@@ -37,24 +37,13 @@
 import { EventEmitter } from 'node:events';
 import { describeValue, freshNow } from '@tickwheel/core';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
-import { publishTerminate } from './channels.js';
 import { Connection, WriteAndIdle } from './connection.js';
 import { DueSchedule } from './due-schedule.js';
-import { dueIdle } from './idle.js';
+import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { SendTracker } from './send-tracker.js';
 import { isServer, isSocket, SocketIntake } from './socket-intake.js';
 import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, LivenessState } from './types.js';
-
-/** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
-const OPEN = 1;
-const CLOSED = 3;
-
-/** A pong deadline checked this much past due was checked late, by our own loop's delay. */
-const LATE_CHECK_MS = 2;
-
-/** How often a record found on a closing socket looks again, until the socket is closed. */
-const CLOSING_RECHECK_MS = 1_000;
 
 /**
  * The controller running on each server or socket. A second `heartbeat()` on the same target is
@@ -101,11 +90,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   private readonly schedule: DueSchedule<Connection<S>>;
   private readonly intake: SocketIntake<S>;
   private readonly target: object;
-  private readonly side: 'server' | 'client';
+  private readonly liveness: LivenessCheck<S>;
   private stopped = false;
-  private readonly counters = { pingsSent: 0, dead: 0, idle: 0 };
-  /** Records whose pong deadline was checked late, to check again after the next I/O poll. */
-  private afterPoll: Array<Connection<S>> = [];
   // Listeners shared by every socket of this controller (ws calls them with the socket as `this`),
   // so attaching allocates no closures per connection for them.
   private readonly onRead: (this: WebSocket) => void;
@@ -126,12 +112,16 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       );
     }
     this.target = target;
-    this.side = isServer(target) ? 'server' : 'client';
     const o = this.options;
     const clock = o.wheel.clock;
     const connections = this.connections;
-    const schedule = new DueSchedule<Connection<S>>(o.wheel, (c) => this.check(c));
+    const schedule = new DueSchedule<Connection<S>>(
+      o.wheel,
+      (c, now) => this.liveness.run(c, now),
+      () => this.liveness.endPass(),
+    );
     this.schedule = schedule;
+    this.liveness = new LivenessCheck<S>(o, schedule, this.checkHost(), isServer(target) ? 'server' : 'client');
     // Fresh readings: a read is a job of its own, and `clock.now()` would queue a microtask to
     // end its cached reading, for every frame.
     this.onRead = function (this: WebSocket): void {
@@ -202,7 +192,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
 
   /** Counters of this controller's life. */
   stats(): HeartbeatStats {
-    return { connections: this.connections.size, ...this.counters };
+    return { connections: this.connections.size, ...this.liveness.counters };
   }
 
   /**
@@ -221,6 +211,13 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   /** Same as {@link HeartbeatController.stop}, for `using beat = heartbeat(wss)`. */
   [Symbol.dispose](): void {
     this.stop();
+  }
+
+  private checkHost(): CheckHost<S> {
+    return {
+      detach: (c) => this.detach(c),
+      events: this,
+    };
   }
 
   private attach(socket: S): void {
@@ -251,6 +248,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
 
   private detach(c: Connection<S>): void {
     const socket = c.socket;
+    c.detach();
     this.connections.delete(socket);
     this.schedule.unfile(c);
     c.extra?.sendTracker?.restore();
@@ -259,108 +257,14 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     socket.removeListener('pong', this.onPong);
     socket.removeListener('close', this.onClose);
   }
-
-  /** A record came due (or is checked after a poll): compare it with the clock, act, file it again. */
-  private check(c: Connection<S>): void {
-    const socket = c.socket;
-    const o = this.options;
-    const readyState = socket.readyState;
-    const now = o.wheel.clock.now();
-    if (readyState !== OPEN) {
-      // Closing: its 'close' event detaches it, unless someone removed our listener; then this does.
-      if (readyState === CLOSED) this.detach(c);
-      else this.schedule.file(c, now + CLOSING_RECHECK_MS);
-      return;
-    }
-    c.noticeReads(now);
-
-    if (c.awaitingPong) {
-      const deadline = c.lastPingAt + o.pongTimeoutMs;
-      if (!c.unanswered) c.awaitingPong = false;
-      else if (now >= deadline) {
-        // Checked late (our own loop was busy): the answer may be waiting in the kernel. Let one
-        // I/O poll read it first; on time, nothing is waiting that a poll would read.
-        if (now > deadline + LATE_CHECK_MS && !c.killPending) return this.killAfterPoll(c);
-        return this.kill(c);
-      }
-    }
-
-    const due = c.extra === undefined ? undefined : dueIdle(c.extra, c.lastReadAt, now, o);
-    const closing = due !== undefined && o.closeOnIdle;
-
-    if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
-      c.awaitingPong = true;
-      // A reading of its own: the pong deadline runs from this ping, not from the start of the pass.
-      c.lastPingAt = freshNow(o.wheel.clock);
-      c.pingsSent++;
-      this.counters.pingsSent++;
-      socket.ping();
-    }
-
-    // Filed again before any listener runs, so a throwing listener cannot leave it unwatched.
-    if (closing) this.schedule.unfile(c);
-    else this.schedule.file(c, c.dueAt(o));
-    if (due === undefined) return;
-    if (closing) {
-      const idle = due[0];
-      publishTerminate(`idle-${idle.kind}`, idle.idleMs, o[`${idle.kind}IdleMs`], socket, this.side);
-    }
-    for (const idle of due) {
-      if (this.connections.get(socket) !== c) return; // a listener removed it or stopped us
-      this.counters.idle++;
-      this.emit('idle', { reason: 'idle', ...idle, socket, closing, state: c.snapshot() });
-    }
-    if (closing && socket.readyState === OPEN) socket.close(o.idleCloseCode, o.idleCloseReason);
-  }
-
-  /**
-   * Checks `c` again right after the next I/O poll (`setImmediate` runs after the poll phase).
-   * One immediate for every record a late pass found, and the record stays unfiled meanwhile.
-   */
-  private killAfterPoll(c: Connection<S>): void {
-    c.killPending = true;
-    this.afterPoll.push(c);
-    if (this.afterPoll.length === 1) setImmediate(() => this.checkAfterPoll());
-  }
-
-  private checkAfterPoll(): void {
-    const list = this.afterPoll;
-    this.afterPoll = [];
-    let i = 0;
-    try {
-      for (; i < list.length; i++) {
-        const c = list[i];
-        // Still pending while it runs: a check that finds it unanswered now terminates it.
-        if (this.connections.get(c.socket) === c) this.check(c);
-        c.killPending = false;
-      }
-    } finally {
-      // A 'dead' listener threw: the others are checked after the next poll, not never.
-      for (i++; i < list.length; i++) this.killAfterPoll(list[i]);
-    }
-  }
-
-  /** No answer in time: best-effort close frame, destroy the socket, report. */
-  private kill(c: Connection<S>): void {
-    const socket = c.socket;
-    const state = c.snapshot();
-    const waitedMs = freshNow(this.options.wheel.clock) - c.lastPingAt;
-    this.detach(c);
-    this.counters.dead++;
-    // The peer may only be stalled (a paused reader): the close frame tells it why, if it ever reads again.
-    socket.close(this.options.closeCode, this.options.closeReason);
-    socket.terminate();
-    publishTerminate('pong-timeout', waitedMs, this.options.pongTimeoutMs, socket, this.side);
-    this.emit('dead', { reason: 'dead', socket, state, waitedMs });
-  }
 }
 
 /**
  * Starts a heartbeat on a ws `WebSocketServer` (every connection it accepts, now and later) or
  * on one `WebSocket` (a client watching its server). Quiet connections are pinged after
  * `pingIntervalMs`; one that answers nothing within `pongTimeoutMs` is terminated and reported
- * with `'dead'`. Optional Netty-style reader/writer/all idle events. One wheel handle per
- * connection, on the shared wheel unless `wheel` is given.
+ * with `'dead'`. Optional Netty-style reader/writer/all idle events. One wheel handle per due
+ * time, shared by the connections due then, on the shared wheel unless `wheel` is given.
  *
  * @param target - the server, or one socket
  * @param options - see {@link HeartbeatOptions}; defaults in the README

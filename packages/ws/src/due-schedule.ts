@@ -97,7 +97,7 @@ export class DueSchedule<E extends DueEntry> {
     for (const group of this.groups.values()) {
       group.open = false;
       group.handle?.cancel();
-      for (let e = group.next; e !== group; ) {
+      for (let e = group.next; e !== group;) {
         const entry = e as E;
         e = entry.next!;
         entry.prev = undefined;

@@ -337,5 +337,4 @@ describe('LivenessCheck', () => {
       expect(beat.state(socket.ws)).toBeDefined();
     });
   });
-
 });

@@ -5,9 +5,8 @@ import { FakeServer, FakeSocket } from './helpers/fake-socket.js';
 
 function intakeOf(target: FakeServer | FakeSocket) {
   const attached: WebSocket[] = [];
-  const intake = new SocketIntake<WebSocket>(
-    (target instanceof FakeSocket ? target.ws : target) as never,
-    (s) => attached.push(s),
+  const intake = new SocketIntake<WebSocket>((target instanceof FakeSocket ? target.ws : target) as never, (s) =>
+    attached.push(s),
   );
   return { intake, attached };
 }

@@ -21,4 +21,3 @@ export function watchOne(wheel: TimingWheel, options: HeartbeatOptions = {}) {
   beat.on('idle', (e) => idle.push(e));
   return { server, beat, socket, dead, idle };
 }
-

@@ -1,6 +1,6 @@
 /**
  * The per-connection record of a heartbeat: last read and write, pings, pong deadline and idle marks.
- * Depends on ws's types and core only; never on another adapter.
+ * Must not depend on: another adapter, or the wheel (ws's types only; the schedule files it).
  */
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';

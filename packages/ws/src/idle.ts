@@ -1,6 +1,6 @@
 /**
  * Netty-style idle detection: which of reader, writer and all idleness a connection's check finds due.
- * Depends on nothing but this package's types; knows nothing of sockets or timers.
+ * Must not depend on: sockets, timers or the clock (this package's types only).
  */
 import type { WriteAndIdle } from './connection.js';
 import type { ResolvedOptions } from './options.js';

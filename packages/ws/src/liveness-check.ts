@@ -1,6 +1,6 @@
 /**
  * LivenessCheck: what happens when a connection's record comes due: ping it, terminate it, or report it idle.
- * Depends on core and this package's records; the controller owns the sockets' listeners and the map.
+ * Must not depend on: another adapter, or the sockets' listeners and the record map (the controller owns those).
  *
  * A record is compared with the clock when its due time comes (see `due-schedule.ts`): reads it
  * missed are noticed from the byte counter, an outstanding ping is answered by anything read

@@ -120,7 +120,8 @@ export class LivenessCheck<S extends WebSocket> {
     this.pinged = [];
     const sentAt = freshNow(this.o.wheel.clock);
     const deadline = sentAt + this.o.pongTimeoutMs;
-    for (const c of pinged) {
+    for (let i = 0; i < pinged.length; i++) {
+      const c = pinged[i];
       if (!c.watched || c.prev !== undefined) continue;
       c.lastPingAt = sentAt;
       this.schedule.file(c, deadline);

@@ -130,10 +130,14 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.onRead = function (this: WebSocket): void {
       connections.get(this as S)?.read(freshNow(clock));
     };
+    const liveness = this.liveness;
     this.onPong = function (this: WebSocket): void {
       const c = connections.get(this as S);
+      if (c === undefined) return;
+      const now = freshNow(clock);
+      liveness.lastPongReadAt = now;
       // An answer files the record under its next ping at once: nothing runs at the deadline.
-      if (c !== undefined && c.pong(freshNow(clock)) && !c.killPending) schedule.file(c, c.dueAt(o));
+      if (c.pong(now) && !c.killPending) schedule.file(c, c.dueAt(o));
     };
     // ws calls this listener with the socket as `this`, so the controller needs another name.
     // eslint-disable-next-line @typescript-eslint/no-this-alias

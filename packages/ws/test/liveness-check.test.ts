@@ -160,8 +160,12 @@ describe('LivenessCheck', () => {
       expect(socket.terminated).toBe(false);
     });
 
-    /** A heartbeat on a clock that reads `lagMs` late, as a wheel woken late by a busy loop does. */
-    function watchLate() {
+    /**
+     * A heartbeat on a clock that reads `lagMs` late, as a wheel woken late by a busy loop does.
+     * `beforeCheck` runs once the deadline (130) has passed by the lagging readings, before the
+     * wheel checks it.
+     */
+    function watchLate(beforeCheck: (server: FakeServer) => void = () => {}) {
       const lagging = new (class extends ManualClock {
         lagMs = 0;
         override now(): number {
@@ -182,6 +186,8 @@ describe('LivenessCheck', () => {
       beat.on('dead', (e) => dead.push(e));
       lagging.advanceTo(100);
       lagging.lagMs = 10;
+      lagging.advanceTo(125); // reads 135
+      beforeCheck(server);
       lagging.advanceTo(130); // the pong deadline is checked at 140
       return { beat, socket, dead, close: () => lateWheel.close() };
     }
@@ -203,6 +209,17 @@ describe('LivenessCheck', () => {
       expect(socket.terminated).toBe(false);
       expect(dead).toEqual([]);
       expect(beat.state(socket.ws)!.awaitingPong).toBe(false);
+      close();
+    });
+
+    it('terminates at once when a poll already ran after the deadline (another pong was read since)', () => {
+      const { socket, dead, close } = watchLate((server) => {
+        const other = new FakeSocket();
+        server.connect(other);
+        other.emit('pong', Buffer.alloc(0)); // read at 135, after the deadline
+      });
+      expect(socket.terminated).toBe(true);
+      expect(dead[0].waitedMs).toBe(40);
       close();
     });
 

@@ -1,22 +1,14 @@
-import { ManualClock, TimingWheel } from '@tickwheel/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ManualClock, TimingWheel } from '@tickwheel/core';
+import { describe, expect, it } from 'vitest';
 import { heartbeat } from '../src/heartbeat.js';
 import type { HeartbeatOptions } from '../src/types.js';
 import { FakeServer, FakeSocket } from './helpers/fake-socket.js';
-import { watchOne as watchOneOn } from './helpers/watch-one.js';
+import { useManualWheel, watchOne as watchOneOn } from './helpers/watch-one.js';
 
 let clock: ManualClock;
 let wheel: TimingWheel;
+useManualWheel((c, w) => ([clock, wheel] = [c, w]));
 const watchOne = (options: HeartbeatOptions = {}) => watchOneOn(wheel, options);
-
-beforeEach(() => {
-  clock = new ManualClock(0);
-  wheel = new TimingWheel({ clock });
-});
-
-afterEach(() => {
-  wheel.close();
-});
 
 describe('heartbeat', () => {
   it('throws a TypeError for a target that is neither a ws server nor a socket', () => {

@@ -1,4 +1,5 @@
-import type { TimingWheel } from '@tickwheel/core';
+import { ManualClock, TimingWheel } from '@tickwheel/core';
+import { afterEach, beforeEach } from 'vitest';
 import { heartbeat } from '../../src/heartbeat.js';
 import type { DeadPeerEvent, HeartbeatOptions, IdleEvent } from '../../src/types.js';
 import { FakeServer, FakeSocket } from './fake-socket.js';
@@ -20,4 +21,15 @@ export function watchOne(wheel: TimingWheel, options: HeartbeatOptions = {}) {
   beat.on('dead', (e) => dead.push(e));
   beat.on('idle', (e) => idle.push(e));
   return { server, beat, socket, dead, idle };
+}
+
+/** A fresh manual clock and wheel for each test (handed to `use`), the wheel closed after it. */
+export function useManualWheel(use: (clock: ManualClock, wheel: TimingWheel) => void): void {
+  let wheel: TimingWheel | undefined;
+  beforeEach(() => {
+    const clock = new ManualClock(0);
+    wheel = new TimingWheel({ clock });
+    use(clock, wheel);
+  });
+  afterEach(() => wheel?.close());
 }

@@ -38,7 +38,8 @@
  * socket keeps the process alive, a heartbeat never does.
  */
 import { EventEmitter } from 'node:events';
-import { describeValue, freshNow } from '@tickwheel/core';
+import { freshNow } from '@tickwheel/core';
+import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { Connection, WriteAndIdle } from './connection.js';
 import { DueSchedule } from './due-schedule.js';

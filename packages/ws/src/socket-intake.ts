@@ -9,7 +9,7 @@
  * `wss.clients`. A socket handed over while still CONNECTING is attached on its `'open'` and
  * forgotten on its `'close'`.
  */
-import { describeValue } from '@tickwheel/core';
+import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */

@@ -127,23 +127,21 @@ export class DueSchedule<E extends DueEntry> {
   private fire(group: DueGroup): void {
     this.close(group, false);
     const now = this.wheel.clock.now();
-    try {
-      for (let e = group.next; e !== group; e = group.next) {
-        const entry = e as E;
-        this.unlink(entry);
+    // A throwing runner (a user's 'dead' or 'idle' listener) must not cost the entries after it
+    // their turn, nor the wheel a round per entry: every entry runs, the errors are thrown after.
+    let errors: unknown[] | undefined;
+    for (let e = group.next; e !== group; e = group.next) {
+      const entry = e as E;
+      this.unlink(entry);
+      try {
         this.run(entry, now);
+      } catch (error) {
+        (errors ??= []).push(error);
       }
-    } finally {
-      this.endPass();
-      // The runner threw: the entries it did not reach run on the next pass, not never.
-      if (group.next !== group) {
-        const now = this.wheel.clock.now();
-        for (let e = group.next; e !== group; e = group.next) {
-          const entry = e as E;
-          this.unlink(entry);
-          this.file(entry, now);
-        }
-      }
+    }
+    this.endPass();
+    if (errors !== undefined) {
+      throw errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} heartbeat listeners threw`);
     }
   }
 

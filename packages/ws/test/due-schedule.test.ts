@@ -109,7 +109,7 @@ describe('DueSchedule', () => {
     });
   });
 
-  it('runs the entries a throwing runner did not reach in a later round, not never', () => {
+  it('runs every entry of a group even when the runner throws, then throws what it threw', () => {
     const [a, b, c] = [new Entry('a'), new Entry('b'), new Entry('c')];
     let thrown = false;
     const s = new DueSchedule<Entry>(wheel, (e) => {
@@ -125,6 +125,26 @@ describe('DueSchedule', () => {
     expect(() => clock.advanceTo(10)).toThrow('runner bug');
     clock.advanceTo(11);
     expect(ran).toEqual(['a@10', 'b@10', 'c@10']);
+    expect(wheel.size).toBe(0);
+  });
+
+  it('runs 1,500 entries whose runner always throws in one round (no loop limit), one AggregateError', () => {
+    const entries = Array.from({ length: 1_500 }, (_, i) => new Entry(`e${i}`));
+    const s = new DueSchedule<Entry>(wheel, (e) => {
+      ran.push(e.name);
+      throw new Error(`listener bug ${e.name}`);
+    });
+    for (const e of entries) s.file(e, 10);
+    let caught: unknown;
+    try {
+      clock.advanceTo(10);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(AggregateError);
+    expect((caught as AggregateError).errors).toHaveLength(1_500);
+    expect((caught as AggregateError).message).toBe('1500 heartbeat listeners threw');
+    expect(ran).toHaveLength(1_500);
     expect(wheel.size).toBe(0);
   });
 

@@ -41,6 +41,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -366,6 +367,8 @@ async function measureAll(workers) {
       note: "Includes the copy of the call's Metadata that carries grpc-timeout (the caller may reuse its own) and grpc-js's interceptor chain; saves grpc-js's own deadline setTimeout.",
     }),
   ];
+  // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).
+  scenarios.push(...(await channelInstructionScenarios('grpc')));
   return { scenarios };
 }
 

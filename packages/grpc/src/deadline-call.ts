@@ -149,7 +149,9 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
       this.path,
       deadline ? this.limit : 'stream-idle',
       deadline ? this.budgetMs : this.idleMs,
-      now - this.startedAt,
+      // The budget counts from the interceptor's reading, which grpc-js may take well before
+      // start(): elapsed counts from there too, so it is never less than the budget it exceeded.
+      deadline ? now - (this.expiresAt - this.budgetMs) : now - this.startedAt,
       this.context,
     );
     this.next.cancelWithStatus(Status.DEADLINE_EXCEEDED, details);

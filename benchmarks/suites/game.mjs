@@ -25,6 +25,7 @@
  * candidates are in lib/game-world.mjs, the key scenarios in lib/game-keys.mjs.
  */
 import { pathToFileURL } from 'node:url';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { keyChurn, BLOCK_PAIRS } from '../lib/game-keys.mjs';
 import {
   BUFFS,
@@ -169,6 +170,8 @@ export async function run() {
   scenarios.push(pauseSc);
 
   console.log(`  (game suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).
+  scenarios.push(...(await channelInstructionScenarios('game')));
   return { scenarios, extra: { expiriesPerTick: expiries } };
 }
 

@@ -6,3 +6,4 @@ export { optionKit, orDefault, describeValue, requireFunction } from './options-
 export { copyJson } from './json-value.js';
 export type { JsonRefusal } from './json-value.js';
 export type { OptionKit } from './options-kit.js';
+export { guardedPublisher, typedChannel } from './channel-kit.js';

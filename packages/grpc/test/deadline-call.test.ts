@@ -10,6 +10,8 @@ import {
   TICKWHEEL_TIMEOUT_HEADER,
 } from '../src/grpc-timeout.js';
 import type { DeadlineLimit } from '../src/types.js';
+import { GRPC_DEADLINE_CHANNEL, type GrpcDeadlineMessage } from '../src/channels.js';
+import { channelListener } from '../../../tests/helpers/channel-listener.js';
 
 const PATH = '/shop.Cart/Checkout';
 
@@ -79,6 +81,7 @@ function makeCall({ expiresAt = 1_000, budgetMs = expiresAt, idleMs = Infinity, 
 }
 
 describe('deadline-call', () => {
+  const listen = channelListener();
   describe('#start', () => {
     it('sends the time left as grpc-timeout on a copy, leaving the caller’s Metadata as it was', () => {
       const { next, call, app, clock } = makeCall({ expiresAt: 1_250 });
@@ -139,6 +142,15 @@ describe('deadline-call', () => {
       clock.advance(2_000);
       expect(next.sent).toEqual([]);
       expect(app.events).toEqual([['status', status.OK]]);
+    });
+
+    it('publishes an elapsed time counted from when the budget was taken, not from start()', () => {
+      const deadlines = listen(GRPC_DEADLINE_CHANNEL) as GrpcDeadlineMessage[];
+      const { call, app, clock } = makeCall({ expiresAt: 100, budgetMs: 100 });
+      clock.advance(15); // grpc-js starts the call after the interceptor ran (channel resolution)
+      call.start(new Metadata(), app.listener);
+      clock.advance(85);
+      expect(deadlines.map(({ budgetMs, elapsedMs }) => [budgetMs, elapsedMs])).toEqual([[100, 100]]);
     });
   });
 

@@ -351,6 +351,15 @@ describe('instrumentTickwheel', () => {
       expect(second.events).toEqual([]);
     });
 
+    it("adds nothing for a server-side deadline: its context is its connection's, not a span of the call", async () => {
+      enable();
+      const arrival = telemetry.inSpan('server startup', () => captureContext({ hasSubscribers: true }));
+      publish(GRPC_DEADLINE_CHANNEL, grpcDeadline({ side: 'server', limit: 'max', context: arrival }));
+      trace.getSpan(arrival as Context)!.end();
+      expect(telemetry.finishedSpans()[0].events).toEqual([]);
+      expect((await telemetry.point(METRICS.timeouts, { 'tickwheel.side': 'server' })).value).toBe(1);
+    });
+
     it('adds nothing for a request that started before the instrumentation (no context)', async () => {
       enable();
       publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout());

@@ -46,7 +46,7 @@ export abstract class RequestLimits {
   /** The ambient deadline's remaining ms when it sets budgetAt; undefined when the retry budget does. */
   private readonly deadlineLeft: number | undefined;
   /** The fresh clock reading the request started at, reused by its first attempt (one read fewer). */
-  private startedAt: number | undefined;
+  private readonly startedAt: number;
   /** When the current attempt must be done: the earlier of its totalMs and budgetAt. */
   protected totalAt = Infinity;
   private totalIsBudget = false;
@@ -90,8 +90,7 @@ export abstract class RequestLimits {
    * @throws a TimeoutError when the budget is already spent
    */
   protected startAttempt(): void {
-    const now = this.startedAt ?? this.wheel.clock.now();
-    this.startedAt = undefined;
+    const now = this.attempt < 0 ? this.startedAt : this.wheel.clock.now();
     if (now >= this.budgetAt) throw this.budgetError();
     this.phase = HEADERS;
     this.attempt++;

@@ -93,6 +93,77 @@ describe('RequestTimer', () => {
       expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
     });
 
+    it('follows the body at the tap: idle while fetch wants data, paused with fetch, done when it has arrived', () => {
+      const handlers: Array<Record<string, (...args: unknown[]) => unknown>> = [];
+      const dispatcher = { dispatch: (_options: unknown, handler: object) => (handlers.push(handler as never), true) };
+      const options = resolveOptions({ bodyIdleMs: 20, totalMs: 1_000, wheel }, undefined, '');
+      const timer = new RequestTimer(options, TARGET, 'GET', undefined, undefined, dispatcher);
+      const signal = timer.beginAttempt();
+      let more = true;
+      let resume!: () => void;
+      timer.tap!.dispatch(
+        {},
+        {
+          onHeaders: (_status: number, _headers: unknown, fetchResume: () => void) => ((resume = fetchResume), true),
+          onData: () => more,
+          onComplete: () => {},
+        },
+      );
+      const wire = handlers[0];
+      wire.onHeaders(200, [], () => {}, 'OK');
+      const { response } = streamed();
+      expect(timer.responseArrived(response)).toBe(response);
+      clock.advance(15);
+      wire.onData(new Uint8Array(1)); // a chunk: the idle limit starts again
+      clock.advance(15);
+      more = false;
+      wire.onData(new Uint8Array(1)); // fetch's buffer is full: it pauses, and so does the idle limit
+      clock.advance(100);
+      expect(signal.aborted).toBe(false);
+      resume(); // the caller read: fetch asks for more, the idle limit runs again
+      clock.advance(15);
+      wire.onData(new Uint8Array(1));
+      wire.onComplete([]); // arrived, unread: the request is complete
+      expect(wheel.size).toBe(0);
+      expect(signal.aborted).toBe(false);
+    });
+
+    it('runs bodyIdleMs again when fetch resumes a paused connection', () => {
+      const handlers: Array<Record<string, (...args: unknown[]) => unknown>> = [];
+      const dispatcher = { dispatch: (_options: unknown, handler: object) => (handlers.push(handler as never), true) };
+      const options = resolveOptions({ bodyIdleMs: 20, totalMs: 1_000, wheel }, undefined, '');
+      const timer = new RequestTimer(options, TARGET, 'GET', undefined, undefined, dispatcher);
+      const signal = timer.beginAttempt();
+      let resume!: () => void;
+      timer.tap!.dispatch(
+        {},
+        { onHeaders: (_s: number, _h: unknown, r: () => void) => ((resume = r), true), onData: () => false },
+      );
+      handlers[0].onHeaders(200, [], () => {}, 'OK');
+      handlers[0].onData(new Uint8Array(1)); // paused at once
+      timer.responseArrived(streamed().response);
+      clock.advance(500);
+      expect(signal.aborted).toBe(false);
+      resume();
+      clock.advance(20);
+      expect(signal.reason).toMatchObject({ name: 'TimeoutError', phase: 'body', timeoutMs: 20 });
+    });
+
+    it('fires bodyIdleMs when fetch wants data and none arrives, whether or not the caller reads', () => {
+      const handlers: Array<Record<string, (...args: unknown[]) => unknown>> = [];
+      const dispatcher = { dispatch: (_options: unknown, handler: object) => (handlers.push(handler as never), true) };
+      const options = resolveOptions({ bodyIdleMs: 20, totalMs: 1_000, wheel }, undefined, '');
+      const timer = new RequestTimer(options, TARGET, 'GET', undefined, undefined, dispatcher);
+      const signal = timer.beginAttempt();
+      timer.tap!.dispatch({}, { onHeaders: () => true, onData: () => true });
+      handlers[0].onHeaders(200, [], () => {}, 'OK');
+      timer.responseArrived(streamed().response);
+      handlers[0].onData(new Uint8Array(1));
+      clock.advance(20);
+      expect(signal.reason).toMatchObject({ name: 'TimeoutError', phase: 'body', timeoutMs: 20 });
+      expect(wheel.size).toBe(0);
+    });
+
     it('throws the timeout that fired before the response was handled', () => {
       const timer = timerFor({ headersMs: 30, wheel });
       timer.beginAttempt();

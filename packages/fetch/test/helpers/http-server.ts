@@ -9,6 +9,7 @@ import type { AddressInfo, Socket } from 'node:net';
  * - `/slow-headers?ms=N`: the headers after N ms, then "late"
  * - `/trickle?every=E&chunks=K&end=0|1`: a chunk "c" every E ms, K of them, then the end or a stall
  * - `/flaky?ms=N`: the first request of each `key` query waits N ms for its headers, later ones answer at once
+ * - `/flood?kib=N&end=0|1`: N KiB of "f" written at once (queued by the server as the client takes them), then the end or a stall
  */
 export class TestServer {
   readonly server: http.Server;
@@ -93,6 +94,14 @@ export class TestServer {
           this.later(every, tick);
         };
         this.later(every, tick);
+        return;
+      }
+      case '/flood': {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const chunk = Buffer.alloc(64 * 1024, 'f');
+        for (let kib = num('kib', 1_024); kib > 0; kib -= 64)
+          res.write(kib >= 64 ? chunk : chunk.subarray(0, kib * 1024));
+        if (url.searchParams.get('end') === '1') res.end();
         return;
       }
       default:

@@ -1,3 +1,7 @@
+/**
+ * TimerHandle: one timer entry of the wheel, its lifecycle states, cancel and refresh.
+ * Must not depend on: node:timers, the wheel's passes or levels, or any adapter package.
+ */
 import type { Link } from './bucket.js';
 import { freshNow } from './clock.js';
 import type { TimingWheel } from './timing-wheel.js';

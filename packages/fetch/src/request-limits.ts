@@ -1,6 +1,6 @@
 /**
  * The limits of one request on ONE wheel handle: its phases, when each limit is due, and which one fired.
- * Must not depend on another adapter, on fetch, or on how the body is watched (request-timer.ts does that).
+ * Must not depend on: another adapter, fetch, or how the body is watched (request-timer.ts does that).
  */
 import { freshNow, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import type { ResolvedOptions } from './options.js';

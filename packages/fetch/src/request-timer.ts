@@ -1,6 +1,6 @@
 /**
  * The per-request state across attempts: fetch's signal, the caller's and the deadline's aborts, how the body is watched.
- * Must not depend on another adapter; reads options only as resolved by options.ts, limits through request-limits.ts.
+ * Must not depend on: another adapter or unresolved options (it reads options only as resolved by options.ts).
  */
 import { captureContext, type Deadline } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';

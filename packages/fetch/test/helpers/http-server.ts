@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * A node:http server on 127.0.0.1 with the routes the integration tests need, counting the
@@ -133,4 +134,17 @@ export class PendingTimers {
 /** Milliseconds since `start`, from performance.now(). */
 export function since(start: number): number {
   return performance.now() - start;
+}
+
+/** A {@link TestServer} started before the suite's tests and stopped after them; `base()` is its URL. */
+export function useTestServer(): { server: TestServer; base: () => string } {
+  const server = new TestServer();
+  let base = '';
+  beforeAll(async () => {
+    base = await server.start();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  return { server, base: () => base };
 }

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TimingWheel } from '@tickwheel/core';
 import * as undici from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../../src/timeout-error.js';
 import { withTimeouts } from '../../src/with-timeouts.js';
 import { rejectionOf } from '../helpers/scripted-fetch.js';
-import { TestServer } from '../helpers/http-server.js';
+import { useTestServer } from '../helpers/http-server.js';
 
 /*
  * The edges of the body phase as the transport sees them (README "Phases" and "Differences"):
@@ -38,16 +38,9 @@ function expectLateReadError(fetchName: string, error: unknown, timeout: Partial
 const FLOOD_KIB = 32 * 1024;
 
 describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (fetchName, fetchFn) => {
-  const server = new TestServer();
-  let base = '';
+  const { base: baseUrl } = useTestServer();
   let wheel: TimingWheel;
 
-  beforeAll(async () => {
-    base = await server.start();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
   afterEach(() => {
     expect(wheel.size).toBe(0);
     wheel.close();
@@ -56,7 +49,7 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
   it('fires bodyIdleMs while the server stalls even though the caller has not started reading (the first version waited for a read)', async () => {
     wheel = new TimingWheel();
     const timed = withTimeouts(fetchFn, { bodyIdleMs: 80, totalMs: 5_000, wheel });
-    const res = await timed(`${base}/trickle?every=5&chunks=2&end=0`);
+    const res = await timed(`${baseUrl()}/trickle?every=5&chunks=2&end=0`);
     await sleep(400);
     // The limit fired and released the request while nobody read: fetch wanted data, none came.
     expect(wheel.size).toBe(0);
@@ -66,7 +59,7 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
   it('ends totalMs when the body has fully arrived, read or not (the first version ran it until the body was read)', async () => {
     wheel = new TimingWheel();
     const timed = withTimeouts(fetchFn, { bodyIdleMs: 50, totalMs: 100, wheel });
-    const res = await timed(`${base}/fast`);
+    const res = await timed(`${baseUrl()}/fast`);
     await expect.poll(() => wheel.size).toBe(0);
     await sleep(250); // past totalMs and bodyIdleMs, the body unread
     expect(await res.text()).toBe('ok');
@@ -75,7 +68,7 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
   it('pauses bodyIdleMs while a caller that is not reading has filled fetch buffer: a slow consumer is not blamed on the server', async () => {
     wheel = new TimingWheel();
     const timed = withTimeouts(fetchFn, { bodyIdleMs: 60, totalMs: 10_000, wheel });
-    const res = await timed(`${base}/flood?kib=${FLOOD_KIB}&end=1`);
+    const res = await timed(`${baseUrl()}/flood?kib=${FLOOD_KIB}&end=1`);
     await sleep(400); // fetch pauses the connection once its buffer is full; nothing arrives meanwhile
     expect(wheel.size).toBe(1);
     expect((await res.arrayBuffer()).byteLength).toBe(FLOOD_KIB * 1024);
@@ -84,7 +77,7 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
   it('still fires totalMs when a caller that is not reading holds the body back', async () => {
     wheel = new TimingWheel();
     const timed = withTimeouts(fetchFn, { bodyIdleMs: 60, totalMs: 150, wheel });
-    const res = await timed(`${base}/flood?kib=${FLOOD_KIB}&end=1`);
+    const res = await timed(`${baseUrl()}/flood?kib=${FLOOD_KIB}&end=1`);
     await sleep(400);
     expect(wheel.size).toBe(0);
     expectLateReadError(fetchName, await rejectionOf(res.arrayBuffer()), { phase: 'total', timeoutMs: 150 });
@@ -93,7 +86,7 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
   it('does not fire bodyIdleMs for a consumer busy between reads while the server keeps sending', async () => {
     wheel = new TimingWheel();
     const timed = withTimeouts(fetchFn, { bodyIdleMs: 60, totalMs: 5_000, wheel });
-    const res = await timed(`${base}/trickle?every=10&chunks=5&end=1`);
+    const res = await timed(`${baseUrl()}/trickle?every=10&chunks=5&end=1`);
     const reader = res.body!.getReader();
     let text = new TextDecoder().decode((await reader.read()).value);
     await sleep(250); // longer than bodyIdleMs, spent by the consumer, not waiting on the server

@@ -67,12 +67,12 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
 
   it('pauses bodyIdleMs while a caller that is not reading has filled fetch buffer: a slow consumer is not blamed on the server', async () => {
     wheel = new TimingWheel();
-    const timed = withTimeouts(fetchFn, { bodyIdleMs: 60, totalMs: 10_000, wheel });
+    const timed = withTimeouts(fetchFn, { bodyIdleMs: 250, totalMs: 20_000, wheel });
     const res = await timed(`${baseUrl()}/flood?kib=${FLOOD_KIB}&end=1`);
-    await sleep(400); // fetch pauses the connection once its buffer is full; nothing arrives meanwhile
+    await sleep(1_000); // fetch pauses the connection once its buffer is full; nothing arrives meanwhile
     expect(wheel.size).toBe(1);
     expect((await res.arrayBuffer()).byteLength).toBe(FLOOD_KIB * 1024);
-  }, 20_000);
+  }, 30_000);
 
   it('still fires totalMs when a caller that is not reading holds the body back', async () => {
     wheel = new TimingWheel();

@@ -85,11 +85,11 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
 
   it('does not fire bodyIdleMs for a consumer busy between reads while the server keeps sending', async () => {
     wheel = new TimingWheel();
-    const timed = withTimeouts(fetchFn, { bodyIdleMs: 60, totalMs: 5_000, wheel });
+    const timed = withTimeouts(fetchFn, { bodyIdleMs: 300, totalMs: 10_000, wheel });
     const res = await timed(`${baseUrl()}/trickle?every=10&chunks=5&end=1`);
     const reader = res.body!.getReader();
     let text = new TextDecoder().decode((await reader.read()).value);
-    await sleep(250); // longer than bodyIdleMs, spent by the consumer, not waiting on the server
+    await sleep(700); // longer than bodyIdleMs, spent by the consumer, not waiting on the server
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;

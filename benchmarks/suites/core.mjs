@@ -49,6 +49,7 @@ import {
 import { instructionsPerOp, valgrindAvailable } from '../lib/cachegrind.mjs';
 import { HeapTimerQueue } from '../lib/heap-timer-queue.mjs';
 import { bridgeOn, CHANNEL_CANDIDATES, compiledOut } from '../lib/channel-candidates.mjs';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { alternate, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const { ActionTimerWheel } = timerWheelPackage;
@@ -539,6 +540,8 @@ const GROUPS = {
   lateness: latenessScenarios,
   channels: channelScenarios,
   instructions: instructionScenarios,
+  // Issue 18: the wake-up's channel in instructions (lib/channel-overhead.mjs).
+  'channel-instructions': () => channelInstructionScenarios('core'),
 };
 const RESULT_PREFIX = '@@core-result ';
 

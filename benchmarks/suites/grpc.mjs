@@ -29,6 +29,7 @@ import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 12);
@@ -294,6 +295,8 @@ export async function run() {
       note: "Includes the copy of the call's Metadata that carries grpc-timeout (the caller may reuse its own) and grpc-js's interceptor chain; saves grpc-js's own deadline setTimeout.",
     }),
   ];
+  // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).
+  scenarios.push(...(await channelInstructionScenarios('grpc')));
   return { scenarios };
 }
 

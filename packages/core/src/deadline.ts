@@ -6,7 +6,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { sharedWheel } from './shared-wheel.js';
 import type { TimerHandle } from './timer-handle.js';
 import type { TimingWheel } from './timing-wheel.js';
-import { describeValue, requireFunction, requireMs } from './validate.js';
+import { describeValue, requireFunction, requireMs } from './options-kit.js';
 
 /**
  * An ambient deadline: how long the current unit of work (a request, an RPC handler) has left.

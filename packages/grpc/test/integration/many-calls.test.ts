@@ -3,17 +3,8 @@ import { TimingWheel } from '@tickwheel/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
-import {
-  echoClient,
-  echoImplementation,
-  EchoService,
-  newLog,
-  ready,
-  startServer,
-  unary,
-  type EchoClient,
-  type Running,
-} from '../helpers/echo.js';
+import { unary, type EchoClient } from '../helpers/echo.js';
+import { loopbackPerFile } from '../helpers/loopback.js';
 
 // Real time, real sockets: 10,000 calls through both interceptors, each side on a private
 // wheel so that its size counts this test's timers only.
@@ -21,21 +12,16 @@ import {
 const CALLS = 10_000;
 const CONCURRENCY = 64;
 
-let server: Running;
 let client: EchoClient;
 const clientWheel = new TimingWheel();
 const serverWheel = new TimingWheel();
+const loopback = loopbackPerFile();
 
 beforeAll(async () => {
-  server = await startServer([[EchoService.service, echoImplementation(newLog())]], {
-    interceptors: [serverDeadlineInterceptor({ defaultTimeoutMs: 30_000, wheel: serverWheel })],
-  });
-  client = echoClient(server.address, [deadlineInterceptor({ timeoutMs: 30_000, wheel: clientWheel })]);
-  await ready(client);
+  const server = await loopback.server([serverDeadlineInterceptor({ defaultTimeoutMs: 30_000, wheel: serverWheel })]);
+  client = await loopback.client(server.address, [deadlineInterceptor({ timeoutMs: 30_000, wheel: clientWheel })]);
 });
-afterAll(async () => {
-  client.close();
-  await server.close();
+afterAll(() => {
   clientWheel.close();
   serverWheel.close();
 });

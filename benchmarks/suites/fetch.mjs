@@ -135,6 +135,12 @@ const isolationWithUserSignal = {
 
 const STUB_BATCH = 500;
 const STUB_BATCHES = 20;
+/**
+ * Requests per wrapper-cpu-total sample: long enough that AbortSignal.timeout's deferred work
+ * (its signals and 60 s timers, collected while later requests run) is counted as it would be
+ * in a busy process, rather than left for after the measurement.
+ */
+const TOTAL_REQUESTS = 50_000;
 
 /** Answers at once with a body-less response; like fetch, it listens to the signal while in flight. */
 function stubFetch(_input, init) {
@@ -163,7 +169,7 @@ async function cpuMicrosAsync(fn) {
  */
 function wrapperTotalSample(once) {
   return async () => {
-    const requests = STUB_BATCH * STUB_BATCHES;
+    const requests = TOTAL_REQUESTS;
     const used = await cpuMicrosAsync(async () => {
       for (let i = 0; i < requests; i++) await once();
     });
@@ -268,14 +274,25 @@ function heapRuns(url) {
   };
 }
 
+/**
+ * A full collection whose finalizers have run: fetch's Request keeps `{ signal, abort }` in a
+ * FinalizationRegistry until its cleanup task runs after the collection, so heapUsed read
+ * straight after gc() still counts the last requests' signals for every candidate.
+ */
+async function settledGc() {
+  gc();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  gc();
+}
+
 /** In a child: warm up, then report heapUsed after a full GC minus before, in MiB (0 if it shrank). */
 async function heapChildMain(candidate, url) {
   const run = heapRuns(url)[candidate];
   await run(HEAP_WARMUP);
-  gc();
+  await settledGc();
   const before = process.memoryUsage().heapUsed;
   await run(HEAP_REQUESTS);
-  gc();
+  await settledGc();
   process.send({ value: Math.max(process.memoryUsage().heapUsed - before, 0) / 2 ** 20 });
   process.exit(0);
 }
@@ -356,6 +373,7 @@ async function channelSample(workload, candidate) {
   };
   await sample(); // warm-up
   gc();
+  await sample(); // re-warm: the full collection discarded optimized code (see cpuChildMain)
   const value = await sample();
   await bridge?.disable();
   return value;
@@ -399,6 +417,10 @@ async function cpuChildMain(group, candidate) {
         : isolationSample(subject);
   await sample(); // warm-up: JIT, and the shapes of every object involved
   gc();
+  // The first full collection throws away optimized code whose embedded objects died (V8
+  // --trace-deopt: "marking dependent code ... reason: weak objects"), which a long-running
+  // process pays once: warm up again so the sample measures steady state, not re-optimization.
+  await sample();
   process.send({ value: await sample() });
   process.exit(0);
 }
@@ -410,7 +432,7 @@ function cpuCandidates(group) {
 // ---------------------------------------------------------------------------------------------
 // 3. Requests per second, bare fetch and wrapped.
 
-const RPS_REQUESTS = 2_500;
+const RPS_REQUESTS = 5_000;
 const RPS_CONCURRENCY = 8;
 const RPS_ROUNDS = REPEATS;
 
@@ -437,6 +459,8 @@ async function rpsChildMain(candidate, url) {
   const [fetchFn, initFor] = rpsRuns()[candidate];
   await load(fetchFn, url, RPS_WARMUP, RPS_CONCURRENCY, initFor);
   gc();
+  // Re-warm: the full collection discarded optimized code (see cpuChildMain).
+  await load(fetchFn, url, RPS_WARMUP, RPS_CONCURRENCY, initFor);
   const cpu = process.cpuUsage();
   const t0 = performance.now();
   await load(fetchFn, url, RPS_REQUESTS, RPS_CONCURRENCY, initFor);
@@ -470,7 +494,7 @@ function record(scenarios, spec) {
 export async function run() {
   const t0 = performance.now();
   const scenarios = [];
-  const isolationNote = `A ${TIMEOUT_MS / 1000} s timeout; ${ISOLATION_OPS.toLocaleString('en-US')} create+complete cycles per sample in a synchronous loop after a warm-up, each sample in a fresh child process; CPU time (user+system, so the collector's work counts) per cycle, one shared-wheel timer pending meanwhile as in a busy process. tickwheel = the RequestTimer withTimeouts makes per request (an AbortController whose signal fetch gets, one handle on the shared wheel, cancelled when the body-less response arrives); AbortSignal.timeout cannot be cleared, so its "complete" is a no-op; AbortController+setTimeout creates its signal too and ends with clearTimeout. On Node 20, creating an AbortSignal is most of what AbortSignal.timeout itself costs (createAbortSignal re-prototypes an EventTarget), and every design that can abort a fetch needs one signal per request.`;
+  const isolationNote = `A ${TIMEOUT_MS / 1000} s timeout; ${ISOLATION_OPS.toLocaleString('en-US')} create+complete cycles per sample in a synchronous loop after a warm-up, a full collection and a second warm-up (the collection discards optimized code), each sample in a fresh child process; CPU time (user+system, so the collector's work counts) per cycle, one shared-wheel timer pending meanwhile as in a busy process. tickwheel = the RequestTimer withTimeouts makes per request (an AbortController whose signal fetch gets, one handle on the shared wheel, cancelled when the body-less response arrives); AbortSignal.timeout cannot be cleared, so its "complete" is a no-op; AbortController+setTimeout creates its signal too and ends with clearTimeout. On Node 20, creating an AbortSignal is most of what AbortSignal.timeout itself costs (createAbortSignal re-prototypes an EventTarget), and every design that can abort a fetch needs one signal per request.`;
   record(scenarios, {
     id: 'bookkeeping-handle',
     title: 'The timer per request, in isolation: wheel handle vs AbortSignal.timeout',
@@ -524,7 +548,7 @@ export async function run() {
     baseline: 'AbortSignal.timeout',
     results: await alternate(cpuCandidates('wrapper-total'), REPEATS),
     target: { ratio: 1 },
-    note: `As above, but all CPU of ${(STUB_BATCH * STUB_BATCHES).toLocaleString('en-US')} sequential requests per sample divided by their number, the stub's own work and every collection included (AbortSignal.timeout's signals and timers are collected during the run). Target: no more than AbortSignal.timeout's (ratio >= 1).`,
+    note: `As above, but all CPU of ${TOTAL_REQUESTS.toLocaleString('en-US')} sequential requests per sample divided by their number, the stub's own work and every collection included (AbortSignal.timeout's signals and timers are collected during the run), measured after a warm-up, a full collection and a second warm-up (the collection discards optimized code, which a long-running process re-optimizes once). Target: no more than AbortSignal.timeout's (ratio >= 1).`,
   });
 
   const stubHeap = await alternate(
@@ -544,7 +568,7 @@ export async function run() {
     baseline: 'AbortSignal.timeout',
     results: stubHeap,
     target: { max: stubHeap['AbortSignal.timeout'].median / 100 },
-    note: `The stub fetch of scenario 1b (it removes its abort listener when the response is complete), ${HEAP_REQUESTS.toLocaleString('en-US')} sequential requests after ${HEAP_WARMUP.toLocaleString('en-US')} warm-up ones, each sample in a fresh child process. heapUsed after a full GC (two gc() calls) minus before, 0 when the heap shrank. Target: under 1% of AbortSignal.timeout's median.`,
+    note: `The stub fetch of scenario 1b (it removes its abort listener when the response is complete), ${HEAP_REQUESTS.toLocaleString('en-US')} sequential requests after ${HEAP_WARMUP.toLocaleString('en-US')} warm-up ones, each sample in a fresh child process. heapUsed after full collections 50 ms apart (so finalizers have run) minus before, 0 when the heap shrank. Target: under 1% of AbortSignal.timeout's median.`,
   });
 
   const server = await startServer();
@@ -565,12 +589,12 @@ export async function run() {
       baseline: 'AbortSignal.timeout',
       results: fetchHeap,
       target: { max: fetchHeap['AbortSignal.timeout'].median / 100 },
-      note: `Real requests: global fetch (Node ${process.version}, bundled undici ${process.versions.undici}) against a node:http server in a child process, ${HEAP_CONCURRENCY} in flight, each body read to the end, in a fresh child process per sample; one sample per candidate (each takes tens of seconds). heapUsed after a full GC minus before, 0 when the heap shrank. fetch's Request drops its listener on the signal only once the Request is collected, so over a run this long the collections that happen meanwhile release much of what AbortSignal.timeout holds; the rest is what is left at the end.`,
+      note: `Real requests: global fetch (Node ${process.version}, bundled undici ${process.versions.undici}) against a node:http server in a child process, ${HEAP_CONCURRENCY} in flight, each body read to the end, in a fresh child process per sample; one sample per candidate (each takes tens of seconds). heapUsed after a full GC (and its finalizers) minus before, 0 when the heap shrank. fetch's Request drops its listener on the signal only once the Request is collected, so over a run this long the collections that happen meanwhile release much of what AbortSignal.timeout holds; the rest is what is left at the end.`,
     });
 
     const cpuSamples = {};
     let rps;
-    const rpsSetup = `global fetch against a node:http server in a child process, ${RPS_CONCURRENCY} requests in flight, ${RPS_REQUESTS.toLocaleString('en-US')} per sample after ${RPS_WARMUP} warm-up ones, each sample in a fresh child process, each body read with text(). tickwheel = withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs }) (${TIMEOUT_MS / 1000} s each), so every request gets the wrapper's AbortSignal and every body is watched at the transport by its dispatcher tap; AbortSignal.timeout = fetch(url, { signal: AbortSignal.timeout(${TIMEOUT_MS}) }); fetch+signal = fetch(url, { signal: new AbortController().signal }) with no timer at all: the floor of any design that can abort a request, since fetch does per-request work for every signal it is given (a listener, a WeakRef and a FinalizationRegistry entry in its Request).`;
+    const rpsSetup = `global fetch against a node:http server in a child process, ${RPS_CONCURRENCY} requests in flight, ${RPS_REQUESTS.toLocaleString('en-US')} per sample after ${RPS_WARMUP} warm-up ones, a full collection and ${RPS_WARMUP} more (the collection discards optimized code), each sample in a fresh child process, each body read with text(). tickwheel = withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs }) (${TIMEOUT_MS / 1000} s each), so every request gets the wrapper's AbortSignal and every body is watched at the transport by its dispatcher tap; AbortSignal.timeout = fetch(url, { signal: AbortSignal.timeout(${TIMEOUT_MS}) }); fetch+signal = fetch(url, { signal: new AbortController().signal }) with no timer at all: the floor of any design that can abort a request, since fetch does per-request work for every signal it is given (a listener, a WeakRef and a FinalizationRegistry entry in its Request).`;
     rps = await alternate(rpsCandidates(server.url, cpuSamples), RPS_ROUNDS);
     record(scenarios, {
       id: 'requests-per-second',
@@ -613,7 +637,7 @@ export async function run() {
   const copy = compiledOut(['fetch']);
   process.env[COMPILED_OUT_ENV] = copy.dir;
   try {
-    const channelsNote = `Each sample in a fresh child process, after a warm-up; CPU time (user+system, collection included) per request. "${CHANNEL_CANDIDATES.compiledOut}" is the same build with every hasSubscribers read replaced by false (lib/channel-candidates.mjs), so the guarded publishing sites vanish; "${CHANNEL_CANDIDATES.noSubscriber}" is the build as shipped; "${CHANNEL_CANDIDATES.bridgeOn}" adds instrumentTickwheel() recording into the SDK's MeterProvider.`;
+    const channelsNote = `Each sample in a fresh child process, after a warm-up, a full collection and a second warm-up; CPU time (user+system, collection included) per request. "${CHANNEL_CANDIDATES.compiledOut}" is the same build with every hasSubscribers read replaced by false (lib/channel-candidates.mjs), so the guarded publishing sites vanish; "${CHANNEL_CANDIDATES.noSubscriber}" is the build as shipped; "${CHANNEL_CANDIDATES.bridgeOn}" adds instrumentTickwheel() recording into the SDK's MeterProvider.`;
     const requests = await alternate(channelCandidates('requests'), REPEATS);
     const timeouts = await alternate(channelCandidates('timeouts'), REPEATS);
     record(scenarios, {

@@ -1,33 +1,21 @@
 /**
- * The per-request state: one wheel timer through headers, body and retry backoff, and the abort it causes.
+ * The per-request state across attempts: fetch's signal, the caller's and the deadline's aborts, how the body is watched.
  * Must not depend on: another adapter or unresolved options (it reads options only as resolved by options.ts).
  */
-import { captureContext, freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { captureContext, type Deadline } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
+import { BODY, DONE, HEADERS, RequestLimits } from './request-limits.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
 import { relayResponse, type BodyObserver, type TimedBody } from './timed-body.js';
-import { limitErrors, type TimeoutError } from './timeout-error.js';
+import type { TimeoutError } from './timeout-error.js';
 import { TransportTap, type TransportObserver } from './transport-tap.js';
 import type { ResponseLike } from './types.js';
-
-/*
- * The phases of a request. The one timer handle of the request is re-pointed at each change
- * instead of allocating a timer per limit.
- */
-/** Waiting for the response headers: the handle is armed for the earlier of headersAt and totalAt. */
-const HEADERS = 0;
-/** The response was handed out and its body is on its way: armed for totalAt, or idleAt while the body waits on the server. */
-const BODY = 1;
-/** Waiting before a retry: the handle is armed (and ref'ed) for the end of the backoff delay. */
-const BACKOFF = 2;
-/** Completed, failed or aborted: the handle is cancelled and every listener removed. */
-const DONE = 3;
 
 /**
  * The timing of one request across its attempts: one AbortController per attempt (its signal is
  * the one fetch gets, aborted with the TimeoutError or the caller's reason), ONE wheel handle
- * for the request, a {@link TransportTap} per attempt that reports the body's progress on the
+ * for the request (its limits: see {@link RequestLimits}), a {@link TransportTap} per attempt that reports the body's progress on the
  * wire, and a place in the shared follower sets of the caller's signal and the ambient
  * deadline's signal (see signal-links.ts), all released by {@link RequestTimer.finish} (on
  * completion, error, abort or cancellation). No `AbortSignal.any`, whose composite signals
@@ -37,41 +25,19 @@ const DONE = 3;
  * Response it returned is handed out untouched. Only a fetch that does not dispatch through the
  * tap gets its body timed the old way: a Response rebuilt around a timed relay of the body.
  */
-export class RequestTimer implements BodyObserver, TransportObserver, SignalFollower {
-  private readonly wheel: TimingWheel;
-  private handle: TimerHandle | undefined;
+export class RequestTimer extends RequestLimits implements BodyObserver, TransportObserver, SignalFollower {
   private controller: AbortController | undefined;
   /** The dispatcher fetch is given for the current attempt. */
   tap: TransportTap | undefined;
   /** The relayed body when fetch did not dispatch through the tap. */
   private body: TimedBody | undefined;
-  private phase = HEADERS;
-  /** When the whole request must be done (retry budget or ambient deadline); Infinity when unbounded. */
-  private readonly budgetAt: number;
-  /** The ambient deadline's remaining ms when it sets budgetAt; undefined when the retry budget does. */
-  private readonly deadlineLeft: number | undefined;
-  /** When the current attempt must be done: the earlier of its totalMs and budgetAt. */
-  private totalAt = Infinity;
-  private totalIsBudget = false;
-  private headersAt = Infinity;
-  private idleAt = Infinity;
-  /**
-   * True while the body waits on the server: fetch is ready for more data (not paused by a
-   * full buffer), or, for a relayed body, the consumer's read is pending. Only then does
-   * bodyIdleMs run.
-   */
-  private waiting = false;
   /** The timeout that ended the current attempt. */
   private timedOut: TimeoutError | undefined;
   /** Set when the caller (or the deadline's parent) aborted; `abortReason` is then their reason. */
   private aborted = false;
   private abortReason: unknown;
-  private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
   private callerSignal: AbortSignal | undefined;
   private deadline: Deadline | undefined;
-  /** The attempt under way, from 0, and when it began (wheel clock): for the timeout channel. */
-  private attempt = -1;
-  private attemptStartedAt = 0;
   /** The caller's context for the timeout channel's subscribers (see core's channels.ts). */
   readonly context: unknown = captureContext(timeoutChannel);
 
@@ -79,24 +45,14 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
    * @param dispatcher - the caller's `init.dispatcher`, which the tap sends requests through
    */
   constructor(
-    private readonly options: ResolvedOptions,
-    readonly url: string,
-    readonly method: string,
+    options: ResolvedOptions,
+    url: string,
+    method: string,
     callerSignal: AbortSignal | undefined,
     deadline: Deadline | undefined,
     private readonly dispatcher?: unknown,
   ) {
-    this.wheel = options.wheel;
-    // A request costs far more than a clock read: start from a fresh one, not the job's.
-    const now = freshNow(this.wheel.clock);
-    const retryBudgetAt = now + options.budgetMs;
-    const deadlineLeft = deadline === undefined ? Infinity : deadline.remaining();
-    if (now + deadlineLeft < retryBudgetAt) {
-      this.budgetAt = now + deadlineLeft;
-      this.deadlineLeft = deadlineLeft;
-    } else {
-      this.budgetAt = retryBudgetAt;
-    }
+    super(options, url, method, deadline === undefined ? Infinity : deadline.remaining());
     if (callerSignal?.aborted) {
       this.abortedBy(callerSignal.reason);
       return;
@@ -136,18 +92,9 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
       aborted.abort(this.abortReason);
       return aborted.signal;
     }
-    const now = this.wheel.clock.now();
-    if (now >= this.budgetAt) throw this.budgetError();
-    this.phase = HEADERS;
+    this.startAttempt();
     this.timedOut = undefined;
-    this.attempt++;
-    this.attemptStartedAt = now;
-    const attemptTotalAt = now + this.options.totalMs;
-    this.totalIsBudget = this.budgetAt < attemptTotalAt;
-    this.totalAt = this.totalIsBudget ? this.budgetAt : attemptTotalAt;
-    this.headersAt = now + this.options.headersMs;
     this.controller = new AbortController();
-    this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt, now);
     return this.controller.signal;
   }
 
@@ -164,28 +111,18 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
 
   /**
    * How long to wait before retrying after `error` ended attempt number `attempt` (from 0), or
-   * undefined when it must not be retried: not this attempt's own timeout, no retries left, a
-   * method that is not retried, or a budget that the backoff would spend.
+   * undefined when it must not be retried: not this attempt's own timeout, or see
+   * {@link RequestLimits.backoffDelay}.
    */
   retryDelay(error: unknown, attempt: number): number | undefined {
-    const retry = this.options.retry;
     const timedOut = this.timedOut;
-    if (retry === undefined || timedOut === undefined || error !== timedOut) return undefined;
-    if (this.totalIsBudget && timedOut.phase === 'total') return undefined;
-    if (attempt >= retry.limit || !retry.methods.has(this.method)) return undefined;
-    const delay = retry.backoffMs * retry.backoffFactor ** attempt;
-    return this.wheel.clock.now() + delay < this.budgetAt ? delay : undefined;
+    if (timedOut === undefined || error !== timedOut) return undefined;
+    return this.backoffDelay(timedOut, attempt);
   }
 
-  /** Waits `delayMs` on the request's handle (ref'ed meanwhile); rejects if the caller aborts. */
-  backoff(delayMs: number): Promise<void> {
-    this.phase = BACKOFF;
+  override backoff(delayMs: number): Promise<void> {
     this.controller = undefined;
-    return new Promise<void>((resolve, reject) => {
-      this.backoffSettle = { resolve, reject };
-      this.arm(this.wheel.clock.now() + delayMs, this.wheel.clock.now());
-      this.handle?.ref();
-    });
+    return super.backoff(delayMs);
   }
 
   /**
@@ -200,7 +137,6 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
       response.body?.cancel(reason).catch(ignore);
       throw reason;
     }
-    this.phase = BODY;
     const source = response.body;
     const needsBody =
       this.totalAt !== Infinity ||
@@ -216,19 +152,18 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     if (tap?.dispatched === true) {
       // fetch reads the body: the tap reports its progress, the signal ends it.
       this.waiting = !tap.paused;
-      this.idleAt = now + this.options.bodyIdleMs;
-      this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
+      this.startBody(now);
       return response;
     }
     const relayed = relayResponse(response, source, this);
     if (relayed === undefined) {
       // Not a fetch Response: its body cannot be timed, but totalMs still aborts the fetch.
       if (this.totalAt === Infinity) this.finish();
-      else this.arm(this.totalAt, now);
+      else this.startBody(now);
       return response;
     }
     this.body = relayed.body;
-    this.arm(this.totalAt, now);
+    this.startBody(now);
     return relayed.response;
   }
 
@@ -236,7 +171,7 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
   finish(): void {
     if (this.phase === DONE) return;
     this.phase = DONE;
-    this.handle?.cancel();
+    this.disarm();
     this.controller = undefined;
     this.body = undefined;
     this.tap = undefined;
@@ -289,73 +224,8 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     return this.attemptFailed(error);
   }
 
-  /** The body waits on the server from now: bodyIdleMs runs. */
-  private startWaiting(): void {
-    this.waiting = true;
-    const idleMs = this.options.bodyIdleMs;
-    if (idleMs === Infinity) return;
-    const now = this.wheel.clock.now();
-    this.idleAt = now + idleMs;
-    // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
-    this.arm(this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
-  }
-
-  /** Points the handle at `at` (wheel clock ms), or cancels it when `at` is Infinity. */
-  private arm(at: number, now: number): void {
-    if (at === Infinity) {
-      this.handle?.cancel();
-      return;
-    }
-    const delay = at > now ? at - now : 0;
-    if (this.handle === undefined) {
-      // Timeouts never hold the process open on their own: the socket does while it matters.
-      this.handle = this.wheel.schedule(delay, () => this.onTimer()).unref();
-    } else {
-      this.handle.refresh(delay);
-    }
-  }
-
-  private onTimer(): void {
-    const now = this.wheel.clock.now();
-    switch (this.phase) {
-      case HEADERS:
-        if (this.headersAt <= this.totalAt) {
-          this.expire(limitErrors.headers(this, this.options.headersMs));
-        } else {
-          this.expire(this.totalError());
-        }
-        return;
-      case BODY:
-        if (now >= this.totalAt) {
-          this.expire(this.totalError());
-        } else if (this.waiting && now >= this.idleAt) {
-          this.expire(limitErrors.body(this, this.options.bodyIdleMs));
-        } else {
-          // The idle limit passed while the consumer, not the server, was busy: only total remains.
-          this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
-        }
-        return;
-      case BACKOFF: {
-        this.handle!.unref();
-        const settle = this.backoffSettle!;
-        this.backoffSettle = undefined;
-        settle.resolve();
-        return;
-      }
-    }
-  }
-
-  /** The error for the budget: the ambient deadline's or the retry budget's. */
-  private budgetError(): TimeoutError {
-    return limitErrors.budget(this, this.options.budgetMs, this.deadlineLeft);
-  }
-
-  private totalError(): TimeoutError {
-    return this.totalIsBudget ? this.budgetError() : limitErrors.total(this, this.options.totalMs);
-  }
-
   /** A limit fired: abort the attempt with `error`, and error the body if it is being relayed. */
-  private expire(error: TimeoutError): void {
+  protected expire(error: TimeoutError): void {
     this.timedOut = error;
     publishTimeout(error, this.wheel.clock.now() - this.attemptStartedAt, this.attempt, this.context);
     const body = this.body;
@@ -381,11 +251,10 @@ export class RequestTimer implements BodyObserver, TransportObserver, SignalFoll
     this.abortReason = reason;
     const body = this.body;
     const controller = this.controller;
-    const backoff = this.backoffSettle;
     if (this.phase !== HEADERS) this.finish();
     body?.fail(reason);
     controller?.abort(reason);
-    backoff?.reject(reason);
+    this.cancelBackoff(reason);
   }
 }
 

@@ -24,9 +24,17 @@ export interface SignalFollower {
 interface Link {
   readonly followers: Set<SignalFollower>;
   readonly listener: () => void;
+  /** The listener is on the signal: from the first follower's arrival to the last one's leaving. */
+  attached: boolean;
 }
 
+/**
+ * Links outlive their followers (not their signal): a signal followed by one request after
+ * another (the common sequential case) re-attaches its listener instead of allocating a link
+ * and a WeakMap entry per request (a third of follow+unfollow's cost on Node 24).
+ */
 const links = new WeakMap<AbortSignal, Link>();
+const ONCE = { once: true } as const;
 
 /**
  * Makes `follower` hear about `signal`'s abort until {@link unfollow}. `signal` must not be
@@ -36,14 +44,22 @@ export function follow(signal: AbortSignal, follower: SignalFollower, asFetch: b
   let link = links.get(signal);
   if (link === undefined) {
     const followers = new Set<SignalFollower>();
-    const listener = (): void => {
-      links.delete(signal);
-      for (const each of followers) each.signalAborted(signal);
-      followers.clear();
+    const created: Link = {
+      followers,
+      listener: (): void => {
+        created.attached = false;
+        links.delete(signal);
+        for (const each of followers) each.signalAborted(signal);
+        followers.clear();
+      },
+      attached: false,
     };
-    link = { followers, listener };
+    link = created;
     links.set(signal, link);
-    signal.addEventListener('abort', listener, { once: true });
+  }
+  if (!link.attached) {
+    link.attached = true;
+    signal.addEventListener('abort', link.listener, ONCE);
   }
   if (asFetch) raiseListenerLimit(signal);
   link.followers.add(follower);
@@ -53,7 +69,7 @@ export function follow(signal: AbortSignal, follower: SignalFollower, asFetch: b
 export function unfollow(signal: AbortSignal, follower: SignalFollower): void {
   const link = links.get(signal);
   if (link === undefined || !link.followers.delete(follower) || link.followers.size > 0) return;
-  links.delete(signal);
+  link.attached = false;
   signal.removeEventListener('abort', link.listener);
 }
 

@@ -32,6 +32,36 @@ function streamed(): { response: Response; push: (text: string) => void; end: ()
   };
 }
 
+/**
+ * A timer whose first attempt was dispatched through its tap (bodyIdleMs 20, totalMs 1000), with
+ * the handler the tap gave undici (`wire`, driven by the test as undici would) and fetch's
+ * `resume` once the headers passed. `more`: what fetch's onData answers (false: pause).
+ */
+function tapped(): {
+  timer: RequestTimer;
+  signal: AbortSignal;
+  wire: Record<string, (...args: unknown[]) => unknown>;
+  fetchSide: { more: boolean; resume: () => void };
+} {
+  const handlers: Array<Record<string, (...args: unknown[]) => unknown>> = [];
+  const dispatcher = { dispatch: (_options: unknown, handler: object) => (handlers.push(handler as never), true) };
+  const options = resolveOptions({ bodyIdleMs: 20, totalMs: 1_000, wheel }, undefined, '');
+  const timer = new RequestTimer(options, TARGET, 'GET', undefined, undefined, dispatcher);
+  const signal = timer.beginAttempt();
+  const fetchSide = { more: true, resume: () => {} };
+  timer.tap!.dispatch(
+    {},
+    {
+      onHeaders: (_status: number, _headers: unknown, resume: () => void) => ((fetchSide.resume = resume), true),
+      onData: () => fetchSide.more,
+      onComplete: () => {},
+    },
+  );
+  const wire = handlers[0];
+  wire.onHeaders(200, [], () => {}, 'OK');
+  return { timer, signal, wire, fetchSide };
+}
+
 describe('RequestTimer', () => {
   describe('#beginAttempt', () => {
     it('returns a fresh signal per attempt and arms the earlier of headersMs and totalMs', () => {
@@ -91,6 +121,46 @@ describe('RequestTimer', () => {
       end();
       expect(await text).toBe('ok');
       expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    });
+
+    it('follows the body at the tap: idle while fetch wants data, paused with fetch, done when it has arrived', () => {
+      const { timer, signal, wire, fetchSide } = tapped();
+      const { response } = streamed();
+      expect(timer.responseArrived(response)).toBe(response);
+      clock.advance(15);
+      wire.onData(new Uint8Array(1)); // a chunk: the idle limit starts again
+      clock.advance(15);
+      fetchSide.more = false;
+      wire.onData(new Uint8Array(1)); // fetch's buffer is full: it pauses, and so does the idle limit
+      clock.advance(100);
+      expect(signal.aborted).toBe(false);
+      fetchSide.resume(); // the caller read: fetch asks for more, the idle limit runs again
+      clock.advance(15);
+      wire.onData(new Uint8Array(1));
+      wire.onComplete([]); // arrived, unread: the request is complete
+      expect(wheel.size).toBe(0);
+      expect(signal.aborted).toBe(false);
+    });
+
+    it('runs bodyIdleMs again when fetch resumes a paused connection', () => {
+      const { timer, signal, wire, fetchSide } = tapped();
+      fetchSide.more = false;
+      wire.onData(new Uint8Array(1)); // paused at once
+      timer.responseArrived(streamed().response);
+      clock.advance(500);
+      expect(signal.aborted).toBe(false);
+      fetchSide.resume();
+      clock.advance(20);
+      expect(signal.reason).toMatchObject({ name: 'TimeoutError', phase: 'body', timeoutMs: 20 });
+    });
+
+    it('fires bodyIdleMs when fetch wants data and none arrives, whether or not the caller reads', () => {
+      const { timer, signal, wire } = tapped();
+      timer.responseArrived(streamed().response);
+      wire.onData(new Uint8Array(1));
+      clock.advance(20);
+      expect(signal.reason).toMatchObject({ name: 'TimeoutError', phase: 'body', timeoutMs: 20 });
+      expect(wheel.size).toBe(0);
     });
 
     it('throws the timeout that fired before the response was handled', () => {

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * A node:http server on 127.0.0.1 with the routes the integration tests need, counting the
@@ -9,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
  * - `/slow-headers?ms=N`: the headers after N ms, then "late"
  * - `/trickle?every=E&chunks=K&end=0|1`: a chunk "c" every E ms, K of them, then the end or a stall
  * - `/flaky?ms=N`: the first request of each `key` query waits N ms for its headers, later ones answer at once
+ * - `/flood?kib=N&end=0|1`: N KiB of "f" written at once (queued by the server as the client takes them), then the end or a stall
  */
 export class TestServer {
   readonly server: http.Server;
@@ -95,6 +97,14 @@ export class TestServer {
         this.later(every, tick);
         return;
       }
+      case '/flood': {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const chunk = Buffer.alloc(64 * 1024, 'f');
+        for (let kib = num('kib', 1_024); kib > 0; kib -= 64)
+          res.write(kib >= 64 ? chunk : chunk.subarray(0, kib * 1024));
+        if (url.searchParams.get('end') === '1') res.end();
+        return;
+      }
       default:
         res.statusCode = 404;
         res.end();
@@ -124,4 +134,17 @@ export class PendingTimers {
 /** Milliseconds since `start`, from performance.now(). */
 export function since(start: number): number {
   return performance.now() - start;
+}
+
+/** A {@link TestServer} started before the suite's tests and stopped after them; `base()` is its URL. */
+export function useTestServer(): { server: TestServer; base: () => string } {
+  const server = new TestServer();
+  let base = '';
+  beforeAll(async () => {
+    base = await server.start();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+  return { server, base: () => base };
 }

@@ -1,10 +1,10 @@
 import { TimingWheel, withDeadline } from '@tickwheel/core';
 import * as undici from 'undici';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../../src/timeout-error.js';
 import { withTimeouts } from '../../src/with-timeouts.js';
 import { rejectionOf } from '../helpers/scripted-fetch.js';
-import { since, TestServer } from '../helpers/http-server.js';
+import { since, useTestServer } from '../helpers/http-server.js';
 
 // Integration tests on the system clock: limits of tens of ms, bounds generous for a noisy machine.
 // undici.fetch has its own Request/Response types; the tests call both as the global fetch.
@@ -14,17 +14,10 @@ const implementations: Array<[string, typeof globalThis.fetch]> = [
 ];
 
 describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1', (_name, fetchFn) => {
-  const server = new TestServer();
-  let base = '';
+  const { server, base: baseUrl } = useTestServer();
   let wheel: TimingWheel;
   let key = 0;
 
-  beforeAll(async () => {
-    base = await server.start();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
   afterEach(() => {
     // Every request released its one handle, whatever happened to it.
     expect(wheel.size).toBe(0);
@@ -34,9 +27,9 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
 
   it('returns a fast response untouched apart from its timed body', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 1_000, bodyIdleMs: 1_000, totalMs: 2_000, wheel: makeWheel() });
-    const res = await timed(`${base}/fast`);
+    const res = await timed(`${baseUrl()}/fast`);
     expect(res.status).toBe(200);
-    expect(res.url).toBe(`${base}/fast`);
+    expect(res.url).toBe(`${baseUrl()}/fast`);
     expect(res.headers.get('content-length')).toBe('2');
     expect(await res.text()).toBe('ok');
     expect(wheel.stats().scheduled).toBe(1);
@@ -45,7 +38,7 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
   it('fires headersMs, and only it, when the headers are slow', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 50, bodyIdleMs: 20, totalMs: 2_000, wheel: makeWheel() });
     const start = performance.now();
-    const error = (await rejectionOf(timed(`${base}/slow-headers?ms=1000`))) as TimeoutError;
+    const error = (await rejectionOf(timed(`${baseUrl()}/slow-headers?ms=1000`))) as TimeoutError;
     const elapsed = since(start);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({
@@ -53,7 +46,7 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
       phase: 'headers',
       timeoutMs: 50,
       method: 'GET',
-      url: `${base}/slow-headers?ms=1000`,
+      url: `${baseUrl()}/slow-headers?ms=1000`,
     });
     expect(elapsed).toBeGreaterThanOrEqual(49);
     expect(elapsed).toBeLessThan(700);
@@ -61,7 +54,7 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
 
   it('fires bodyIdleMs, and only it, when a trickling body stalls', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 1_000, bodyIdleMs: 120, totalMs: 3_000, wheel: makeWheel() });
-    const res = await timed(`${base}/trickle?every=15&chunks=5&end=0`);
+    const res = await timed(`${baseUrl()}/trickle?every=15&chunks=5&end=0`);
     const reader = res.body!.getReader();
     let received = '';
     let lastChunkAt = performance.now();
@@ -87,7 +80,7 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
   it('fires totalMs, and only it, when a body keeps trickling past it', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 200, bodyIdleMs: 200, totalMs: 250, wheel: makeWheel() });
     const start = performance.now();
-    const res = await timed(`${base}/trickle?every=10&chunks=1000&end=1`);
+    const res = await timed(`${baseUrl()}/trickle?every=10&chunks=1000&end=1`);
     const error = await rejectionOf(res.text());
     expect(error).toMatchObject({ name: 'TimeoutError', phase: 'total', timeoutMs: 250 });
     expect(since(start)).toBeGreaterThanOrEqual(245);
@@ -98,7 +91,7 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
     const timed = withTimeouts(fetchFn, { bodyIdleMs: 1_000, totalMs: 5_000, wheel: makeWheel() });
     const caller = new AbortController();
     const abandonedBefore = server.abandoned;
-    const res = await timed(`${base}/trickle?every=10&chunks=1000&end=1`, { signal: caller.signal });
+    const res = await timed(`${baseUrl()}/trickle?every=10&chunks=1000&end=1`, { signal: caller.signal });
     const reader = res.body!.getReader();
     await reader.read();
     const reason = new Error('user navigated away');
@@ -109,16 +102,16 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
 
   it('reuses keep-alive connections after a timeout', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 500, bodyIdleMs: 60, totalMs: 2_000, wheel: makeWheel() });
-    expect(await (await timed(`${base}/fast`)).text()).toBe('ok');
+    expect(await (await timed(`${baseUrl()}/fast`)).text()).toBe('ok');
     const abandonedBefore = server.abandoned;
-    const stalled = await timed(`${base}/trickle?every=5&chunks=2&end=0`);
+    const stalled = await timed(`${baseUrl()}/trickle?every=5&chunks=2&end=0`);
     expect(await rejectionOf(stalled.text())).toMatchObject({ phase: 'body' });
-    await rejectionOf(timed(`${base}/slow-headers?ms=2000`, { timeouts: { headersMs: 40 } }));
+    await rejectionOf(timed(`${baseUrl()}/slow-headers?ms=2000`, { timeouts: { headersMs: 40 } }));
     // Both timed-out exchanges were torn down on the wire, as an abort does.
     await expect.poll(() => server.abandoned).toBe(abandonedBefore + 2);
     const connectionsBefore = server.connections;
     const requestsBefore = server.requests;
-    for (let i = 0; i < 20; i++) expect(await (await timed(`${base}/fast`)).text()).toBe('ok');
+    for (let i = 0; i < 20; i++) expect(await (await timed(`${baseUrl()}/fast`)).text()).toBe('ok');
     expect(server.requests - requestsBefore).toBe(20);
     // Twenty sequential requests ride on pooled keep-alive connections: undici opens a second
     // one when the next request starts before the previous socket is back in the pool (bare
@@ -128,14 +121,14 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
 
   it('retries an idempotent request whose headers timed out, on a fresh attempt', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 60, wheel: makeWheel(), retry: { limit: 2, backoffMs: 10 } });
-    const res = await timed(`${base}/flaky?ms=2000&key=${_name}-${++key}`);
+    const res = await timed(`${baseUrl()}/flaky?ms=2000&key=${_name}-${++key}`);
     expect(await res.text()).toBe('second time lucky');
   });
 
   it('does not retry a POST', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 60, wheel: makeWheel(), retry: { limit: 2, backoffMs: 10 } });
     const error = await rejectionOf(
-      timed(`${base}/flaky?ms=2000&key=${_name}-${++key}`, { method: 'POST', body: 'x' }),
+      timed(`${baseUrl()}/flaky?ms=2000&key=${_name}-${++key}`, { method: 'POST', body: 'x' }),
     );
     expect(error).toMatchObject({ phase: 'headers', method: 'POST' });
   });
@@ -143,7 +136,7 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
   it('is bounded by the ambient deadline', async () => {
     const timed = withTimeouts(fetchFn, { headersMs: 1_000, totalMs: 2_000, wheel: makeWheel() });
     const start = performance.now();
-    const error = await rejectionOf(withDeadline(60, () => timed(`${base}/slow-headers?ms=1000`)));
+    const error = await rejectionOf(withDeadline(60, () => timed(`${baseUrl()}/slow-headers?ms=1000`)));
     expect(error).toMatchObject({ name: 'TimeoutError', phase: 'total' });
     expect(since(start)).toBeGreaterThanOrEqual(55);
     expect(since(start)).toBeLessThan(700);
@@ -155,7 +148,7 @@ describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1'
     const error = await rejectionOf(
       withDeadline(5, async () => {
         await new Promise((resolve) => setTimeout(resolve, 20));
-        return timed(`${base}/fast`);
+        return timed(`${baseUrl()}/fast`);
       }),
     );
     expect(error).toMatchObject({ name: 'TimeoutError', phase: 'total', timeoutMs: 0 });

@@ -1,9 +1,9 @@
 import { getEventListeners } from 'node:events';
 import { currentDeadline, TimingWheel, withDeadline } from '@tickwheel/core';
 import * as undici from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { withTimeouts } from '../../src/with-timeouts.js';
-import { TestServer } from '../helpers/http-server.js';
+import { useTestServer } from '../helpers/http-server.js';
 
 const REQUESTS = 10_000;
 const WARMUP = 1_000;
@@ -39,15 +39,7 @@ describe.each<[string, typeof globalThis.fetch]>([
   ['global fetch', globalThis.fetch],
   ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
 ])('withTimeouts(%s) after many completed requests', (_name, fetchFn) => {
-  const server = new TestServer();
-  let base = '';
-
-  beforeAll(async () => {
-    base = await server.start();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  const { base: baseUrl } = useTestServer();
 
   it(
     `holds no timer, no listener and no per-request object after ${REQUESTS} requests with 60 s limits`,
@@ -72,7 +64,7 @@ describe.each<[string, typeof globalThis.fetch]>([
         const worker = async (): Promise<void> => {
           while (next++ < count) {
             const sample = next % 100 === 0;
-            const res = await timed(`${base}/fast`, { signal: caller.signal });
+            const res = await timed(`${baseUrl()}/fast`, { signal: caller.signal });
             if (sample) sampled.push(new WeakRef(res));
             expect(await res.text()).toBe('ok');
           }
@@ -127,7 +119,7 @@ describe.each<[string, typeof globalThis.fetch]>([
             deadlineSignal = currentDeadline()!.signal;
             await Promise.all(
               Array.from({ length: FAN_OUT }, async () => {
-                const res = await timed(`${base}/fast`, { signal: caller.signal });
+                const res = await timed(`${baseUrl()}/fast`, { signal: caller.signal });
                 sampled.push(new WeakRef(res));
                 expect(await res.text()).toBe('ok');
               }),

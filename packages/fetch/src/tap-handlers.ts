@@ -1,0 +1,201 @@
+/**
+ * The handlers the transport tap puts between undici and fetch: every callback forwarded, body events reported.
+ * Must not depend on: fetch, the wheel or the request's timer; it knows only undici's two handler protocols.
+ */
+
+/** What the handlers report, per dispatch (`id`): the tap keeps only the latest dispatch's. */
+export interface TapEvents {
+  /** Body bytes arrived. */
+  data(id: number): void;
+  /** fetch paused the connection: its buffer is full. */
+  pause(id: number): void;
+  /** fetch asks for more. */
+  resume(id: number): void;
+  /** The body ended on the wire, completely or with an error. */
+  end(id: number): void;
+}
+
+/** fetch's handler in the callback protocol of undici 6 and 7. */
+interface CallbackProtocol {
+  onConnect?(abort: (reason?: unknown) => void, context?: unknown): void;
+  onResponseStarted?(): void;
+  onHeaders?(status: number, headers: unknown, resume: () => void, statusText: string): boolean | undefined;
+  onData?(chunk: Uint8Array): boolean | undefined;
+  onComplete?(trailers: unknown): void;
+  onError?(error: unknown): void;
+  onUpgrade?(status: number, headers: unknown, socket: unknown): void;
+  onRequestUpgrade?(...args: unknown[]): unknown;
+}
+
+/** Forwards every callback to fetch's handler, reporting body events to the tap. */
+export class CallbackHandler {
+  constructor(
+    private readonly inner: CallbackProtocol,
+    private readonly tap: TapEvents,
+    private readonly id: number,
+  ) {}
+
+  onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
+    this.inner.onConnect?.(abort, context);
+  }
+
+  onResponseStarted(): void {
+    this.inner.onResponseStarted?.();
+  }
+
+  onHeaders(status: number, headers: unknown, resume: () => void, statusText: string): boolean | undefined {
+    const tap = this.tap;
+    const id = this.id;
+    return this.inner.onHeaders?.(
+      status,
+      headers,
+      () => {
+        tap.resume(id);
+        resume();
+      },
+      statusText,
+    );
+  }
+
+  onData(chunk: Uint8Array): boolean | undefined {
+    this.tap.data(this.id);
+    const more = this.inner.onData?.(chunk);
+    if (more === false) this.tap.pause(this.id);
+    return more;
+  }
+
+  onComplete(trailers: unknown): void {
+    this.tap.end(this.id);
+    this.inner.onComplete?.(trailers);
+  }
+
+  onError(error: unknown): void {
+    this.tap.end(this.id);
+    this.inner.onError?.(error);
+  }
+
+  onUpgrade(status: number, headers: unknown, socket: unknown): void {
+    this.inner.onUpgrade?.(status, headers, socket);
+  }
+
+  onRequestUpgrade(...args: unknown[]): unknown {
+    return this.inner.onRequestUpgrade?.(...args);
+  }
+}
+
+/** The per-request controller of undici 8's handler protocol. */
+interface UndiciController {
+  pause(): void;
+  resume(): void;
+  abort(reason?: unknown): void;
+  readonly paused: boolean;
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  readonly rawHeaders?: unknown;
+  readonly rawTrailers?: unknown;
+}
+
+/** fetch's handler in undici 8's controller protocol. */
+interface UndiciHandler {
+  onRequestStart?(controller: UndiciController, context: unknown): void;
+  onResponseStarted?(): void;
+  onResponseStart?(controller: UndiciController, status: number, headers: unknown, statusText: string): void;
+  onResponseData?(controller: UndiciController, chunk: Uint8Array): void;
+  onResponseEnd?(controller: UndiciController, trailers: unknown): void;
+  onResponseError?(controller: UndiciController, error: unknown): void;
+  onRequestUpgrade?(controller: UndiciController, status: number, headers: unknown, socket: unknown): unknown;
+}
+
+/**
+ * Forwards every callback to fetch's handler with a controller that reports fetch's
+ * pause() and resume() to the tap; one such controller per dispatch.
+ */
+export class ControllerHandler {
+  private outer: TapController | undefined;
+
+  constructor(
+    private readonly inner: UndiciHandler,
+    private readonly tap: TapEvents,
+    private readonly id: number,
+  ) {}
+
+  onRequestStart(controller: UndiciController, context: unknown): void {
+    this.inner.onRequestStart?.(this.wrap(controller), context);
+  }
+
+  onResponseStarted(): void {
+    this.inner.onResponseStarted?.();
+  }
+
+  onResponseStart(controller: UndiciController, status: number, headers: unknown, statusText: string): void {
+    this.inner.onResponseStart?.(this.wrap(controller), status, headers, statusText);
+  }
+
+  onResponseData(controller: UndiciController, chunk: Uint8Array): void {
+    this.tap.data(this.id);
+    this.inner.onResponseData?.(this.wrap(controller), chunk);
+  }
+
+  onResponseEnd(controller: UndiciController, trailers: unknown): void {
+    this.tap.end(this.id);
+    this.inner.onResponseEnd?.(this.wrap(controller), trailers);
+  }
+
+  onResponseError(controller: UndiciController, error: unknown): void {
+    this.tap.end(this.id);
+    this.inner.onResponseError?.(this.wrap(controller), error);
+  }
+
+  onRequestUpgrade(controller: UndiciController, status: number, headers: unknown, socket: unknown): unknown {
+    return this.inner.onRequestUpgrade?.(this.wrap(controller), status, headers, socket);
+  }
+
+  private wrap(controller: UndiciController): UndiciController {
+    if (this.outer === undefined || this.outer.inner !== controller)
+      this.outer = new TapController(controller, this.tap, this.id);
+    return this.outer;
+  }
+}
+
+/** undici 8's controller as fetch sees it: the same, with pause() and resume() reported. */
+class TapController implements UndiciController {
+  constructor(
+    readonly inner: UndiciController,
+    private readonly tap: TapEvents,
+    private readonly id: number,
+  ) {}
+
+  pause(): void {
+    this.inner.pause();
+    this.tap.pause(this.id);
+  }
+
+  resume(): void {
+    this.tap.resume(this.id);
+    this.inner.resume();
+  }
+
+  abort(reason?: unknown): void {
+    this.inner.abort(reason);
+  }
+
+  get paused(): boolean {
+    return this.inner.paused;
+  }
+
+  get aborted(): boolean {
+    return this.inner.aborted;
+  }
+
+  get reason(): unknown {
+    return this.inner.reason;
+  }
+
+  get rawHeaders(): unknown {
+    return this.inner.rawHeaders;
+  }
+
+  get rawTrailers(): unknown {
+    return this.inner.rawTrailers;
+  }
+}

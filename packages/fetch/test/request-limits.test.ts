@@ -1,0 +1,156 @@
+import { ManualClock, TimingWheel } from '@tickwheel/core';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { resolveOptions } from '../src/options.js';
+import { BODY, RequestLimits } from '../src/request-limits.js';
+import type { TimeoutError } from '../src/timeout-error.js';
+import type { TimeoutOptions } from '../src/types.js';
+
+let clock: ManualClock;
+let wheel: TimingWheel;
+
+beforeEach(() => {
+  clock = new ManualClock(0);
+  wheel = new TimingWheel({ clock });
+});
+
+/** The limits alone: records what fired, and lets the test say when the body waits on the server. */
+class Limits extends RequestLimits {
+  readonly fired: Array<{ phase: string; timeoutMs: number; at: number }> = [];
+
+  constructor(options: TimeoutOptions, deadlineLeft = Infinity) {
+    super(resolveOptions({ wheel, ...options }, undefined, ''), 'http://127.0.0.1/', 'GET', deadlineLeft);
+  }
+
+  begin(): void {
+    this.startAttempt();
+  }
+
+  headersArrived(waiting: boolean): void {
+    this.waiting = waiting;
+    this.startBody(wheel.clock.now());
+  }
+
+  /** fetch wants data (its buffer has room): bodyIdleMs runs. */
+  wantsData(): void {
+    this.startWaiting();
+  }
+
+  /** fetch paused the connection (its buffer is full): bodyIdleMs stops. */
+  paused(): void {
+    this.waiting = false;
+  }
+
+  get inBody(): boolean {
+    return this.phase === BODY;
+  }
+
+  protected expire(error: TimeoutError): void {
+    this.fired.push({ phase: error.phase, timeoutMs: error.timeoutMs, at: wheel.clock.now() });
+  }
+}
+
+describe('RequestLimits', () => {
+  describe('headers phase', () => {
+    it('fires headersMs when it comes before totalMs', () => {
+      const limits = new Limits({ headersMs: 30, totalMs: 100 });
+      limits.begin();
+      clock.advance(29);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'headers', timeoutMs: 30, at: 30 }]);
+    });
+
+    it('fires headersMs when it falls together with totalMs', () => {
+      const limits = new Limits({ headersMs: 40, totalMs: 40 });
+      limits.begin();
+      clock.advance(40);
+      expect(limits.fired).toEqual([{ phase: 'headers', timeoutMs: 40, at: 40 }]);
+    });
+
+    it('fires the ambient deadline as a total timeout when it is the earliest', () => {
+      const limits = new Limits({ totalMs: 100 }, 25);
+      limits.begin();
+      clock.advance(25);
+      expect(limits.fired).toEqual([{ phase: 'total', timeoutMs: 25, at: 25 }]);
+    });
+
+    it('throws the budget error at once when the deadline has already passed', () => {
+      const limits = new Limits({ totalMs: 100 }, 0);
+      expect(() => limits.begin()).toThrow(/ambient deadline had already passed/);
+      expect(wheel.size).toBe(0);
+    });
+  });
+
+  describe('body phase', () => {
+    it('runs bodyIdleMs only while the body waits on the server, and totalMs throughout', () => {
+      const limits = new Limits({ bodyIdleMs: 20, totalMs: 100 });
+      limits.begin();
+      clock.advance(10);
+      limits.headersArrived(true);
+      expect(limits.inBody).toBe(true);
+      clock.advance(15);
+      limits.wantsData(); // a chunk arrived and fetch wants more: the idle limit starts again
+      clock.advance(15);
+      limits.paused(); // fetch's buffer is full: the consumer, not the server, is behind
+      clock.advance(50);
+      expect(limits.fired).toEqual([]);
+      clock.advance(20);
+      expect(limits.fired).toEqual([{ phase: 'total', timeoutMs: 100, at: 100 }]);
+    });
+
+    it('fires bodyIdleMs after the last chunk while fetch waits on a stalled server', () => {
+      const limits = new Limits({ bodyIdleMs: 20, totalMs: 1_000 });
+      limits.begin();
+      limits.headersArrived(true);
+      clock.advance(5);
+      limits.wantsData();
+      clock.advance(19);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'body', timeoutMs: 20, at: 25 }]);
+    });
+
+    it('does not run bodyIdleMs from the headers when fetch is paused by then', () => {
+      const limits = new Limits({ bodyIdleMs: 20, totalMs: 200 });
+      limits.begin();
+      limits.headersArrived(false);
+      clock.advance(150);
+      expect(limits.fired).toEqual([]);
+      limits.wantsData(); // the consumer read: fetch asks the server for more
+      clock.advance(20);
+      expect(limits.fired).toEqual([{ phase: 'body', timeoutMs: 20, at: 170 }]);
+    });
+
+    it('runs one handle for the whole request, re-pointed per phase and refreshed lazily per chunk', () => {
+      const limits = new Limits({ headersMs: 50, bodyIdleMs: 20, totalMs: 10_000 });
+      limits.begin();
+      clock.advance(10);
+      limits.headersArrived(true);
+      for (let i = 0; i < 100; i++) {
+        clock.advance(5);
+        limits.wantsData();
+      }
+      expect(wheel.stats().scheduled).toBe(1);
+      expect(wheel.stats().fired).toBe(0);
+      expect(limits.fired).toEqual([]);
+    });
+  });
+
+  describe('#backoff', () => {
+    it('waits the delay on the one timer of the request, then resolves', async () => {
+      const limits = new Limits({ headersMs: 10 });
+      limits.begin();
+      clock.advance(10);
+      let done = false;
+      const backoff = limits.backoff(30).then(() => (done = true));
+      clock.advance(29);
+      await Promise.resolve();
+      expect(done).toBe(false);
+      expect(wheel.size).toBe(1);
+      clock.advance(1);
+      await backoff;
+      expect(done).toBe(true);
+      expect(wheel.size).toBe(0);
+    });
+  });
+});

@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { CallbackHandler, ControllerHandler, type TapEvents } from '../src/tap-handlers.js';
+
+/** Records the events a handler reports, with the dispatch id they carry. */
+class Events implements TapEvents {
+  readonly seen: string[] = [];
+  data(id: number): void {
+    this.seen.push(`data ${id}`);
+  }
+  pause(id: number): void {
+    this.seen.push(`pause ${id}`);
+  }
+  resume(id: number): void {
+    this.seen.push(`resume ${id}`);
+  }
+  end(id: number): void {
+    this.seen.push(`end ${id}`);
+  }
+}
+
+describe('tap-handlers', () => {
+  describe('CallbackHandler (undici 6 and 7)', () => {
+    it('forwards every callback with its arguments and return value, and reports body events', () => {
+      const calls: unknown[][] = [];
+      const record =
+        (name: string, result?: unknown) =>
+        (...args: unknown[]): unknown => (calls.push([name, ...args]), result);
+      let resumeFromUndici = 0;
+      let fetchResume: (() => void) | undefined;
+      const inner = {
+        onConnect: record('connect'),
+        onResponseStarted: record('started'),
+        onHeaders: (status: number, headers: unknown, resume: () => void, statusText: string) => {
+          fetchResume = resume;
+          calls.push(['headers', status, headers, statusText]);
+          return true;
+        },
+        onData: (chunk: Uint8Array) => (calls.push(['data', chunk]), false),
+        onComplete: record('complete'),
+        onError: record('error'),
+        onUpgrade: record('upgrade'),
+        onRequestUpgrade: record('request-upgrade', 'up'),
+      };
+      const events = new Events();
+      const handler = new CallbackHandler(inner, events, 7);
+      const abort = (): void => {};
+      handler.onConnect(abort, 'ctx');
+      handler.onResponseStarted();
+      expect(handler.onHeaders(200, ['a', 'b'], () => resumeFromUndici++, 'OK')).toBe(true);
+      expect(handler.onData(new Uint8Array(4))).toBe(false);
+      fetchResume!();
+      handler.onComplete(['t']);
+      handler.onError('boom');
+      handler.onUpgrade(101, [], 'socket');
+      expect(handler.onRequestUpgrade(1, 2)).toBe('up');
+      expect(resumeFromUndici).toBe(1);
+      expect(calls).toEqual([
+        ['connect', abort, 'ctx'],
+        ['started'],
+        ['headers', 200, ['a', 'b'], 'OK'],
+        ['data', new Uint8Array(4)],
+        ['complete', ['t']],
+        ['error', 'boom'],
+        ['upgrade', 101, [], 'socket'],
+        ['request-upgrade', 1, 2],
+      ]);
+      expect(events.seen).toEqual(['data 7', 'pause 7', 'resume 7', 'end 7', 'end 7']);
+    });
+
+    it('leaves out callbacks the inner handler does not have', () => {
+      const handler = new CallbackHandler({}, new Events(), 1);
+      expect(handler.onHeaders(204, [], () => {}, 'No Content')).toBeUndefined();
+      expect(handler.onData(new Uint8Array(1))).toBeUndefined();
+      expect(() => handler.onComplete([])).not.toThrow();
+    });
+  });
+
+  describe('ControllerHandler (undici 8)', () => {
+    function undiciController(): {
+      paused: boolean;
+      aborted: boolean;
+      reason: unknown;
+      rawHeaders: unknown;
+      rawTrailers: unknown;
+      pause(): void;
+      resume(): void;
+      abort(reason: unknown): void;
+    } {
+      return {
+        paused: false,
+        aborted: false,
+        reason: undefined,
+        rawHeaders: ['h'],
+        rawTrailers: ['t'],
+        pause() {
+          this.paused = true;
+        },
+        resume() {
+          this.paused = false;
+        },
+        abort(reason) {
+          this.aborted = true;
+          this.reason = reason;
+        },
+      };
+    }
+
+    it('hands fetch one controller per undici controller, reporting pause() and resume()', () => {
+      const seenControllers: unknown[] = [];
+      const inner = {
+        onRequestStart: (c: unknown) => void seenControllers.push(c),
+        onResponseStart: (c: unknown) => void seenControllers.push(c),
+        onResponseData: (c: { pause(): void }) => {
+          seenControllers.push(c);
+          c.pause();
+        },
+        onResponseEnd: (c: unknown) => void seenControllers.push(c),
+      };
+      const events = new Events();
+      const handler = new ControllerHandler(inner, events, 3);
+      const controller = undiciController();
+      handler.onRequestStart(controller, {});
+      handler.onResponseStart(controller, 200, {}, 'OK');
+      handler.onResponseData(controller, new Uint8Array(2));
+      expect(controller.paused).toBe(true);
+      const outer = seenControllers[0] as ReturnType<typeof undiciController>;
+      expect(seenControllers.every((c) => c === outer)).toBe(true);
+      expect(outer).not.toBe(controller);
+      expect(outer.paused).toBe(true);
+      outer.resume();
+      expect(controller.paused).toBe(false);
+      outer.abort('why');
+      expect([outer.aborted, outer.reason, outer.rawHeaders, outer.rawTrailers]).toEqual([true, 'why', ['h'], ['t']]);
+      handler.onResponseEnd(controller, {});
+      expect(events.seen).toEqual(['data 3', 'pause 3', 'resume 3', 'end 3']);
+    });
+
+    it('reports the end of a body that failed, and forwards the error', () => {
+      const errors: unknown[] = [];
+      const events = new Events();
+      const handler = new ControllerHandler({ onResponseError: (_c, error) => void errors.push(error) }, events, 2);
+      handler.onResponseError(undiciController(), 'reset');
+      expect(errors).toEqual(['reset']);
+      expect(events.seen).toEqual(['end 2']);
+    });
+  });
+});

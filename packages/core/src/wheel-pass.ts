@@ -16,7 +16,7 @@ import { WheelLevels } from './wheel-levels.js';
 
 // Module-level copies: compiled to CommonJS, imported constants are read off the exports object at
 // every use, which shows in the schedule/cancel hot path (~5-10%).
-const { CANCELLED, FIRED, FIRING, STATE_MASK, UNREF } = timerState;
+const { CANCELLED, FIRED, FIRING, isUnrefDelay } = timerState;
 // The same for the wake-up channel: one property read per wake-up while nobody listens.
 const { wakeChannel } = channels;
 
@@ -94,9 +94,14 @@ export abstract class WheelPass extends WheelLevels {
   /** Counts a new or re-armed pending handle and files it. */
   protected add(handle: TimerHandle): void {
     this.scheduledCount++;
-    if ((handle._flags & UNREF) !== 0) this.unrefPendingCount++;
     if (this.unrefPendingCount !== 0) this.syncRef();
     this.file(handle);
+  }
+
+  /** Counts and files a fired or cancelled handle that `refresh()` re-arms. */
+  protected readd(handle: TimerHandle): void {
+    if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount++;
+    this.add(handle);
   }
 
   /**
@@ -114,8 +119,7 @@ export abstract class WheelPass extends WheelLevels {
 
   /** Unlinks and counts a pending handle as cancelled; returns true when that emptied its bucket. */
   protected cancelEntry(handle: TimerHandle): boolean {
-    const emptied = this.unlink(handle);
-    handle._flags = (handle._flags & ~STATE_MASK) | CANCELLED;
+    const emptied = this.unlink(handle, CANCELLED);
     this.cancelledCount++;
     if (this.unrefPendingCount !== 0) this.leftPending(handle);
     return emptied;
@@ -123,7 +127,7 @@ export abstract class WheelPass extends WheelLevels {
 
   /** A pending handle stopped being pending while unref'ed ones exist: count it, tell the driver. */
   private leftPending(handle: TimerHandle): void {
-    if ((handle._flags & UNREF) !== 0) this.unrefPendingCount--;
+    if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount--;
     this.syncRef();
   }
 
@@ -200,25 +204,26 @@ export abstract class WheelPass extends WheelLevels {
     let lastFiredTick = -Infinity;
     let rounds = 0;
     for (;;) {
-      const eventTick = this.nextEventTick();
-      if (eventTick < 0 || eventTick > targetTick || this.closed) break;
+      const bucket = this.nextEventBucket();
+      if (bucket === undefined) break;
+      const eventTick = this.startOf(bucket);
+      if (eventTick > targetTick || this.closed) break;
       this.currentTick = eventTick;
-      if (this.foundLevel > 0) {
-        this.cascadeBatch(this.takeFoundBucket());
+      if (bucket.level > 0) {
+        this.cascadeBatch(this.take(bucket));
         continue;
       }
       // Callbacks that keep re-arming themselves for this tick would never let time move.
       rounds = eventTick === lastFiredTick ? rounds + 1 : 0;
       lastFiredTick = eventTick;
-      if (rounds >= this.loopLimit) this.stopLoop(eventTick);
-      else this.fireBatch(this.takeFoundBucket(), eventTick);
+      if (rounds >= this.loopLimit) this.stopLoop(this.take(bucket), eventTick);
+      else this.fireBatch(this.take(bucket), eventTick);
     }
     if (targetTick > this.currentTick) this.currentTick = targetTick;
   }
 
   /** Cancels what keeps re-arming for `tick`, and reports it once. */
-  private stopLoop(tick: number): void {
-    const batch = this.takeFoundBucket();
+  private stopLoop(batch: Bucket, tick: number): void {
     const first = batch._next as TimerHandle;
     let cancelled = 0;
     while (batch._next !== batch) {
@@ -240,7 +245,7 @@ export abstract class WheelPass extends WheelLevels {
         this.cancelEntry(handle);
         continue;
       }
-      this.unlink(handle);
+      this.unlink(handle, null);
       if (handle._tick > tick) {
         this.refiledCount++;
         this.file(handle);
@@ -253,14 +258,15 @@ export abstract class WheelPass extends WheelLevels {
   private cascadeBatch(batch: Bucket): void {
     while (batch._next !== batch) {
       const handle = batch._next as TimerHandle;
-      this.unlink(handle);
+      this.unlink(handle, null);
       this.cascadedCount++;
       this.file(handle);
     }
   }
 
+  /** Fires an entry just unlinked from its batch. */
   private fire(handle: TimerHandle): void {
-    handle._flags = (handle._flags & ~STATE_MASK) | FIRING;
+    handle._next = FIRING;
     this.firedCount++;
     if (this.unrefPendingCount !== 0) this.leftPending(handle);
     // Each callback is a job of its own: timers it schedules count from its first clock read,
@@ -271,7 +277,8 @@ export abstract class WheelPass extends WheelLevels {
     } catch (error) {
       this.report(error, handle);
     }
-    if ((handle._flags & STATE_MASK) === FIRING) handle._flags = (handle._flags & ~STATE_MASK) | FIRED;
+    // Still firing: not re-armed (pending) nor re-armed and cancelled by the callback.
+    if (handle._next === FIRING) handle._next = FIRED;
   }
 
   private report(error: unknown, handle: TimerHandle): void {
@@ -293,11 +300,12 @@ export abstract class WheelPass extends WheelLevels {
       this.disarm();
       return;
     }
-    let tick = this.nextEventTick();
-    if (tick < 0) return; // only parked timers: nothing will ever be due
-    if (this.foundLevel > 0) {
-      tick = this.earliestDueIn(this.foundBucket(), tick);
-      const next = this.nextEventAfterFound();
+    const bucket = this.nextEventBucket();
+    if (bucket === undefined) return; // only parked timers: nothing will ever be due
+    let tick = this.startOf(bucket);
+    if (bucket.level > 0) {
+      tick = this.earliestDueIn(bucket, tick);
+      const next = this.nextEventAfter(bucket);
       if (next >= 0 && next < tick) tick = next;
     }
     this.armedTick = tick;

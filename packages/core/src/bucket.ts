@@ -1,4 +1,7 @@
 /**
+ * Bucket: one slot of one wheel level, a circular doubly-linked list of timer entries.
+ * Must not depend on: the clock, the driver, node:timers or any adapter (it only links and unlinks entries).
+ *
  * A bucket is one slot of one level of the wheel: a circular doubly-linked list of timer entries
  * with the bucket itself as the sentinel. Because the sentinel closes the ring, an entry can be
  * unlinked in O(1) without knowing which bucket holds it, and an entry whose neighbours are one

@@ -1,4 +1,7 @@
 /**
+ * Core's diagnostics channels: their names, message types and guarded publish helpers.
+ * Must not depend on: a subscriber (@tickwheel/otel) or any adapter package; it only publishes.
+ *
  * # Diagnostics channels
  *
  * Core publishes what operators ask about, "how late do our timers fire", "did a callback

@@ -1,4 +1,7 @@
 /**
+ * Clocks: the Clock and DrivingClock contracts, SystemClock and freshNow.
+ * Must not depend on: the wheel's internals or any adapter package.
+ *
  * Clocks: where the wheel reads the time, and how it asks to be woken up.
  *
  * A {@link Clock} only tells the time. A {@link DrivingClock} also knows how to wake a wheel at a

@@ -1,6 +1,6 @@
 /**
  * Ambient deadlines: `withDeadline`, `currentDeadline`, `createDeadline` on an AsyncLocalStorage, timed by a wheel.
- * Depends on the wheel and the clock only; never on an adapter or on the library an adapter wraps.
+ * Must not depend on: any adapter package or the library an adapter wraps (the wheel and the clock only).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sharedWheel } from './shared-wheel.js';

@@ -1,5 +1,5 @@
 // The public API of @tickwheel/core: named exports only, no `export *`.
-// Nothing internal: the option kit the adapters share is exported from internal.ts, not here.
+// Must not depend on: any adapter package. Nothing internal: the option kit is exported from internal.ts.
 export { TimingWheel, isTimingWheel } from './timing-wheel.js';
 export { TimerLoopError } from './wheel-pass.js';
 export { MAX_DELAY_MS } from './tick-scale.js';

@@ -1,6 +1,6 @@
 /**
  * ManualClock: a driving clock that tests move by hand, firing the wheel synchronously.
- * Must not read real time or set native timers (clock.ts's contract only).
+ * Must not depend on: real time or native timers (clock.ts's contract only).
  */
 import type { DrivingClock, WakeupDriver } from './clock.js';
 import { requireMs } from './validate.js';

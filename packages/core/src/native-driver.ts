@@ -1,3 +1,7 @@
+/**
+ * NativeDriver: the one native timer that wakes a wheel, and setTimeout's delay limit.
+ * Must not depend on: the wheel's internals or any adapter package (it only calls the wake-up it is given).
+ */
 import { freshNow, type Clock, type WakeupDriver } from './clock.js';
 
 /** setTimeout's largest delay; anything longer fires after 1 ms with a TimeoutOverflowWarning. */

@@ -1,6 +1,6 @@
 /**
- * The option kit: how every tickwheel package checks its options, with one message shape.
- * Internal (reached through `@tickwheel/core/internal`); depends on validate.ts and the wheel's brand check only.
+ * The option kit: how every tickwheel package checks its options, with one message shape (internal).
+ * Must not depend on: any adapter package (validate.ts, tick-scale.ts and the wheel's brand check only).
  *
  * undici checks every dispatcher option in one place and words each failure the same way; this is
  * ours. Every failure is a `TypeError` (wrong type) or a `RangeError` (right type, wrong value)

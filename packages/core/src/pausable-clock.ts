@@ -1,6 +1,6 @@
 /**
  * PausableClock: game time that stops and resumes, driven by one timer on an outer wheel.
- * Depends on clock.ts's contract and the outer wheel's public API only.
+ * Must not depend on: the outer wheel's internals or node:timers (clock.ts's contract and its public API only).
  */
 import type { DrivingClock, WakeupDriver } from './clock.js';
 import type { TimerHandle } from './timer-handle.js';

@@ -1,6 +1,6 @@
 /**
  * The process-wide shared TimingWheel every adapter uses unless given a wheel.
- * Depends on timing-wheel.ts only; adapters never configure it.
+ * Must not depend on: any adapter package (timing-wheel.ts only); adapters never configure it.
  */
 import { TimingWheel } from './timing-wheel.js';
 

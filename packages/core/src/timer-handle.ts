@@ -1,7 +1,9 @@
 /**
- * A timer entry: the object the wheel links into its buckets and the handle the user holds.
- * Its lifecycle state lives in its links (no flags field); the rest of the design is in
- * `timing-wheel.ts`.
+ * TimerHandle: one timer entry of the wheel, its lifecycle states, cancel and refresh.
+ * Must not depend on: node:timers, the wheel's passes or levels, or any adapter package.
+ *
+ * The object the wheel links into its buckets is the handle the user holds. Its lifecycle state
+ * lives in its links (no flags field); the rest of the design is in `timing-wheel.ts`.
  */
 import { Bucket, type Link } from './bucket.js';
 import { freshNow } from './clock.js';

@@ -1,7 +1,6 @@
 /**
- * The vocabulary of {@link TimerSet}: its policies, the options of its calls and of its
- * constructor, what `onExpire` receives, and the checks that turn bad options into errors that
- * name them.
+ * The vocabulary of {@link TimerSet}: policies, call and constructor options, expiry info, and their checks.
+ * Must not depend on: the TimerSet class, its store or its wheel (types and validation only).
  */
 import type { SnapshotKey } from './timer-set-snapshot.js';
 import type { TimingWheel } from './timing-wheel.js';

@@ -1,4 +1,7 @@
 /**
+ * The slab: a TimerSet's timers as indices into one typed buffer, with its free list.
+ * Must not depend on: the wheel, the clock or the TimerSet class (plain typed arrays).
+ *
  * # The slab: a TimerSet's timers as indices into one typed array
  *
  * A game server's {@link TimerSet} holds hundreds of thousands of timers, most of them re-armed

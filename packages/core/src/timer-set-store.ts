@@ -1,5 +1,6 @@
 /**
  * The keys of a {@link TimerSet} and their stacks, over the slab wheel (`timer-set-wheel.ts`).
+ * Must not depend on: node:timers or the public TimerSet API (it is the set's engine, not its client).
  *
  * A key lives in a key slot `k`: its key and value side by side in one plain array (`kv`), its
  * oldest and newest stack, its stack count and its paused flag side by side in one Int32Array

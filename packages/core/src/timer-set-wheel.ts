@@ -1,4 +1,7 @@
 /**
+ * A TimerSet's timers in time: a hierarchical wheel over the slab.
+ * Must not depend on: TimingWheel, TimerHandle (no object per timer) or the TimerSet class.
+ *
  * # A TimerSet's timers: a hierarchical wheel over a slab
  *
  * A {@link TimerSet}'s timers are indices into typed arrays (the slab, `timer-set-slab.ts`),

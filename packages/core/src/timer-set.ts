@@ -1,4 +1,7 @@
 /**
+ * TimerSet: keyed, stackable, pausable timers for game servers, on one outer-wheel handle.
+ * Must not depend on: node:timers or any adapter package (the outer wheel drives it).
+ *
  * # Keyed timers for game servers
  *
  * A `TimerSet<V, K>` holds timers by key, each with a value: the buffs, debuffs, cooldowns and

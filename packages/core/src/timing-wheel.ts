@@ -1,4 +1,7 @@
 /**
+ * TimingWheel: the hierarchical timing wheel's public class, and its design essay.
+ * Must not depend on: any adapter package or a library an adapter wraps.
+ *
  * # The hierarchical timing wheel
  *
  * A `TimingWheel` holds any number of timers and fires each one when its time comes, with O(1)

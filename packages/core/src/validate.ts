@@ -1,6 +1,6 @@
 /**
- * Argument checks shared by the core and the adapters, so every package words its errors the same
- * way: the option's name, what was expected, and the offending value.
+ * Argument checks shared by core and the option kit: every message names the option, the expectation and the value.
+ * Must not depend on: anything (no imports; the wheel and the option kit build on it).
  */
 
 /**

@@ -1,4 +1,7 @@
 /**
+ * WheelLevels: a wheel's rings of buckets, their occupancy bitmaps and the slot arithmetic.
+ * Must not depend on: the clock, the driver or the passes (bucket.ts and timer-handle.ts's type only).
+ *
  * The levels of a timing wheel: rings of buckets with an occupancy bitmap each, and the slot
  * arithmetic that files a timer by its due tick and finds the next non-empty bucket. The design
  * is explained in `timing-wheel.ts`; this file is its "Ticks, levels and buckets" section.

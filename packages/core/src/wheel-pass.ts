@@ -1,4 +1,7 @@
 /**
+ * WheelPass: a wheel's passes from event to event, cascading, firing and re-arming.
+ * Must not depend on: node:timers or a particular driver (the WakeupDriver contract only).
+ *
  * A wheel's passes: what happens when the driver wakes it. Walk from event to event up to the
  * present, cascading coarse buckets and firing level-0 ones, then arm the one wake-up for the
  * next event. The design, the contracts and a worked example are in `timing-wheel.ts`; this file

@@ -1,4 +1,7 @@
-/** The public option and statistics types of the `TimingWheel`. */
+/**
+ * The public option and statistics types of the `TimingWheel`.
+ * Must not depend on: runtime code (types only).
+ */
 import type { Clock } from './clock.js';
 import type { TimerHandle } from './timer-handle.js';
 

@@ -1,4 +1,7 @@
 /**
+ * @tickwheel/fetch's diagnostics channels: timeout and retry messages and their publish helpers.
+ * Must not depend on: a subscriber (@tickwheel/otel) or another adapter; it only publishes.
+ *
  * The `node:diagnostics_channel` channels of `@tickwheel/fetch`: a request that timed out, and a
  * retry. `@tickwheel/otel` turns them into metrics and span events; anyone may subscribe by name.
  *

@@ -1,5 +1,5 @@
 // The public API of @tickwheel/fetch: named exports only.
-// Nothing internal: options.ts, the timers and the transport tap stay unexported.
+// Must not depend on: another adapter. Nothing internal: options.ts, the timers and the transport tap stay unexported.
 export { withTimeouts } from './with-timeouts.js';
 export { TimeoutError } from './timeout-error.js';
 export { DEFAULTS, IDEMPOTENT_METHODS } from './options.js';

@@ -1,6 +1,6 @@
 /**
  * The defaults of withTimeouts and the resolution of its options (and per-request `timeouts`) with core's option kit.
- * Depends on @tickwheel/core only; the one place defaults live.
+ * Must not depend on: the fetch implementation or another adapter (@tickwheel/core only); the one place defaults live.
  */
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';

@@ -1,6 +1,6 @@
 /**
  * The per-request state: one wheel timer through headers, body and retry backoff, and the abort it causes.
- * Must not depend on another adapter; reads options only as resolved by options.ts.
+ * Must not depend on: another adapter or unresolved options (it reads options only as resolved by options.ts).
  */
 import { captureContext, freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';

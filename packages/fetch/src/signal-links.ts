@@ -1,6 +1,6 @@
 /**
  * One abort listener per caller or deadline signal, shared by every request that follows it.
- * Depends on node:events only; knows nothing of fetch or timers.
+ * Must not depend on: fetch or the timers (node:events only).
  */
 import { defaultMaxListeners, getMaxListeners, setMaxListeners } from 'node:events';
 

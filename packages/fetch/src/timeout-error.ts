@@ -1,6 +1,6 @@
 /**
  * TimeoutError: the DOMException-shaped error a timed-out request rejects with.
- * Depends on types.ts only.
+ * Must not depend on: the wheel or the fetch implementation (types.ts only).
  */
 import type { TimeoutPhase } from './types.js';
 

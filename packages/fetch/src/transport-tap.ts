@@ -1,4 +1,7 @@
 /**
+ * TransportTap: the undici dispatcher that watches a response body at the transport.
+ * Must not depend on: the Response or its body stream (it never touches them), the wheel or another adapter.
+ *
  * Where the wrapper watches a response body without touching the Response: at the transport.
  *
  * Node's `fetch` and `undici.fetch` send every request through an undici dispatcher, the one in

@@ -1,6 +1,6 @@
 /**
  * The public types of @tickwheel/fetch: options, retry options, timeout phases.
- * Types only; no runtime code and no defaults (options.ts has them).
+ * Must not depend on: runtime code (types only; options.ts has the defaults).
  */
 import type { TimingWheel } from '@tickwheel/core';
 import type { TimeoutError } from './timeout-error.js';

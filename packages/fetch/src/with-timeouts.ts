@@ -1,6 +1,6 @@
 /**
  * withTimeouts: the entry function that wraps a fetch with per-attempt, body-idle and total limits.
- * Must not depend on another adapter; fetch itself is only called, never patched.
+ * Must not depend on: another adapter, or patching fetch (fetch itself is only called).
  */
 import { currentDeadline, requireFunction } from '@tickwheel/core';
 import { resolveOptions, type ResolvedOptions } from './options.js';

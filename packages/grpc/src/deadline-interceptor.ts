@@ -1,6 +1,6 @@
 /**
  * deadlineInterceptor: the client entry function that gives calls a deadline and idle limit from the wheel.
- * Must not depend on the server interceptor or on another adapter.
+ * Must not depend on: the server interceptor or another adapter.
  */
 import { InterceptingCall, propagate as Propagate, status as Status } from '@grpc/grpc-js';
 import type { Interceptor, InterceptorOptions } from '@grpc/grpc-js';

@@ -1,6 +1,6 @@
 /**
  * Reading and writing the `grpc-timeout` header, and tickwheel's header for longer deadlines.
- * Depends on nothing but grpc-js's types.
+ * Must not depend on: the wheel or the interceptors (grpc-js's types only).
  */
 import type { Deadline } from '@grpc/grpc-js';
 

@@ -1,5 +1,5 @@
 // The public API of @tickwheel/grpc: named exports only.
-// Nothing internal: options.ts and the call classes stay unexported.
+// Must not depend on: another adapter. Nothing internal: options.ts and the call classes stay unexported.
 export { deadlineInterceptor } from './deadline-interceptor.js';
 export { serverDeadlineInterceptor } from './server-deadline-interceptor.js';
 export type {

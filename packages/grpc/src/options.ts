@@ -1,6 +1,6 @@
 /**
  * Checks shared by both interceptors' options, with core's option kit.
- * Depends on @tickwheel/core only; the interceptors keep their own defaults in types.ts' tables.
+ * Must not depend on: grpc-js at run time or another adapter (@tickwheel/core only); defaults live in types.ts' tables.
  */
 import type { TimingWheel } from '@tickwheel/core';
 import { optionKit } from '@tickwheel/core/internal';

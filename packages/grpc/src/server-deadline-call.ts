@@ -1,6 +1,6 @@
 /**
  * The per-call state of the server interceptor: the handler's deadline scope and its DEADLINE_EXCEEDED.
- * Depends on grpc-js's server interceptor API and core only; never on the client side.
+ * Must not depend on: the client side or another adapter (grpc-js's server interceptor API and core only).
  */
 import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';

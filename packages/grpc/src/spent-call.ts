@@ -1,6 +1,6 @@
 /**
  * The call that is never made because its budget was spent before it started.
- * Depends on grpc-js's interceptor API only.
+ * Must not depend on: the wheel or core (grpc-js's interceptor API only).
  */
 import { InterceptingCall, Metadata } from '@grpc/grpc-js';
 import type { InterceptingListener, status as Status } from '@grpc/grpc-js';

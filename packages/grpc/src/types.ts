@@ -1,6 +1,6 @@
 /**
  * The public types of @tickwheel/grpc: both interceptors' options with their defaults tables.
- * Types only; no runtime code.
+ * Must not depend on: runtime code (types only).
  */
 import type { TimingWheel } from '@tickwheel/core';
 

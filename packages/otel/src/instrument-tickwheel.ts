@@ -1,4 +1,7 @@
 /**
+ * instrumentTickwheel: the entry function that subscribes to every tickwheel channel and records metrics.
+ * Must not depend on: any adapter at run time (channels are found by name) or the OpenTelemetry SDK (the API only).
+ *
  * # The OpenTelemetry bridge
  *
  * Every tickwheel package publishes what its timers did on named `node:diagnostics_channel`

@@ -1,3 +1,7 @@
+/**
+ * The defaults of instrumentTickwheel and the resolution of its options.
+ * Must not depend on: the adapters or the OpenTelemetry SDK (@tickwheel/core and @opentelemetry/api only).
+ */
 import { metrics, type MeterProvider } from '@opentelemetry/api';
 import { describeValue, sharedWheel, TimingWheel } from '@tickwheel/core';
 import type { InstrumentTickwheelOptions } from './types.js';

@@ -1,3 +1,7 @@
+/**
+ * The span event a timeout adds to the span that was active when its request started.
+ * Must not depend on: the adapters or the OpenTelemetry SDK (@opentelemetry/api only).
+ */
 import { trace, type Attributes, type Context } from '@opentelemetry/api';
 
 /** The name of the span event a timeout adds. */

@@ -1,5 +1,5 @@
 // The public API of @tickwheel/redis: named exports only.
-// Nothing internal: scripts, keys and options stay unexported.
+// Must not depend on: another adapter. Nothing internal: scripts, keys and options stay unexported.
 export { RedisTimers } from './redis-timers.js';
 export { RedisUnavailableError } from './failover.js';
 export type { StaleStage } from './worker.js';

@@ -1,4 +1,7 @@
 /**
+ * Payload encoding: JSON that must come back equal to what was given, checked before it is stored.
+ * Must not depend on: ioredis, the scripts, the client or the worker.
+ *
  * Payload encoding. A payload is stored as JSON, so it must come back equal to what was given:
  * `JSON.stringify` silently drops `undefined` and functions, turns `NaN` into `null`, Dates into
  * strings and Maps into `{}`, and throws on BigInt and cycles. Rather than store a different

@@ -1,7 +1,6 @@
 /**
- * RedisTimers, the public entry of @tickwheel/redis: durable timers in Redis shared by every
- * process of a namespace. Depends on @tickwheel/core and this package's modules; the worker side
- * lives in worker.ts, the scripts in scripts.ts, the guarantees in the package README.
+ * RedisTimers, the public entry of @tickwheel/redis: durable timers in Redis shared by the processes of a namespace.
+ * Must not depend on: another adapter or a test double; the worker side is worker.ts, the scripts scripts.ts.
  */
 import { EventEmitter } from 'node:events';
 import { requireFunction, type TimingWheel } from '@tickwheel/core';

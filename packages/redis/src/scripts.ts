@@ -1,6 +1,6 @@
 /**
  * The Lua scripts of @tickwheel/redis, and the typed commands they become on an ioredis client.
- * Depends on nothing; the layout they work on is described in keys.ts and record.ts.
+ * Must not depend on: the client, the worker or a client's clock (the layout is in keys.ts and record.ts).
  *
  * Each script touches the keys of ONE shard (one Cluster slot) and reads the time with
  * `redis.call('TIME')`, so due times and leases follow the Redis server's clock, never a client's

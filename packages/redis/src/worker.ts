@@ -1,6 +1,6 @@
 /**
  * The worker side of {@link RedisTimers}: claims due timers, fences and runs the handlers, acks.
- * Depends on @tickwheel/core's wheel and on scripts.ts; never on the RedisTimers class.
+ * Must not depend on: the RedisTimers class (@tickwheel/core's wheel, scripts.ts and this package's helpers).
  *
  * ## Waking without polling
  * Every claim reply carries the shard's next due time and next lease expiry, read on the Redis

@@ -1,6 +1,6 @@
 /**
  * The per-connection state of a heartbeat: last read and write, pings, pong deadline and idle timers.
- * Depends on ws's types and core only; never on another adapter.
+ * Must not depend on: another adapter (ws's types and core only).
  */
 import type { TimerHandle } from '@tickwheel/core';
 import type { WebSocket } from 'ws';

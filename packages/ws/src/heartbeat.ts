@@ -1,4 +1,7 @@
 /**
+ * heartbeat: the entry function and HeartbeatController, pings and idle detection for a ws server.
+ * Must not depend on: another adapter, or state on the socket (per-connection state lives in a Map).
+ *
  * # Heartbeat and idle detection for ws, one wheel handle per connection
  *
  * The ws README's heartbeat pings every socket from one `setInterval` and patches an `isAlive`

@@ -1,6 +1,6 @@
 /**
  * SendTracker: observes completed `send()` calls on one socket, as write activity.
- * Depends on ws's types only; knows nothing of timers.
+ * Must not depend on: the timers or the wheel (ws's types only).
  */
 import type { WebSocket } from 'ws';
 

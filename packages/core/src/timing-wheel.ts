@@ -99,7 +99,7 @@ import { MAX_DELAY_MS, sumUp, TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import { TimerHandle, type TimerCallback } from './timer-handle.js';
 import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from './validate.js';
-import type { TimingWheelOptions, WheelStats } from './wheel-types.js';
+import type { TimingWheelOptions } from './wheel-types.js';
 import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 
 const { isUnrefDelay } = timerState;
@@ -211,20 +211,6 @@ export class TimingWheel extends WheelPass {
     return handle;
   }
 
-  /** Counters of the wheel's life. */
-  stats(): WheelStats {
-    return {
-      pending: this.pendingCount,
-      scheduled: this.scheduledCount,
-      fired: this.firedCount,
-      cancelled: this.cancelledCount,
-      wakeups: this.wakeupCount,
-      cascaded: this.cascadedCount,
-      refiled: this.refiledCount,
-      levels: this.levelCount,
-    };
-  }
-
   /**
    * Cancels every pending timer and releases the native timer. Scheduling afterwards throws;
    * calling `close()` again does nothing. O(n) in pending timers.
@@ -275,14 +261,6 @@ export class TimingWheel extends WheelPass {
     }
     handle._tick = tick;
     this.readd(handle);
-  }
-
-  /** @internal */
-  _setRef(handle: TimerHandle, ref: boolean): void {
-    const stored = handle._delayMs;
-    if (isUnrefDelay(stored) !== ref) return; // already as asked
-    handle._delayMs = -stored; // the sign is the ref state: 0 <-> -0 too
-    if (handle._prev !== null) this.refChanged(ref);
   }
 
   /** The due tick of a timer `delayMs` from the job's reading; Infinity past MAX_DELAY_MS. */

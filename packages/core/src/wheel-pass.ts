@@ -15,11 +15,11 @@ import type { TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerHandle } from './timer-handle.js';
 import type { TimingWheel } from './timing-wheel.js';
-import { WheelLevels } from './wheel-levels.js';
+import { WheelFiling } from './wheel-filing.js';
 
 // Module-level copies: compiled to CommonJS, imported constants are read off the exports object at
 // every use, which shows in the schedule/cancel hot path (~5-10%).
-const { CANCELLED, FIRED, FIRING, isUnrefDelay } = timerState;
+const { FIRED, FIRING } = timerState;
 // The same for the wake-up channel: one property read per wake-up while nobody listens.
 const { wakeChannel } = channels;
 
@@ -51,109 +51,19 @@ export class TimerLoopError extends Error {
 
 export type ErrorHandler = (error: unknown, handle: TimerHandle) => void;
 
-export abstract class WheelPass extends WheelLevels {
-  /** The tick the driver is armed for; Infinity when disarmed. */
-  protected armedTick = Infinity;
-  /** Set while callbacks run, so that arming happens once at the end of the pass. */
-  protected processing = false;
-  protected closed = false;
-  // One counter per event (schedule, fire, cancel) and `pending` derived from them: keeping a
-  // pending count as well cost an extra read-modify-write on every schedule and cancel.
-  protected scheduledCount = 0;
-  protected firedCount = 0;
-  protected cancelledCount = 0;
-  protected wakeupCount = 0;
-  protected cascadedCount = 0;
-  protected refiledCount = 0;
-  /**
-   * Pending handles that were `unref()`ed. The driver must be ref'ed exactly while some pending
-   * timer is; counting only the unref'ed ones lets schedule, cancel and fire skip the whole
-   * question (one compare with 0) in the usual case where nobody calls `unref()`. Counting every
-   * ref'ed handle instead (a call per operation) was ~20 instructions of a schedule plus cancel
-   * under cachegrind, and a queued microtask each time a request-at-a-time wheel emptied.
-   */
-  private unrefPendingCount = 0;
-  /** What the driver was last told by `setRef`; true whenever no unref'ed timer is pending. */
-  private refTold = true;
+export abstract class WheelPass extends WheelFiling {
   private passErrors: unknown[] | undefined;
   private loopError: TimerLoopError | undefined;
 
   protected constructor(
     wheelSize: number,
-    /** @internal Ticks and clock times. */ readonly _scale: TickScale,
-    protected readonly driver: WakeupDriver,
+    scale: TickScale,
+    driver: WakeupDriver,
     private readonly readClock: Clock,
     private readonly onError: ErrorHandler | undefined,
     private readonly loopLimit: number,
   ) {
-    super(wheelSize);
-  }
-
-  /** Timers waiting to fire (parked ones included). */
-  protected get pendingCount(): number {
-    return this.scheduledCount - this.firedCount - this.cancelledCount;
-  }
-
-  /** Counts a new or re-armed pending handle and files it. */
-  protected add(handle: TimerHandle): void {
-    this.scheduledCount++;
-    if (this.unrefPendingCount !== 0) this.syncRef();
-    this.file(handle);
-  }
-
-  /** Counts and files a fired or cancelled handle that `refresh()` re-arms. */
-  protected readd(handle: TimerHandle): void {
-    if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount++;
-    this.add(handle);
-  }
-
-  /**
-   * Links an unlinked entry into its bucket, and arms the driver if it is now the soonest.
-   * During a pass `armedTick` is -Infinity, so the one compare also stands for "not while
-   * processing" (rearm arms once at the end of the pass).
-   */
-  protected file(handle: TimerHandle): void {
-    const tick = this.link(handle);
-    if (tick < this.armedTick) {
-      this.armedTick = tick;
-      this.driver.arm(this._scale.timeOfTick(tick));
-    }
-  }
-
-  /** Unlinks and counts a pending handle as cancelled; returns true when that emptied its bucket. */
-  protected cancelEntry(handle: TimerHandle): boolean {
-    const emptied = this.unlink(handle, CANCELLED);
-    this.cancelledCount++;
-    if (this.unrefPendingCount !== 0) this.leftPending(handle);
-    return emptied;
-  }
-
-  /** A pending handle stopped being pending while unref'ed ones exist: count it, tell the driver. */
-  private leftPending(handle: TimerHandle): void {
-    if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount--;
-    this.syncRef();
-  }
-
-  /** A pending handle's `ref()`/`unref()` changed. */
-  protected refChanged(ref: boolean): void {
-    this.unrefPendingCount += ref ? -1 : 1;
-    this.syncRef();
-  }
-
-  /** Tells the driver whether to keep the process alive, when that changed: while some pending timer is ref'ed. */
-  private syncRef(): void {
-    const pending = this.pendingCount;
-    // No pending timer: nothing is armed, and "ref'ed" keeps the fast path's assumption true.
-    const ref = pending === 0 || pending > this.unrefPendingCount;
-    if (ref === this.refTold) return;
-    this.refTold = ref;
-    this.driver.setRef(ref);
-  }
-
-  protected disarm(): void {
-    if (this.armedTick === Infinity) return;
-    this.armedTick = Infinity;
-    this.driver.disarm();
+    super(wheelSize, scale, driver);
   }
 
   /** The driver's callback: process everything due by a fresh reading, then arm for what comes next. */
@@ -270,8 +180,7 @@ export abstract class WheelPass extends WheelLevels {
   /** Fires an entry just unlinked from its batch. */
   private fire(handle: TimerHandle): void {
     handle._next = FIRING;
-    this.firedCount++;
-    if (this.unrefPendingCount !== 0) this.leftPending(handle);
+    this.countFired(handle);
     // Each callback is a job of its own: timers it schedules count from its first clock read,
     // not from the wake-up's, which a long callback before it would have made stale.
     this.readClock.endJob?.();

@@ -70,7 +70,13 @@ export class TimerHandle implements Link {
 
   /** @internal */
   constructor(
-    /** @internal */ readonly _wheel: TimingWheel,
+    /**
+     * @internal A field, not a per-wheel subclass's prototype property: that saves 8 B per timer
+     * (64 B) but gives every wheel its own handle class, so the wheel's code sees a new map per
+     * wheel. Under cachegrind a schedule+cancel took 1 218 instead of 712 instructions with a
+     * second wheel in the process, 3 046 instead of 857 with six (Node 20).
+     */
+    readonly _wheel: TimingWheel,
     /** @internal */ public _callback: TimerCallback,
     /** @internal The tick it falls due at; Infinity for a timer that never fires. */ public _tick: number,
     delayMs: number,

@@ -29,8 +29,11 @@ export function valgrindAvailable() {
   return spawnSync('valgrind', ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
-/** Total instructions (cachegrind's "I refs") of one kernel run under `node`. */
-export function countInstructions(node, scenario, candidate, ops) {
+/**
+ * Total instructions (cachegrind's "I refs") of one kernel run under `node`; `kernel` and `env`
+ * name another kernel script taking the same arguments (channel-kernels.mjs) and its environment.
+ */
+export function countInstructions(node, scenario, candidate, ops, { kernel = KERNEL, env = process.env } = {}) {
   const res = spawnSync(
     'valgrind',
     [
@@ -41,12 +44,12 @@ export function countInstructions(node, scenario, candidate, ops) {
       '--predictable',
       '--no-concurrent-recompilation',
       '--expose-gc',
-      KERNEL,
+      kernel,
       scenario,
       candidate,
       String(ops),
     ],
-    { encoding: 'utf8', maxBuffer: 16 * 2 ** 20, timeout: 15 * 60_000 },
+    { encoding: 'utf8', maxBuffer: 16 * 2 ** 20, timeout: 15 * 60_000, env },
   );
   const match = /I\s+refs:\s+([\d,]+)/.exec(res.stderr ?? '');
   if (res.status !== 0 || match === null) {
@@ -58,8 +61,8 @@ export function countInstructions(node, scenario, candidate, ops) {
 }
 
 /** Instructions per operation: the long-run minus short-run difference, divided by the ops between. */
-export function instructionsPerOp(node, scenario, candidate, { shortOps, longOps }) {
-  const short = countInstructions(node, scenario, candidate, shortOps);
-  const long = countInstructions(node, scenario, candidate, longOps);
+export function instructionsPerOp(node, scenario, candidate, { shortOps, longOps }, kernelOptions) {
+  const short = countInstructions(node, scenario, candidate, shortOps, kernelOptions);
+  const long = countInstructions(node, scenario, candidate, longOps, kernelOptions);
   return { perOp: (long - short) / (longOps - shortOps), short, long, shortOps, longOps };
 }

@@ -33,6 +33,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { channelScenarios } from '../lib/core-channels.mjs';
 import { instructionScenarios } from '../lib/core-instructions.mjs';
 import { expiryScenario, memoryScenario, refreshScenario, rollingScenarios } from '../lib/core-throughput.mjs';
@@ -53,6 +54,8 @@ const GROUPS = {
   lateness: () => latenessScenarios(REPEATS),
   channels: () => channelScenarios(REPEATS),
   instructions: () => instructionScenarios(),
+  // Issue 18: the wake-up's channel in instructions (lib/channel-overhead.mjs).
+  'channel-instructions': () => channelInstructionScenarios('core'),
 };
 const RESULT_PREFIX = '@@core-result ';
 

@@ -37,6 +37,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sharedWheel } from '@tickwheel/core';
 import { withTimeouts } from '@tickwheel/fetch';
 import { bridgeOn, CHANNEL_CANDIDATES, compiledOut } from '../lib/channel-candidates.mjs';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { alternate, BENCH_DIR, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 // The per-request timer is internal to the package; the isolation scenario loads it from the
@@ -662,6 +663,8 @@ export async function run() {
   }
   console.log(`  shared wheel after the run: ${sharedWheel().size} pending timers`);
   console.log(`  (fetch suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).
+  scenarios.push(...(await channelInstructionScenarios('fetch')));
   return { scenarios };
 }
 

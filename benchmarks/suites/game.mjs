@@ -26,6 +26,7 @@
 import { pathToFileURL } from 'node:url';
 import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
 import { ClockTimer } from '@colyseus/timer';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -430,6 +431,8 @@ export async function run() {
   scenarios.push(pauseSc);
 
   console.log(`  (game suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).
+  scenarios.push(...(await channelInstructionScenarios('game')));
   return { scenarios, extra: { expiriesPerTick: expiries } };
 }
 

@@ -1,47 +1,65 @@
 /**
  * The grpc suite: @tickwheel/grpc's interceptors against bare grpc-js timing its own `deadline`
  * call option (one `setTimeout` per call on the client, and one per call on the server for the
- * grpc-timeout header), all in this one process run over loopback, candidates alternating round
- * by round:
+ * grpc-timeout header), over loopback, candidates alternating round by round:
  *
- * - `bare`: no interceptors; every call passes `{ deadline: Date.now() + 30 s }`;
- * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 30 s })` on the client and
+ * - `bare`: no interceptors; every call passes `{ deadline: Date.now() + 60 s }`;
+ * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 60 s })` on the client and
  *   `serverDeadlineInterceptor()` on the server (an ambient deadline per handler; the handler
  *   here never reads its signal, so no AbortController is made; first in the server's list, it
  *   replaces grpc-js's own server timer);
  * - `tickwheel-client`: the client interceptor only, against a bare server: the like-for-like
- *   replacement of the `deadline` option.
+ *   replacement of the `deadline` option;
+ * - `bare-als` (throughput only): `bare` in a process that has entered an AsyncLocalStorage once,
+ *   as any app with ALS-based tracing or logging has. On Node 20 and 22 that switches on async
+ *   hooks for every promise and resource of the process, which the server interceptor's ambient
+ *   deadline cannot avoid: its ratio to `bare` is the floor of any ALS-based ambient deadline
+ *   there. On Node 24 and later (AsyncContextFrame) it costs nothing.
  *
- * Measured: unary calls per second (wall clock and CPU time), heap per call held in flight, and
- * bytes allocated per call (garbage included), which stays steady however loaded the machine is.
- * Each candidate has its own server and client (one HTTP/2 connection each), set up once and
- * warmed up. Client and server share this process, so each figure includes both sides' cost.
- * Messages are raw bytes (identity serializers), so protobuf work does not dilute the deadline
- * machinery's share. The server interceptor's ambient deadline uses AsyncLocalStorage, whose
- * async hooks Node 20 keeps on for the whole process once used: every candidate runs with them
- * after the first `tickwheel` round, as in any app that uses AsyncLocalStorage-based tooling.
+ * Each candidate lives in its own worker process (this file with `--worker <name>`), holding its
+ * server and client (one HTTP/2 connection) for the whole run; the parent only tells the workers
+ * in turn what to measure, so one round runs bare, tickwheel, tickwheel-client one after another
+ * and no two measure at once. A process per candidate keeps what one candidate does out of the
+ * others' figures: its heap and garbage, and on Node 20 and 22 the process-wide async hooks that
+ * AsyncLocalStorage (the server interceptor's ambient deadline) switches on at first use, which
+ * would otherwise slow every candidate of a shared process, bare grpc-js included. Client and
+ * server share their worker, so each figure includes both sides of the call.
+ *
+ * Measured: unary calls per second (wall clock) and per CPU-second of the worker (user + system,
+ * `process.cpuUsage()`, which other load on the machine disturbs far less), heap per call held
+ * in flight (the slope between IN_FLIGHT and 2 x IN_FLIGHT held calls after full GCs, so costs
+ * paid once, such as compiled code or grown HTTP/2 windows, cancel out), and bytes allocated
+ * per call (garbage included). Messages are raw bytes (identity serializers), so protobuf work
+ * does not dilute the deadline machinery's share.
  *
  *   node --expose-gc suites/grpc.mjs          # or: npm run bench -- grpc
  *
- * BENCH_REPEATS overrides the number of alternating rounds (default 12).
+ * BENCH_REPEATS overrides the number of alternating rounds (default 11).
  */
-import { pathToFileURL } from 'node:url';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { fork } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
-import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
+import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
-const REPEATS = Number(process.env.BENCH_REPEATS ?? 12);
+const SELF = fileURLToPath(import.meta.url);
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 11);
 /** Calls kept in flight by the throughput workers. */
 const CONCURRENCY = 32;
 /** How long one throughput sample runs, after SETTLE_MS of calls that are not counted. */
-const SAMPLE_MS = 700;
+const SAMPLE_MS = 1_000;
 const SETTLE_MS = 300;
-/** Calls held open (the server does not answer yet) for one heap sample. */
+/** Calls held open (the server does not answer yet) for one heap sample; the sample holds twice as many. */
 const IN_FLIGHT = 1_000;
 /** Calls per allocation sample. */
-const ALLOC_CALLS = 3_000;
-const DEADLINE_MS = 30_000;
+const ALLOC_CALLS = 2_000;
+/** Long enough that no held call times out while a loaded machine sets up the next ones. */
+const DEADLINE_MS = 60_000;
+const CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client', 'bare-als'];
+/** The candidates of the heap and allocation scenarios. */
+const MEMORY_CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client'];
 
 const identity = (value) => value;
 const ECHO = {
@@ -61,7 +79,13 @@ const PAYLOAD = Buffer.alloc(32, 7);
  * One candidate: a server whose handler answers at once, or holds the call while `holding`,
  * and a connected client.
  */
-async function candidate(serverInterceptors, clientInterceptors, callOptions) {
+async function candidate(name) {
+  // Only a tickwheel worker loads the package: the bare one runs grpc-js alone, as its users do.
+  const tickwheel = name.startsWith('bare') ? undefined : await import('@tickwheel/grpc');
+  if (name === 'bare-als') new AsyncLocalStorage().run(true, () => undefined);
+  const serverInterceptors = name === 'tickwheel' ? [tickwheel.serverDeadlineInterceptor()] : [];
+  const clientInterceptors = tickwheel ? [tickwheel.deadlineInterceptor({ timeoutMs: DEADLINE_MS })] : [];
+  const callOptions = tickwheel ? () => ({}) : () => ({ deadline: Date.now() + DEADLINE_MS });
   const held = [];
   let holding = false;
   const server = new grpc.Server({ interceptors: serverInterceptors });
@@ -140,20 +164,26 @@ async function candidate(serverInterceptors, clientInterceptors, callOptions) {
       allocated += v8.getHeapStatistics().used_heap_size - previous;
       return allocated / ALLOC_CALLS;
     },
-    /** Bytes of heap per call in flight: IN_FLIGHT calls held open, heap compared after full GCs. */
+    /**
+     * Bytes of heap per call in flight: the heap after full GCs with IN_FLIGHT calls held open,
+     * then with 2 x IN_FLIGHT, divided by the IN_FLIGHT calls between them.
+     */
     async heapPerCall() {
-      gc();
-      const before = process.memoryUsage().heapUsed;
-      holding = true;
       const outcomes = [];
-      for (let i = 0; i < IN_FLIGHT; i++) outcomes.push(call());
-      while (held.length < IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 5));
-      gc();
-      const after = process.memoryUsage().heapUsed;
+      const holdMore = async () => {
+        const target = held.length + IN_FLIGHT;
+        for (let i = 0; i < IN_FLIGHT; i++) outcomes.push(call());
+        while (held.length < target) await new Promise((resolve) => setTimeout(resolve, 5));
+        gc();
+        return process.memoryUsage().heapUsed;
+      };
+      holding = true;
+      const first = await holdMore();
+      const second = await holdMore();
       holding = false;
       for (const callback of held.splice(0)) callback(null, PAYLOAD);
       await Promise.all(outcomes);
-      return (after - before) / IN_FLIGHT;
+      return (second - first) / IN_FLIGHT;
     },
     close() {
       client.close();
@@ -162,50 +192,83 @@ async function candidate(serverInterceptors, clientInterceptors, callOptions) {
   };
 }
 
-export async function run() {
-  const bareOptions = () => ({ deadline: Date.now() + DEADLINE_MS });
-  const noOptions = () => ({});
-  const candidates = {
-    bare: await candidate([], [], bareOptions),
-    tickwheel: await candidate(
-      [serverDeadlineInterceptor()],
-      [deadlineInterceptor({ timeoutMs: DEADLINE_MS })],
-      noOptions,
-    ),
-    'tickwheel-client': await candidate([], [deadlineInterceptor({ timeoutMs: DEADLINE_MS })], noOptions),
-  };
-  // Warm-up: JIT, connection windows, and the first heap growth.
-  for (const c of Object.values(candidates)) {
-    await c.throughput();
-    await c.heapPerCall();
-  }
+/** A worker process holding one candidate; `measure(kind)` runs one sample there. */
+function worker(name) {
+  const child = fork(SELF, ['--worker', name], { stdio: 'inherit', execArgv: ['--expose-gc'] });
+  let pending;
+  // The first message says the worker is listening (a message sent before that could be lost).
+  const up = new Promise((resolve, reject) => (pending = { resolve, reject }));
+  child.on('message', (message) => {
+    const settle = pending;
+    pending = undefined;
+    if (message.error) settle?.reject(new Error(`grpc worker ${name}: ${message.error}`));
+    else settle?.resolve(message.value);
+  });
+  child.on('exit', (code) => pending?.reject(new Error(`grpc worker ${name} exited with ${code}`)));
+  const ask = (kind) =>
+    new Promise((resolve, reject) => {
+      pending = { resolve, reject };
+      child.send(kind);
+    });
+  return { ready: () => up.then(() => ask('ready')), measure: ask, close: () => child.kill() };
+}
 
-  const perCpuSecond = Object.fromEntries(Object.keys(candidates).map((name) => [name, []]));
+/** Worker side: set up the candidate, then answer the parent's requests one at a time. */
+async function serveWorker(name) {
+  const c = await candidate(name);
+  const kinds = {
+    ready: async () => {
+      // Warm-up: JIT, connection windows, and the first heap growth.
+      await c.throughput();
+      await c.heapPerCall();
+      return true;
+    },
+    throughput: () => c.throughput(),
+    heap: () => c.heapPerCall(),
+    allocated: () => c.allocatedPerCall(),
+  };
+  process.on('message', async (kind) => {
+    try {
+      gc();
+      process.send({ value: await kinds[kind]() });
+    } catch (error) {
+      process.send({ error: String(error?.stack ?? error) });
+    }
+  });
+  process.on('disconnect', () => {
+    c.close();
+    process.exit(0);
+  });
+  process.send({ value: 'up' });
+}
+
+export async function run() {
+  const workers = Object.fromEntries(CANDIDATES.map((name) => [name, worker(name)]));
+  try {
+    // One at a time, like every measurement: warming up is a measurement's load too.
+    for (const w of Object.values(workers)) await w.ready();
+    return await measureAll(workers);
+  } finally {
+    for (const w of Object.values(workers)) w.close();
+  }
+}
+
+async function measureAll(workers) {
+  const each = (kind, pick = (value) => value, names = CANDIDATES) =>
+    Object.fromEntries(names.map((name) => [name, async () => pick(await workers[name].measure(kind), name)]));
+  const perCpuSecond = Object.fromEntries(CANDIDATES.map((name) => [name, []]));
   const throughput = await alternate(
-    Object.fromEntries(
-      Object.entries(candidates).map(([name, c]) => [
-        name,
-        async () => {
-          const { wall, cpu } = await c.throughput();
-          perCpuSecond[name].push(cpu);
-          return wall;
-        },
-      ]),
-    ),
+    each('throughput', ({ wall, cpu }, name) => {
+      perCpuSecond[name].push(cpu);
+      return wall;
+    }),
     REPEATS,
   );
   const throughputCpu = Object.fromEntries(
     Object.entries(perCpuSecond).map(([name, s]) => [name, { median: median(s), samples: s }]),
   );
-  const heap = await alternate(
-    Object.fromEntries(Object.entries(candidates).map(([name, c]) => [name, () => c.heapPerCall()])),
-    REPEATS,
-  );
-  const allocated = await alternate(
-    Object.fromEntries(Object.entries(candidates).map(([name, c]) => [name, () => c.allocatedPerCall()])),
-    REPEATS,
-  );
-  for (const c of Object.values(candidates)) c.close();
+  const heap = await alternate(each('heap', undefined, MEMORY_CANDIDATES), REPEATS);
+  const allocated = await alternate(each('allocated', undefined, MEMORY_CANDIDATES), REPEATS);
 
   const scenarios = [
     scenario({
@@ -251,6 +314,16 @@ export async function run() {
       target: { ratio: 0.97 },
     }),
     scenario({
+      id: 'unary-throughput-cpu-als-floor',
+      title: `Unary calls per CPU-second, ${CONCURRENCY} in flight, bare grpc-js in a process that uses AsyncLocalStorage vs one that does not`,
+      unit: 'calls/CPU-s',
+      higherIsBetter: true,
+      subject: 'bare-als',
+      baseline: 'bare',
+      results: throughputCpu,
+      note: 'No interceptor: the cost of AsyncLocalStorage alone (process-wide async hooks on Node 20 and 22), which bounds what any ALS-based ambient deadline can reach.',
+    }),
+    scenario({
       id: 'heap-per-in-flight-call',
       title: `Heap bytes per in-flight unary call (${IN_FLIGHT} held open), client and server interceptors vs grpc-js deadline option`,
       unit: 'bytes',
@@ -294,10 +367,14 @@ export async function run() {
       note: "Includes the copy of the call's Metadata that carries grpc-timeout (the caller may reuse its own) and grpc-js's interceptor chain; saves grpc-js's own deadline setTimeout.",
     }),
   ];
+  // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).
+  scenarios.push(...(await channelInstructionScenarios('grpc')));
   return { scenarios };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[2] === '--worker') {
+  await serveWorker(process.argv[3]);
+} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { scenarios } = await run();
   for (const sc of scenarios) printScenario(sc);
   const file = writeResults('grpc', { scenarios, command: 'npm run bench -- grpc', repeats: REPEATS });

@@ -23,16 +23,13 @@
  * BENCH_REPEATS overrides the rounds of the scale runs (default 3); BENCH_FAILOVER_REPEATS those
  * of the failover runs (default 2). The machine is shared: read ratios from one run, not figures.
  */
-import { fork, spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
+import { fork, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Cluster } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
-import { freePort } from '../lib/free-port.mjs';
+import { redisCli, startRedisCluster } from '../lib/redis-servers.mjs';
 import { alternate, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -112,107 +109,12 @@ async function workerMain(candidate, config) {
 // ---------------------------------------------------------------------------------------------
 // Clusters.
 
-const cli = (port, ...args) =>
-  spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
-
-async function startNode() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-bench-cluster-'));
-  const port = await freePort({ withBusPort: true });
-  const args = [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--dir',
-    dir,
-    '--save',
-    '',
-    '--appendonly',
-    'yes',
-    '--appendfsync',
-    'everysec',
-    '--cluster-enabled',
-    'yes',
-    '--cluster-config-file',
-    'nodes.conf',
-    '--cluster-node-timeout',
-    String(NODE_TIMEOUT_MS),
-    '--cluster-announce-ip',
-    '127.0.0.1',
-    '--logfile',
-    'log',
-  ];
-  const child = spawn('redis-server', args, { stdio: 'ignore' });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  for (let i = 0; !/PONG/.test(cli(port, 'ping')); i++) {
-    if (i > 200) throw new Error(`redis-server on ${port} did not start`);
-    await sleep(25);
-  }
-  const kill = async () => {
-    if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
-    await exited;
-  };
-  return { port, kill, stop: async () => (await kill(), fs.rmSync(dir, { recursive: true, force: true })) };
-}
+const cli = redisCli;
 
 /** A cluster of `masters` masters (1 is made by hand: redis-cli wants 3), with `replicas` each. */
 async function startCluster(masters, replicas) {
-  if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0)
-    throw new Error('redis-server is not installed (apt-get install -y redis-server)');
-  const nodes = await Promise.all(Array.from({ length: masters * (1 + replicas) }, startNode));
-  const stop = () => Promise.all(nodes.map((n) => n.stop()));
-  try {
-    if (masters === 1) {
-      if (replicas !== 0) throw new Error('a 1-master cluster is made without replicas');
-      cli(nodes[0].port, 'cluster', 'addslotsrange', '0', '16383');
-    } else {
-      const create = spawnSync(
-        'redis-cli',
-        [
-          '--cluster',
-          'create',
-          ...nodes.map((n) => `127.0.0.1:${n.port}`),
-          '--cluster-replicas',
-          String(replicas),
-          '--cluster-yes',
-        ],
-        { encoding: 'utf8', timeout: 30_000 },
-      );
-      if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
-    }
-    for (let i = 0; ; i++) {
-      const ok = nodes.every((n) => /cluster_state:ok/.test(cli(n.port, 'cluster', 'info')));
-      const synced =
-        nodes.filter((n) => /^slave/.test(cli(n.port, 'role')) && /connected/.test(cli(n.port, 'role'))).length ===
-        masters * replicas;
-      if (ok && synced) break;
-      if (i > 400) throw new Error('cluster did not become ready');
-      await sleep(50);
-    }
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  /** The live master serving `slot`, asked of a node other than `dead`. */
-  const masterOf = (slot, dead) => {
-    const asked = nodes.find((n) => n !== dead);
-    const line = cli(asked.port, 'cluster', 'nodes')
-      .trim()
-      .split('\n')
-      .map((l) => l.split(' '))
-      .find(
-        (f) =>
-          f.length > 8 &&
-          f[2].includes('master') &&
-          !f[2].includes('fail') &&
-          f.slice(8).some((r) => {
-            const [a, b = a] = r.split('-').map(Number);
-            return a <= slot && slot <= b;
-          }),
-      );
-    return line && nodes.find((n) => line[1].startsWith(`127.0.0.1:${n.port}@`));
-  };
-  return { nodes, ports: nodes.map((n) => n.port), masterOf, stop };
+  const cluster = await startRedisCluster(masters, replicas, NODE_TIMEOUT_MS);
+  return { ...cluster, ports: cluster.nodes.map((n) => n.port) };
 }
 
 /** used_cpu_sys + used_cpu_user of every live master, in µs. */

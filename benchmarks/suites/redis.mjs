@@ -18,16 +18,13 @@
  * BENCH_REPEATS overrides the number of alternating rounds (default 3); BENCH_REDIS_SHARDS the
  * shards of RedisTimers (default 1: one redis-server has no slots to spread over).
  */
-import { fork, spawn, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
+import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
-import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
-import { freePort } from '../lib/free-port.mjs';
+import { startRedisServer } from '../lib/redis-servers.mjs';
 import { alternate, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -93,41 +90,17 @@ async function workerMain(candidate, config) {
 // The redis-server and its command counter.
 
 async function startRedis() {
-  if (spawnSync('sh', ['-c', 'command -v redis-server'], { stdio: 'ignore' }).status !== 0) {
-    throw new Error('redis-server is not installed (apt-get install -y redis-server)');
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tickwheel-bench-redis-'));
-  const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--dir',
-      dir,
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--logfile',
-      path.join(dir, 'log'),
-    ],
-    { stdio: 'ignore' },
-  );
-  const admin = new Redis({ port, host: '127.0.0.1', retryStrategy: (n) => (n > 100 ? null : 20) });
-  admin.on('error', () => undefined); // refused until the server listens; ping() below waits
+  const server = await startRedisServer();
+  const admin = new Redis({ port: server.port, host: '127.0.0.1', retryStrategy: (n) => (n > 100 ? null : 20) });
+  admin.on('error', () => undefined);
   await admin.ping();
   const stop = async () => {
     admin.disconnect();
-    child.kill('SIGKILL');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.stop();
   };
   return {
-    port,
-    url: `redis://127.0.0.1:${port}`,
+    port: server.port,
+    url: server.url,
     admin,
     stop,
     version: (await admin.info('server')).match(/redis_version:(\S+)/)[1],

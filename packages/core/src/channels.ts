@@ -34,7 +34,7 @@
  * only while both channels have subscribers. (`AsyncLocalStorage.snapshot()` would do the same
  * for every store but costs ~10 µs per request on Node 20.)
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
+import { guardedPublisher, typedChannel } from './channel-kit.js';
 import type { TimerHandle } from './timer-handle.js';
 import type { TimingWheel } from './timing-wheel.js';
 import type { TimerSet } from './timer-set.js';
@@ -89,29 +89,16 @@ export interface ContextCarrier {
   context: unknown;
 }
 
-/**
- * A channel whose messages have type `T`: `diagnostics_channel.channel(name)` with its publish
- * narrowed, so that a publishing site cannot send the wrong shape.
- */
-export interface TypedChannel<T> {
-  readonly name: string | symbol;
-  /** False until someone subscribes: read it before building a message. */
-  readonly hasSubscribers: boolean;
-  publish(message: T): void;
-}
+export type { TypedChannel } from './channel-kit.js';
 
 /** @internal */
-export const wakeChannel: TypedChannel<WheelWakeMessage> = diagnosticsChannel.channel(CORE_WAKE_CHANNEL);
+export const wakeChannel = typedChannel<WheelWakeMessage>(CORE_WAKE_CHANNEL);
 /** @internal */
-export const callbackErrorChannel: TypedChannel<CallbackErrorMessage> =
-  diagnosticsChannel.channel(CORE_CALLBACK_ERROR_CHANNEL);
+export const callbackErrorChannel = typedChannel<CallbackErrorMessage>(CORE_CALLBACK_ERROR_CHANNEL);
 /** @internal */
-export const timerSetExpireChannel: TypedChannel<TimerSetExpireMessage> =
-  diagnosticsChannel.channel(CORE_TIMER_SET_EXPIRE_CHANNEL);
-
+export const timerSetExpireChannel = typedChannel<TimerSetExpireMessage>(CORE_TIMER_SET_EXPIRE_CHANNEL);
 /** @internal */
-export const captureContextChannel: TypedChannel<ContextCarrier> =
-  diagnosticsChannel.channel(CORE_CAPTURE_CONTEXT_CHANNEL);
+export const captureContextChannel = typedChannel<ContextCarrier>(CORE_CAPTURE_CONTEXT_CHANNEL);
 
 /**
  * The caller's context as the subscribers of `tickwheel:core:capture-context` see it, when
@@ -126,17 +113,33 @@ export function captureContext(channel: { readonly hasSubscribers: boolean }): u
   return carrier.context;
 }
 
-/** Publishes on `tickwheel:core:wake`. Call only when `wakeChannel.hasSubscribers`. */
-export function publishWake(wheel: TimingWheel, lateMs: number, fired: number, callbackMs: number): void {
-  wakeChannel.publish({ wheel, lateMs: lateMs > 0 ? lateMs : 0, fired, callbackMs, pending: wheel.size });
-}
+/**
+ * Publishes on `tickwheel:core:wake` when someone listens (the wheel reads `wakeChannel.hasSubscribers`
+ * first anyway: timing the pass is part of the message).
+ */
+export const publishWake = guardedPublisher(
+  wakeChannel,
+  (wheel: TimingWheel, lateMs: number, fired: number, callbackMs: number): WheelWakeMessage => ({
+    wheel,
+    lateMs: lateMs > 0 ? lateMs : 0,
+    fired,
+    callbackMs,
+    pending: wheel.size,
+  }),
+);
 
 /** Publishes on `tickwheel:core:callback-error` when someone listens. */
-export function publishCallbackError(wheel: TimingWheel, error: unknown, handle: TimerHandle): void {
-  if (callbackErrorChannel.hasSubscribers) callbackErrorChannel.publish({ wheel, error, handle });
-}
+export const publishCallbackError = guardedPublisher(
+  callbackErrorChannel,
+  (wheel: TimingWheel, error: unknown, handle: TimerHandle): CallbackErrorMessage => ({ wheel, error, handle }),
+);
 
-/** Publishes on `tickwheel:core:timer-set-expire`. Call only when `timerSetExpireChannel.hasSubscribers`. */
-export function publishTimerSetExpire(timerSet: TimerSet<unknown, unknown>, key: unknown, stacksLeft: number): void {
-  timerSetExpireChannel.publish({ timerSet, key, stacksLeft });
-}
+/** Publishes on `tickwheel:core:timer-set-expire` when someone listens. */
+export const publishTimerSetExpire = guardedPublisher(
+  timerSetExpireChannel,
+  (timerSet: TimerSet<unknown, unknown>, key: unknown, stacksLeft: number): TimerSetExpireMessage => ({
+    timerSet,
+    key,
+    stacksLeft,
+  }),
+);

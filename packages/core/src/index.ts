@@ -1,5 +1,5 @@
 // The public API of @tickwheel/core: named exports only, no `export *`.
-// Must not depend on: any adapter package. Nothing internal: the option kit is exported from internal.ts.
+// Must not depend on: any adapter package. Nothing internal: the option kit and its checks are in internal.ts.
 export { TimingWheel, isTimingWheel } from './timing-wheel.js';
 export { TimerLoopError } from './wheel-pass.js';
 export { MAX_DELAY_MS } from './tick-scale.js';
@@ -15,7 +15,6 @@ export type { NativeDriverOptions } from './native-driver.js';
 export { sharedWheel } from './shared-wheel.js';
 export { withDeadline, currentDeadline, createDeadline, deadlineExceededReason } from './deadline.js';
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadline.js';
-export { requireMs, optionalMs, requireFunction, requirePowerOfTwo, describeValue } from './validate.js';
 export { TimerSet } from './timer-set.js';
 export type {
   TimerPolicy,

@@ -2,5 +2,8 @@
  * `@tickwheel/core/internal`: what the adapters share with core but users should not build on.
  * Must not depend on: anything outside core. Not public API (no semver promise).
  */
-export { optionKit, orDefault } from './options-kit.js';
+export { optionKit, orDefault, describeValue, requireFunction } from './options-kit.js';
+export { copyJson } from './json-value.js';
+export type { JsonRefusal } from './json-value.js';
 export type { OptionKit } from './options-kit.js';
+export { guardedPublisher, typedChannel } from './channel-kit.js';

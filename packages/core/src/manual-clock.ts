@@ -3,7 +3,7 @@
  * Must not depend on: real time or native timers (clock.ts's contract only).
  */
 import type { DrivingClock, WakeupDriver } from './clock.js';
-import { requireMs } from './validate.js';
+import { requireMs } from './options-kit.js';
 
 /** Wake-ups at one instant, across the clock's wheels, before `advance` assumes an infinite loop. */
 const MAX_WAKES_WITHOUT_PROGRESS = 100_000;

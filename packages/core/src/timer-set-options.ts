@@ -4,7 +4,7 @@
  */
 import type { SnapshotKey } from './timer-set-snapshot.js';
 import type { TimingWheel } from './timing-wheel.js';
-import { describeValue } from './validate.js';
+import { describeValue } from './options-kit.js';
 
 /**
  * What {@link TimerSet.set} does when the key already has a timer:

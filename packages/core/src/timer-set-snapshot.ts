@@ -1,6 +1,6 @@
 /**
  * The saved form of a {@link TimerSet}: plain JSON data, checked on the way out and on the way in.
- * Must not depend on: the TimerSet class or its wheel (plain data and validate.ts only).
+ * Must not depend on: the TimerSet class or its wheel (plain data, json-value.ts and describeValue only).
  *
  * A save that cannot be read back faithfully is worse than an error, because it is discovered
  * only when a player logs in again. So `snapshot()` copies every value through
@@ -9,7 +9,8 @@
  * a `Date`, a `Map`, a class instance, a cycle). {@link readSnapshot} checks a save before
  * `restore()` creates any timer.
  */
-import { describeValue } from './validate.js';
+import { copyJson } from './json-value.js';
+import { describeValue } from './options-kit.js';
 
 /** The `format` tag every snapshot carries. */
 export const SNAPSHOT_FORMAT = 'tickwheel.timer-set';
@@ -45,73 +46,13 @@ export interface TimerSetSnapshot<V> {
 }
 
 /**
- * Returns a deep copy of `value` that JSON round-trips to an equal value, or throws a TypeError
- * that names `key` and the path inside the value.
- *
- * Accepted: null, booleans, strings, finite numbers, dense arrays, and objects whose prototype
- * is `Object.prototype` or null with enumerable string-keyed data properties. Everything else
- * is refused rather than silently changed by `JSON.stringify`.
+ * Returns a deep copy of `value` that JSON round-trips to an equal value (core's one JSON check,
+ * `json-value.ts`), or throws a TypeError that names `key` and the path inside the value.
  */
 export function copyJsonValue(value: unknown, key: unknown): unknown {
-  return copy(value, '', key, new Set());
-}
-
-function copy(value: unknown, path: string, key: unknown, ancestors: Set<object>): unknown {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      if (Number.isFinite(value)) return value;
-      return refuse(key, path, `is ${value}, which JSON turns into null`);
-    case 'undefined':
-      return refuse(key, path, 'is undefined, which JSON drops');
-    case 'function':
-    case 'symbol':
-    case 'bigint':
-      return refuse(key, path, `is a ${typeof value} (${describeValue(value)})`);
-  }
-  if (value === null) return null;
-  const object = value as object;
-  if (ancestors.has(object)) return refuse(key, path, 'refers back to itself (a cycle)');
-  ancestors.add(object);
-  try {
-    if (Array.isArray(object)) {
-      if (Object.keys(object).length !== object.length)
-        return refuse(key, path, 'is an array with holes or extra properties, which JSON loses');
-      const out: unknown[] = new Array(object.length);
-      for (let i = 0; i < object.length; i++) {
-        out[i] = copy(object[i], `${path}[${i}]`, key, ancestors);
-      }
-      return out;
-    }
-    const proto: unknown = Object.getPrototypeOf(object);
-    if (proto !== Object.prototype && proto !== null) {
-      const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
-      return refuse(key, path, `is a ${name} instance; only plain objects, arrays and primitives survive JSON`);
-    }
-    if (Object.getOwnPropertySymbols(object).length > 0) return refuse(key, path, 'has symbol keys, which JSON drops');
-    const out: Record<string, unknown> = {};
-    for (const name of Object.keys(object)) {
-      const descriptor = Object.getOwnPropertyDescriptor(object, name)!;
-      const childPath = `${path}.${name}`;
-      if (descriptor.get !== undefined) return refuse(key, childPath, 'is a getter');
-      // defineProperty, not assignment: an own "__proto__" key (JSON.parse makes those) must stay a key.
-      Object.defineProperty(out, name, {
-        value: copy(descriptor.value, childPath, key, ancestors),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
-    return out;
-  } finally {
-    ancestors.delete(object);
-  }
-}
-
-function refuse(key: unknown, path: string, why: string): never {
-  throw new TypeError(`snapshot: the value of key ${describeValue(key)} cannot be saved: value${path} ${why}`);
+  return copyJson(value, 'value', (path, why) => {
+    throw new TypeError(`snapshot: the value of key ${describeValue(key)} cannot be saved: ${path} ${why}`);
+  });
 }
 
 /**

@@ -65,7 +65,7 @@ import {
 } from './timer-set-snapshot.js';
 import { KeyedStacks } from './timer-set-store.js';
 import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
-import { describeValue, requireFunction, requireMs } from './validate.js';
+import { describeValue, requireFunction, requireMs } from './options-kit.js';
 
 export type {
   ExpireCallback,

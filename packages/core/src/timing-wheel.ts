@@ -98,7 +98,7 @@ import { NativeDriver } from './native-driver.js';
 import { MAX_DELAY_MS, sumUp, TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import { TimerHandle, type TimerCallback } from './timer-handle.js';
-import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from './validate.js';
+import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from './options-kit.js';
 import type { TimingWheelOptions } from './wheel-types.js';
 import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 

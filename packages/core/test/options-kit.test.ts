@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { badValues, expectRejected, expectUnknownKey } from '../../../tests/helpers/bad-options.js';
 import { optionKit, orDefault } from '../src/internal.js';
+import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from '../src/options-kit.js';
 import { ManualClock } from '../src/manual-clock.js';
 import { TimingWheel } from '../src/timing-wheel.js';
 
@@ -141,6 +142,56 @@ describe('options-kit', () => {
       expect(orDefault(undefined, 5)).toBe(5);
       expect(orDefault<unknown>(null, 5)).toBeNull();
       expect(orDefault(0, 5)).toBe(0);
+    });
+  });
+
+  // Core's own unprefixed checks (0.1's validate.ts, folded into the kit).
+  describe('requireMs', () => {
+    it('names the option and the value', () => {
+      expect(() => requireMs(-5, 'delayMs')).toThrow(new RangeError('delayMs must be a finite number >= 0, got -5'));
+      expect(() => requireMs('5', 'timeoutMs')).toThrow(TypeError);
+      expect(() => requireMs(3, 'pongTimeoutMs', 10)).toThrow(/pongTimeoutMs must be a finite number >= 10, got 3/);
+      expect(requireMs(0, 'x')).toBe(0);
+    });
+  });
+
+  describe('requireFunction', () => {
+    it('rejects non-functions', () => {
+      expect(() => requireFunction({}, 'onExpire')).toThrow(/onExpire must be a function, got \{\}/);
+    });
+  });
+
+  describe('requirePowerOfTwo', () => {
+    it('accepts powers of two in range only', () => {
+      expect(requirePowerOfTwo(64, 'wheelSize', 2, 65536)).toBe(64);
+      expect(() => requirePowerOfTwo(3, 'wheelSize', 2, 65536)).toThrow(RangeError);
+      expect(() => requirePowerOfTwo(2 ** 20, 'wheelSize', 2, 65536)).toThrow(/wheelSize/);
+    });
+  });
+
+  describe('describeValue', () => {
+    it('renders values readably', () => {
+      expect(describeValue('a')).toBe('"a"');
+      expect(describeValue(10n)).toBe('10n');
+      expect(describeValue(function named() {})).toBe('function named');
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      expect(describeValue(cyclic)).toBe('a plain object');
+      expect(describeValue({})).toBe('{}');
+      expect(describeValue([])).toBe('[]');
+      expect(describeValue([1, 2, 3])).toBe('[1,2,3]');
+      expect(describeValue({ entity: 1 })).toBe('{"entity":1}');
+      expect(describeValue(new Array(100).fill(1))).toBe('an array of length 100');
+      expect(describeValue(null)).toBe('null');
+    });
+
+    it('names an object by its type, never by its contents (private fields of a wheel)', () => {
+      class Secretive {
+        readonly token = 'hunter2';
+      }
+      expect(describeValue(new Secretive())).toBe('an object (Secretive)');
+      expect(describeValue(new Map([['k', 'v']]))).toBe('an object (Map)');
+      expect(describeValue(Object.create(Object.create(null)))).toBe('an object (Object)');
     });
   });
 });

@@ -64,6 +64,21 @@ console.log(JSON.stringify(require('@tickwheel/core').sharedWheel() === sharedWh
     expect(out).toBe(true);
   });
 
+  it('keeps its argument checks internal: they are on @tickwheel/core/internal, not the public entry', () => {
+    const checks = ['requireMs', 'optionalMs', 'requireFunction', 'requirePowerOfTwo', 'describeValue', 'optionKit'];
+    const out = run(
+      'internal.cjs',
+      `const pub = require('@tickwheel/core');
+const internal = require('@tickwheel/core/internal');
+const checks = ${JSON.stringify(checks)};
+console.log(JSON.stringify({
+  pub: checks.filter((name) => name in pub),
+  internal: checks.filter((name) => typeof internal[name] === 'function'),
+}));`,
+    );
+    expect(out).toEqual({ pub: [], internal: ['requireFunction', 'describeValue', 'optionKit'] });
+  });
+
   it('ships type declarations first in the import and require branches of the exports map', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(packageDir, 'package.json'), 'utf8'));
     for (const branch of [pkg.exports['.'].import, pkg.exports['.'].require]) {

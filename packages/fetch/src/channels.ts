@@ -15,8 +15,7 @@
  * `tickwheel:core:capture-context` stored when the `fetch()` call started (the OpenTelemetry
  * bridge: the caller's `Context`, so the timeout lands on the request's own span).
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
-import type { TypedChannel } from '@tickwheel/core';
+import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
 import type { TimeoutError } from './timeout-error.js';
 import type { TimeoutPhase } from './types.js';
 
@@ -61,14 +60,14 @@ export interface FetchRetryMessage {
 }
 
 /** @internal */
-export const timeoutChannel: TypedChannel<FetchTimeoutMessage> = diagnosticsChannel.channel(FETCH_TIMEOUT_CHANNEL);
+export const timeoutChannel = typedChannel<FetchTimeoutMessage>(FETCH_TIMEOUT_CHANNEL);
 /** @internal */
-export const retryChannel: TypedChannel<FetchRetryMessage> = diagnosticsChannel.channel(FETCH_RETRY_CHANNEL);
+export const retryChannel = typedChannel<FetchRetryMessage>(FETCH_RETRY_CHANNEL);
 
 /** Publishes a timeout when someone listens. `context`: the request's, from `captureContext`. */
-export function publishTimeout(error: TimeoutError, elapsedMs: number, attempt: number, context: unknown): void {
-  if (!timeoutChannel.hasSubscribers) return;
-  const message: FetchTimeoutMessage = {
+export const publishTimeout = guardedPublisher(
+  timeoutChannel,
+  (error: TimeoutError, elapsedMs: number, attempt: number, context: unknown): FetchTimeoutMessage => ({
     phase: error.phase,
     method: error.method,
     origin: originOf(error.url),
@@ -77,15 +76,21 @@ export function publishTimeout(error: TimeoutError, elapsedMs: number, attempt: 
     attempt,
     error,
     context,
-  };
-  timeoutChannel.publish(message);
-}
+  }),
+);
 
 /** Publishes a retry when someone listens. */
-export function publishRetry(error: TimeoutError, attempt: number, delayMs: number, context: unknown): void {
-  if (!retryChannel.hasSubscribers) return;
-  retryChannel.publish({ method: error.method, origin: originOf(error.url), attempt, delayMs, error, context });
-}
+export const publishRetry = guardedPublisher(
+  retryChannel,
+  (error: TimeoutError, attempt: number, delayMs: number, context: unknown): FetchRetryMessage => ({
+    method: error.method,
+    origin: originOf(error.url),
+    attempt,
+    delayMs,
+    error,
+    context,
+  }),
+);
 
 /** The origin of a URL string, or `'null'` (as `URL#origin` says) when it does not parse. */
 function originOf(url: string): string {

@@ -2,7 +2,8 @@
  * withTimeouts: the entry function that wraps a fetch with per-attempt, body-idle and total limits.
  * Must not depend on: another adapter, or patching fetch (fetch itself is only called).
  */
-import { currentDeadline, requireFunction } from '@tickwheel/core';
+import { currentDeadline } from '@tickwheel/core';
+import { requireFunction } from '@tickwheel/core/internal';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { publishRetry } from './channels.js';
 import { RequestTimer } from './request-timer.js';

@@ -16,8 +16,7 @@
  * `tickwheel:core:capture-context` stored when the call started (the OpenTelemetry bridge: the
  * caller's `Context`, so a client deadline lands on the caller's span).
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
-import type { TypedChannel } from '@tickwheel/core';
+import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
 import type { DeadlineLimit, ServerDeadlineLimit } from './types.js';
 
 /** Name of the channel of {@link GrpcDeadlineMessage}. */
@@ -59,31 +58,30 @@ export interface GrpcHandlerAbortMessage {
 }
 
 /** @internal */
-export const deadlineChannel: TypedChannel<GrpcDeadlineMessage> = diagnosticsChannel.channel(GRPC_DEADLINE_CHANNEL);
+export const deadlineChannel = typedChannel<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
 /** @internal */
-export const handlerAbortChannel: TypedChannel<GrpcHandlerAbortMessage> =
-  diagnosticsChannel.channel(GRPC_HANDLER_ABORT_CHANNEL);
+export const handlerAbortChannel = typedChannel<GrpcHandlerAbortMessage>(GRPC_HANDLER_ABORT_CHANNEL);
 
 /** Publishes a deadline when someone listens. `context`: the call's, from `captureContext`. */
-export function publishDeadline(
-  side: GrpcSide,
-  path: string,
-  limit: GrpcDeadlineMessage['limit'],
-  budgetMs: number,
-  elapsedMs: number,
-  context: unknown,
-): void {
-  if (!deadlineChannel.hasSubscribers) return;
-  deadlineChannel.publish({ side, path, limit, budgetMs, elapsedMs, propagated: limit === 'propagated', context });
-}
+export const publishDeadline = guardedPublisher(
+  deadlineChannel,
+  (
+    side: GrpcSide,
+    path: string,
+    limit: GrpcDeadlineMessage['limit'],
+    budgetMs: number,
+    elapsedMs: number,
+    context: unknown,
+  ): GrpcDeadlineMessage => ({ side, path, limit, budgetMs, elapsedMs, propagated: limit === 'propagated', context }),
+);
 
 /** Publishes a handler abort when someone listens. */
-export function publishHandlerAbort(
-  path: string,
-  reason: HandlerAbortReason,
-  elapsedMs: number,
-  context: unknown,
-): void {
-  if (!handlerAbortChannel.hasSubscribers) return;
-  handlerAbortChannel.publish({ path, reason, elapsedMs, context });
-}
+export const publishHandlerAbort = guardedPublisher(
+  handlerAbortChannel,
+  (path: string, reason: HandlerAbortReason, elapsedMs: number, context: unknown): GrpcHandlerAbortMessage => ({
+    path,
+    reason,
+    elapsedMs,
+    context,
+  }),
+);

@@ -137,7 +137,11 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
       hasExplicit || parent !== undefined
         ? nextCall({ ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE })
         : nextCall(callOptions);
-    return new DeadlineCall(next, wheel, path, limit, expiresAt, expiresAt - now, idleMs, ambient?.signal);
+    const call = new DeadlineCall(next, wheel, path, limit, expiresAt, expiresAt - now, idleMs, ambient?.signal);
+    // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
+    // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
+    // which DeadlineCall implements without the base class's unused per-call fields.
+    return call as unknown as InterceptingCall;
   };
 }
 

@@ -2,7 +2,7 @@
  * The per-call state of the server interceptor: the handler's deadline scope and its DEADLINE_EXCEEDED.
  * Must not depend on: the client side or another adapter (grpc-js's server interceptor API and core only).
  */
-import { ServerInterceptingCall, status as Status } from '@grpc/grpc-js';
+import { status as Status } from '@grpc/grpc-js';
 import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
 import {
   captureContext,
@@ -66,10 +66,18 @@ const FINISHED = 2;
  *
  * The call holds one wheel handle (the scope's) and never reads the scope's `signal`, so the
  * scope's AbortController exists only if the handler asks for it.
+ *
+ * What one call in flight costs was measured with heap snapshots of 1,000 held calls (Node 20,
+ * against bare grpc-js whose own deadline timer this call's scope replaces): it implements
+ * grpc-js's call interface rather than extending `ServerInterceptingCall`, whose constructor
+ * allocates a responder object and seven fields this class never uses, and which pushed its own
+ * fields out of the object into a property array (about 190 B per call together; grpc-js only
+ * ever calls an interceptor's result through the interface). The scope's `onAbort` is a bound
+ * method made only when a scope is, not an arrow class field (whose context every call kept).
  */
-export class ServerDeadlineCall extends ServerInterceptingCall {
-  private listener: InterceptingServerListener | undefined;
-  private scope: DeadlineScope | undefined;
+export class ServerDeadlineCall implements ServerInterceptingCallInterface {
+  private listener: InterceptingServerListener | undefined = undefined;
+  private scope: DeadlineScope | undefined = undefined;
   private phase = WAITING;
   private limit: ServerDeadlineLimit = 'propagated';
   /** When the deadline started, on the wheel's clock: for the diagnostics channels. */
@@ -87,32 +95,58 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     /** The budget when the call arrived; final once the headers are read. */
     private budgetMs: number,
     private readonly arrivedAt: number,
-  ) {
-    super(next);
-  }
+  ) {}
 
-  override start(listener: InterceptingServerListener): void {
+  start(listener: InterceptingServerListener): void {
     this.listener = listener;
     this.next.start(this);
   }
 
-  override sendMetadata(metadata: Metadata): void {
+  sendMetadata(metadata: Metadata): void {
     if (this.phase !== FINISHED) this.next.sendMetadata(metadata);
   }
 
-  override sendMessage(message: unknown, callback: () => void): void {
+  sendMessage(message: unknown, callback: () => void): void {
     if (this.phase !== FINISHED) this.next.sendMessage(message, callback);
   }
 
-  override sendStatus(status: PartialStatus): void {
+  sendStatus(status: PartialStatus): void {
     if (this.phase === FINISHED) return;
     this.phase = FINISHED;
-    this.scope?.dispose();
+    // The handler answered: its deadline is over. grpc-js still reports the stream's close to
+    // onCancel after every call, which then runs outside any scope (an ALS run saved per call).
+    const scope = this.scope;
+    this.scope = undefined;
+    scope?.dispose();
     this.next.sendStatus(status);
   }
 
-  override getDeadline(): Deadline {
+  getDeadline(): Deadline {
     return this.arrivedAt + this.budgetMs;
+  }
+
+  startRead(): void {
+    this.next.startRead();
+  }
+
+  getPeer(): string {
+    return this.next.getPeer();
+  }
+
+  getHost(): string {
+    return this.next.getHost();
+  }
+
+  getAuthContext(): ReturnType<ServerInterceptingCallInterface['getAuthContext']> {
+    return this.next.getAuthContext();
+  }
+
+  getConnectionInfo(): ReturnType<ServerInterceptingCallInterface['getConnectionInfo']> {
+    return this.next.getConnectionInfo();
+  }
+
+  getMetricsRecorder(): ReturnType<ServerInterceptingCallInterface['getMetricsRecorder']> {
+    return this.next.getMetricsRecorder();
   }
 
   /** @internal Listener side: request headers (client-streaming and bidi handlers start here). */
@@ -152,6 +186,8 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
       scope?.abort(expired ? deadlineExceededReason() : clientCancelledReason());
     }
     if (this.listener === undefined) return;
+    // Inside the scope when the call ended by a cancel or a deadline, so the handler's
+    // 'cancelled' listener sees why in currentDeadline().signal.
     if (scope !== undefined) scope.run(() => this.listener!.onCancel());
     else this.listener.onCancel();
   }
@@ -183,7 +219,7 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
     if (budgetMs === Infinity) return true;
     const wheel = plan.wheel;
     this.startedAt = wheel.clock.now();
-    const scope = createDeadline(budgetMs, { wheel, onAbort: this.onScopeAbort });
+    const scope = createDeadline(budgetMs, { wheel, onAbort: this.scopeAborted.bind(this) });
     this.scope = scope;
     if (this.phase === OPEN) return true;
     // Spent on arrival (the scope aborted while it was being made): answer without running the handler.
@@ -196,7 +232,7 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
    * scope's signal aborts, so the status goes out before the handler hears of it. A client cancel
    * also aborts the scope, but `onCancel` has marked the call finished by then.
    */
-  private readonly onScopeAbort = (reason: unknown): void => {
+  private scopeAborted(reason: unknown): void {
     if (this.phase === FINISHED) return;
     const spent = this.scope === undefined;
     this.phase = FINISHED;
@@ -212,7 +248,7 @@ export class ServerDeadlineCall extends ServerInterceptingCall {
         ? { code: Status.DEADLINE_EXCEEDED, details, metadata: null }
         : { code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null },
     );
-  };
+  }
 
   /** The handler's signal is about to abort. */
   private handlerAborted(reason: HandlerAbortReason): void {

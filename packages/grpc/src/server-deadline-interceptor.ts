@@ -76,7 +76,10 @@ export function serverDeadlineInterceptor(options?: ServerDeadlineInterceptorOpt
       // The wheel times the call; grpc-js's own timer for the same header would be a second one.
       disarmGrpcJsTimer(call);
     }
-    return new ServerDeadlineCall(call, plan, budgetMs, arrivedAt);
+    // grpc-js types an interceptor's result as its ServerInterceptingCall class but only ever uses
+    // it through ServerInterceptingCallInterface (the next interceptor wraps it; the handler
+    // calls it), which ServerDeadlineCall implements without the base class's per-call objects.
+    return new ServerDeadlineCall(call, plan, budgetMs, arrivedAt) as unknown as ServerInterceptingCall;
   };
 }
 

@@ -299,6 +299,25 @@ describe('serverDeadlineInterceptor', () => {
       expect(nested.remaining()).toBe(10_000);
       expect(wheel.size).toBe(0);
     });
+    it('runs the cancelled listener outside the finished call’s deadline when the handler answered', async () => {
+      // grpc-js reports every stream's close to onCancel, answered or not (its unary call emits
+      // 'cancelled' then too); the answered call's deadline is disposed, so nothing runs in it.
+      const seen: Array<{ ambient: boolean }> = [];
+      const { client, wheel } = await setup(
+        { defaultTimeoutMs: 10_000 },
+        {
+          Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+            call.on('cancelled', () => seen.push({ ambient: currentDeadline() !== undefined }));
+            callback(null, { text: call.request.text, remainingMs: 0 });
+          },
+        },
+      );
+      const { err } = await unary(client, { text: 'x' });
+      expect(err).toBeNull();
+      while (seen.length === 0) await settle();
+      expect(seen).toEqual([{ ambient: false }]);
+      expect(wheel.size).toBe(0);
+    });
   });
 
   describe('#enclosingDeadline', () => {

@@ -15,12 +15,13 @@
  * A recorder never throws into the code that published: diagnostics_channel would turn that
  * into an uncaught exception on the next tick, so a metrics fault would crash the service it
  * observes. Errors go to OpenTelemetry's `diag` logger instead, as the SDK's own do.
+ *
+ * This file resolves the options and creates the instruments; what one instrumentation holds
+ * while it is enabled, and its `disable()`, is `instrumentation.ts`.
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
-import { diag, type ObservableResult } from '@opentelemetry/api';
 import { createInstruments } from './instruments.js';
+import { Instrumentation } from './instrumentation.js';
 import { resolveOptions } from './options.js';
-import { createRecorders, type Recorder } from './recorders.js';
 import type { InstrumentTickwheelOptions, TickwheelInstrumentation } from './types.js';
 
 const PACKAGE_NAME = '@tickwheel/otel';
@@ -50,47 +51,5 @@ const PACKAGE_VERSION = '0.1.0';
 export function instrumentTickwheel(options?: InstrumentTickwheelOptions): TickwheelInstrumentation {
   const resolved = resolveOptions(options);
   const meter = resolved.meterProvider.getMeter(PACKAGE_NAME, PACKAGE_VERSION);
-  const instruments = createInstruments(meter);
-  const subscriptions: Array<[string, (message: unknown, name: string | symbol) => void]> = [];
-  for (const [channel, recorder] of createRecorders(instruments, resolved.spanEvents)) {
-    const listener = guarded(recorder);
-    diagnosticsChannel.subscribe(channel, listener);
-    subscriptions.push([channel, listener]);
-  }
-  const observePending = (result: ObservableResult): void => {
-    for (const [name, wheel] of resolved.wheels) {
-      try {
-        result.observe(wheel().size, { 'tickwheel.wheel': name });
-      } catch (error) {
-        diag.error(`${PACKAGE_NAME}: could not read the pending timers of wheel ${JSON.stringify(name)}`, error);
-      }
-    }
-  };
-  instruments.wheelPending.addCallback(observePending);
-
-  let enabled = true;
-  const disable = (): void => {
-    if (!enabled) return;
-    enabled = false;
-    for (const [channel, listener] of subscriptions) diagnosticsChannel.unsubscribe(channel, listener);
-    instruments.wheelPending.removeCallback(observePending);
-  };
-  return {
-    get enabled() {
-      return enabled;
-    },
-    disable,
-    [Symbol.dispose]: disable,
-  };
-}
-
-/** A recorder that reports its errors to `diag` instead of throwing them into the publisher. */
-function guarded(recorder: Recorder): (message: unknown, name: string | symbol) => void {
-  return (message, name) => {
-    try {
-      (recorder as (message: unknown) => void)(message);
-    } catch (error) {
-      diag.error(`${PACKAGE_NAME}: recording a message of ${String(name)} failed`, error);
-    }
-  };
+  return new Instrumentation(createInstruments(meter), resolved);
 }

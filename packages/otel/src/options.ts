@@ -1,9 +1,10 @@
 /**
- * The defaults of instrumentTickwheel and the resolution of its options.
+ * The defaults of instrumentTickwheel and the resolution of its options with core's option kit.
  * Must not depend on: the adapters or the OpenTelemetry SDK (@tickwheel/core and @opentelemetry/api only).
  */
 import { metrics, type MeterProvider } from '@opentelemetry/api';
-import { describeValue, sharedWheel, TimingWheel } from '@tickwheel/core';
+import { isTimingWheel, sharedWheel, type TimingWheel } from '@tickwheel/core';
+import { optionKit, orDefault } from '@tickwheel/core/internal';
 import type { InstrumentTickwheelOptions } from './types.js';
 
 /** Every default in one place. */
@@ -21,39 +22,33 @@ export interface ResolvedOptions {
   readonly wheels: ReadonlyArray<readonly [name: string, wheel: () => TimingWheel]>;
 }
 
-const KEYS = new Set(['meterProvider', 'spanEvents', 'wheels']);
+const kit = optionKit('@tickwheel/otel');
+const KNOWN: readonly string[] = Object.keys(DEFAULTS);
 
 /**
  * Validates `options` and fills in defaults.
  * @throws TypeError naming the option and the offending value
  */
 export function resolveOptions(options: InstrumentTickwheelOptions | undefined): ResolvedOptions {
-  if (options === undefined) options = {};
-  if (options === null || typeof options !== 'object')
-    throw new TypeError(`@tickwheel/otel: options must be an object, got ${describeValue(options)}`);
-  for (const key of Object.keys(options)) {
-    if (!KEYS.has(key))
-      throw new TypeError(`@tickwheel/otel: unknown option ${JSON.stringify(key)}; known: ${[...KEYS].join(', ')}`);
+  const given = kit.object(options, 'options', KNOWN) as InstrumentTickwheelOptions;
+  const meterProvider = orDefault<unknown>(given.meterProvider, metrics.getMeterProvider());
+  if (
+    meterProvider === null ||
+    typeof meterProvider !== 'object' ||
+    typeof (meterProvider as { getMeter?: unknown }).getMeter !== 'function'
+  ) {
+    throw kit.typeError('meterProvider', 'must be an object with a getMeter() method', meterProvider);
   }
-  const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
-  if (meterProvider === null || typeof meterProvider !== 'object' || typeof meterProvider.getMeter !== 'function') {
-    throw new TypeError(
-      `@tickwheel/otel: meterProvider must be an object with a getMeter() method, got ${describeValue(meterProvider)}`,
-    );
+  const spanEvents = kit.boolean(orDefault<unknown>(given.spanEvents, DEFAULTS.spanEvents), 'spanEvents');
+  const named = orDefault<unknown>(given.wheels, DEFAULTS.wheels);
+  if (named === null || typeof named !== 'object' || Array.isArray(named)) {
+    throw kit.typeError('wheels', 'must be an object of named TimingWheels', named);
   }
-  const spanEvents = options.spanEvents ?? DEFAULTS.spanEvents;
-  if (typeof spanEvents !== 'boolean')
-    throw new TypeError(`@tickwheel/otel: spanEvents must be a boolean, got ${describeValue(spanEvents)}`);
-  const given = options.wheels ?? DEFAULTS.wheels;
-  if (given === null || typeof given !== 'object') {
-    throw new TypeError(`@tickwheel/otel: wheels must be an object of named TimingWheels, got ${describeValue(given)}`);
-  }
-  const wheels = Object.entries(given).map(([name, wheel]): [string, () => TimingWheel] => {
-    if (wheel instanceof TimingWheel) return [name, () => wheel];
-    if (typeof wheel === 'function') return [name, wheel];
-    throw new TypeError(
-      `@tickwheel/otel: wheels.${name} must be a TimingWheel or a function returning one, got ${describeValue(wheel)}`,
-    );
+  const wheels = Object.entries(named).map(([name, wheel]): [string, () => TimingWheel] => {
+    // The brand check, not instanceof: a wheel from a second copy of @tickwheel/core counts too.
+    if (isTimingWheel(wheel)) return [name, () => wheel];
+    if (typeof wheel === 'function') return [name, wheel as () => TimingWheel];
+    throw kit.typeError(`wheels.${name}`, 'must be a TimingWheel or a function returning one', wheel);
   });
-  return { meterProvider, spanEvents, wheels };
+  return { meterProvider: meterProvider as MeterProvider, spanEvents, wheels };
 }

@@ -106,7 +106,11 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
           ...rpcAttributes(message.path),
         };
         recordTimeout(m, attributes, message.elapsedMs);
-        if (spanEvents) addTimeoutEvent(message.context, attributes, message.budgetMs, message.elapsedMs, undefined);
+        // A server call's captured context is the one its connection arrived in (the server's
+        // listen, say), not a span of the call: grpc-js starts the handler's span later. So only
+        // the client side, whose context is the caller's, adds an event (span-events.ts).
+        if (spanEvents && message.side === 'client')
+          addTimeoutEvent(message.context, attributes, message.budgetMs, message.elapsedMs, undefined);
       },
     ],
     [

@@ -1,6 +1,20 @@
 /**
  * The span event a timeout adds to the span that was active when its request started.
  * Must not depend on: the adapters or the OpenTelemetry SDK (@opentelemetry/api only).
+ *
+ * A timeout gets an event only where the request it ended has a span we can name when it starts:
+ *
+ * - fetch: the caller's span (its own, or an HTTP instrumentation's parent), captured when
+ *   `fetch()` is called;
+ * - gRPC client: the caller's span (or the grpc instrumentation's client span, which is active
+ *   when grpc-js calls the interceptors), captured when the call starts.
+ *
+ * And none where no span of the request exists when it starts, because the active span then
+ * belongs to something else and an event there would be misattributed (the integration test
+ * span-events.test.ts shows each): a gRPC server deadline (the call arrives in its connection's
+ * context, e.g. a span around the server's start; a handler's span begins later, inside the
+ * handler), a heartbeat kill (it fires in the wheel's callback; a connection has no span), and
+ * Redis timer events (they happen in the worker's poll loop). Those are metrics only.
  */
 import { trace, type Attributes, type Context } from '@opentelemetry/api';
 

@@ -13,8 +13,9 @@ export interface InstrumentTickwheelOptions {
   /** Where the metrics go. Default: the global `metrics.getMeterProvider()` (a no-op until an SDK registers one). */
   meterProvider?: MeterProvider;
   /**
-   * Add a `tickwheel.timeout` event to the active span of a fetch request or gRPC call that one
-   * of our limits ended (the span of the request's own async context). Default true.
+   * Add a `tickwheel.timeout` event to the active span of a fetch request or gRPC client call that
+   * one of our limits ended (the span of the request's own async context; a server deadline, a
+   * heartbeat kill or a Redis event has no span of its own and adds none). Default true.
    */
   spanEvents?: boolean;
   /**

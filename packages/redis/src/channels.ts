@@ -15,8 +15,7 @@
  * A message is built only when the channel has subscribers, so with none a worker pays one
  * property read per event.
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
-import type { TypedChannel } from '@tickwheel/core';
+import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
 
 /** Name of the channel of {@link RedisFiredMessage}. */
 export const REDIS_FIRED_CHANNEL = 'tickwheel:redis:fired';
@@ -57,28 +56,43 @@ export interface RedisDuplicateMessage {
 }
 
 /** @internal */
-export const firedChannel: TypedChannel<RedisFiredMessage> = diagnosticsChannel.channel(REDIS_FIRED_CHANNEL);
+export const firedChannel = typedChannel<RedisFiredMessage>(REDIS_FIRED_CHANNEL);
 /** @internal */
-export const leaseLostChannel: TypedChannel<RedisLeaseLostMessage> =
-  diagnosticsChannel.channel(REDIS_LEASE_LOST_CHANNEL);
+export const leaseLostChannel = typedChannel<RedisLeaseLostMessage>(REDIS_LEASE_LOST_CHANNEL);
 /** @internal */
-export const duplicateChannel: TypedChannel<RedisDuplicateMessage> =
-  diagnosticsChannel.channel(REDIS_DUPLICATE_CHANNEL);
+export const duplicateChannel = typedChannel<RedisDuplicateMessage>(REDIS_DUPLICATE_CHANNEL);
 
 /** Publishes a fired timer when someone listens; `claimedAt` is the claim's time on the server clock. */
-export function publishFired(namespace: string, id: string, dueAt: number, claimedAt: number, attempts: number): void {
-  if (!firedChannel.hasSubscribers) return;
-  firedChannel.publish({ namespace, id, dueAt, lateMs: claimedAt > dueAt ? claimedAt - dueAt : 0, attempts });
-}
+export const publishFired = guardedPublisher(
+  firedChannel,
+  (namespace: string, id: string, dueAt: number, claimedAt: number, attempts: number): RedisFiredMessage => ({
+    namespace,
+    id,
+    dueAt,
+    lateMs: claimedAt > dueAt ? claimedAt - dueAt : 0,
+    attempts,
+  }),
+);
+
+const publishDuplicate = guardedPublisher(
+  duplicateChannel,
+  (namespace: string, id: string, attempts: number): RedisDuplicateMessage => ({ namespace, id, attempts }),
+);
+const publishLeaseLost = guardedPublisher(
+  leaseLostChannel,
+  (namespace: string, id: string, attempts: number, stage: 'ack' | 'fail'): RedisLeaseLostMessage => ({
+    namespace,
+    id,
+    attempts,
+    stage,
+  }),
+);
 
 /**
  * Publishes what the worker reports as stale, when someone listens: a delivery not started
  * (`'start'`) is a suppressed duplicate, a refused ack or failure report a lost lease.
  */
 export function publishStale(namespace: string, id: string, attempts: number, stage: 'start' | 'ack' | 'fail'): void {
-  if (stage === 'start') {
-    if (duplicateChannel.hasSubscribers) duplicateChannel.publish({ namespace, id, attempts });
-  } else if (leaseLostChannel.hasSubscribers) {
-    leaseLostChannel.publish({ namespace, id, attempts, stage });
-  }
+  if (stage === 'start') publishDuplicate(namespace, id, attempts);
+  else publishLeaseLost(namespace, id, attempts, stage);
 }

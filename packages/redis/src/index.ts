@@ -1,7 +1,8 @@
 // The public API of @tickwheel/redis: named exports only.
-// Must not depend on: another adapter. Nothing internal: scripts, keys and options stay unexported.
+// Must not depend on: another adapter. Nothing internal: scripts, keys and option checks stay unexported.
 export { RedisTimers } from './redis-timers.js';
 export { RedisUnavailableError } from './failover.js';
+export { DEFAULTS } from './options.js';
 export type { StaleStage } from './worker.js';
 export type {
   BackoffOptions,

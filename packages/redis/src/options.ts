@@ -7,7 +7,8 @@ import { optionKit, orDefault } from '@tickwheel/core/internal';
 import { encodeAttempts, encodeBackoff } from './backoff.js';
 import type { IfExists, RedisClient, RedisTimersOptions, ScheduleOptions } from './types.js';
 
-export const DEFAULTS = {
+/** Every default in one place (frozen): the README's options table lists the same values. */
+export const DEFAULTS = Object.freeze({
   leaseMs: 30_000,
   shards: 1,
   pollIntervalMs: 5_000,
@@ -15,15 +16,16 @@ export const DEFAULTS = {
   concurrency: 100,
   keyPrefix: 'tickwheel',
   attempts: 3,
-  backoff: { type: 'exponential', delayMs: 1_000 },
+  backoff: Object.freeze({ type: 'exponential', delayMs: 1_000 } as const),
   ifExists: 'replace',
   failoverBudgetMs: 20_000,
   waitForReplicas: 0,
   waitForReplicasTimeoutMs: 1_000,
   timeSource: 'redis',
-} as const;
+} as const);
 
-const kit = optionKit('@tickwheel/redis');
+/** Every check of this package's options and arguments, in the kit's one message shape. */
+export const kit = optionKit('@tickwheel/redis');
 
 const KNOWN: readonly string[] = ['redis', 'namespace', 'wheel', ...Object.keys(DEFAULTS)];
 const SCHEDULE_KNOWN: readonly string[] = ['attempts', 'backoff', 'ifExists'];
@@ -50,10 +52,6 @@ export interface ResolvedOptions {
   waitForReplicasTimeoutMs: number;
   localTime: boolean;
   policy: Policy;
-}
-
-export function requireInteger(value: unknown, name: string, min: number, max: number): number {
-  return kit.integer(value, name, min, max);
 }
 
 function requireName(value: unknown, name: string): string {

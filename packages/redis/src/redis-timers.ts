@@ -1,36 +1,17 @@
 /**
  * RedisTimers, the public entry of @tickwheel/redis: durable timers in Redis shared by the processes of a namespace.
- * Must not depend on: another adapter or a test double; the worker side is worker.ts, the scripts scripts.ts.
+ * Must not depend on: another adapter or a test double; the worker side is worker.ts, shard calls shard-calls.ts.
  */
 import { EventEmitter } from 'node:events';
-import { requireFunction, type TimingWheel } from '@tickwheel/core';
+import type { TimingWheel } from '@tickwheel/core';
 import { publishStale } from './channels.js';
-import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
-import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
-import { dueArgs, requireId, requireInteger, resolveOptions, resolveScheduleOptions, type Policy } from './options.js';
+import { listFailed, purgeFailed, retryFailed } from './failed-set.js';
+import { dueArgs, kit, requireId, resolveOptions, resolveScheduleOptions, type Policy } from './options.js';
 import { decodePayload, encodePayload } from './payload.js';
 import { parseRecord } from './record.js';
-import { ReplicationBarrier } from './replication.js';
-import { defineScripts, type ScriptCommands } from './scripts.js';
-import type {
-  DueSpec,
-  FailedTimer,
-  RedisClient,
-  RedisTimersOptions,
-  ScheduleOptions,
-  TimerHandler,
-  TimerInfo,
-} from './types.js';
+import { RETRY_SAFE, ShardCalls } from './shard-calls.js';
+import type { DueSpec, FailedTimer, RedisTimersOptions, ScheduleOptions, TimerHandler, TimerInfo } from './types.js';
 import { Worker, type StaleStage } from './worker.js';
-
-/** Failed-set calls over all of a shard go in batches of this many. */
-const FAILED_BATCH = 500;
-
-const RETRY_SAFE = {
-  schedule: 'retrying is safe: schedule is idempotent by id',
-  cancel: 'retrying is safe: cancel is idempotent',
-  other: 'retrying is safe',
-};
 
 /**
  * Durable timers in Redis, shared by every process of a namespace and fired with the local
@@ -68,14 +49,11 @@ export class RedisTimers<P = unknown> extends EventEmitter {
   readonly leaseMs: number;
   /** See {@link RedisTimersOptions.shards}. */
   readonly shards: number;
-  private readonly client: RedisClient & ScriptCommands;
-  private readonly keys: ShardKeys[];
-  private readonly channel: string;
+  private readonly calls: ShardCalls;
   private readonly wheel: TimingWheel;
   private readonly options: ReturnType<typeof resolveOptions>;
   private readonly policy: Policy;
   private worker: Worker | undefined;
-  private readonly barrier: ReplicationBarrier | undefined;
 
   /**
    * @param options - see {@link RedisTimersOptions}; every bad value throws here
@@ -89,49 +67,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     this.shards = this.options.shards;
     this.wheel = this.options.wheel;
     this.policy = this.options.policy;
-    this.client = defineScripts(this.options.redis);
-    this.keys = Array.from({ length: this.shards }, (_, shard) =>
-      shardKeys(this.options.keyPrefix, this.namespace, shard),
-    );
-    this.channel = wakeChannel(this.options.keyPrefix, this.namespace);
-    const { waitForReplicas, waitForReplicasTimeoutMs } = this.options;
-    if (waitForReplicas > 0)
-      this.barrier = new ReplicationBarrier(this.client, waitForReplicas, waitForReplicasTimeoutMs);
-  }
-
-  /** The scripts' trailing time argument: '' reads the server's TIME. */
-  private now(): string {
-    return this.options.localTime ? String(Date.now()) : '';
-  }
-
-  /**
-   * Runs one script on one shard, retrying transient errors within the failover budget; a write
-   * then waits for `waitForReplicas` replicas (replication.ts) and is retried whole if they fail.
-   */
-  private run<T>(
-    command: keyof ScriptCommands,
-    keys: KeyList,
-    args: string[],
-    what: string,
-    retrySafe: string,
-    write = true,
-  ): Promise<T> {
-    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
-    const barrier = write ? this.barrier : undefined;
-    const once = async (): Promise<T> => {
-      const reply = await client[command](...keys, ...args);
-      await barrier?.wait(keys[0]);
-      return reply;
-    };
-    const tryTimeoutMs = Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000);
-    return withFailoverBudget(once, this.options.failoverBudgetMs, what, retrySafe, tryTimeoutMs, () =>
-      refreshSlots(this.client),
-    );
-  }
-
-  private shardOf(id: string): { index: number; keys: KeyList } {
-    const index = shardOf(id, this.shards);
-    return { index, keys: keyList(this.keys[index]) };
+    this.calls = new ShardCalls(this.options);
   }
 
   /**
@@ -158,20 +94,20 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     const [mode, ms] = dueArgs(when, 'delayMs');
     const json = encodePayload(payload);
     const policy = resolveScheduleOptions(options, this.policy);
-    const { index, keys } = this.shardOf(id);
+    const { index, keys } = this.calls.shardOf(id);
     const args = [
       id,
       mode,
       ms,
       json,
-      this.channel,
+      this.calls.channel,
       String(index),
       policy.ifExists,
       policy.maxAttempts,
       policy.backoff,
-      this.now(),
+      this.calls.now(),
     ];
-    const [dueAt] = await this.run<[string, string, string]>(
+    const [dueAt] = await this.calls.run<[string, string, string]>(
       'tickwheelSchedule',
       keys,
       args,
@@ -194,9 +130,9 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async cancel(id: string): Promise<boolean> {
     requireId(id);
-    const reply = await this.run<number>(
+    const reply = await this.calls.run<number>(
       'tickwheelCancel',
-      this.shardOf(id).keys,
+      this.calls.shardOf(id).keys,
       [id],
       `cancel(${JSON.stringify(id)})`,
       RETRY_SAFE.cancel,
@@ -217,11 +153,11 @@ export class RedisTimers<P = unknown> extends EventEmitter {
   async reschedule(id: string, when: DueSpec): Promise<number | undefined> {
     requireId(id);
     const [mode, ms] = dueArgs(when, 'delayMs');
-    const { index, keys } = this.shardOf(id);
-    const dueAt = await this.run<string>(
+    const { index, keys } = this.calls.shardOf(id);
+    const dueAt = await this.calls.run<string>(
       'tickwheelReschedule',
       keys,
-      [id, mode, ms, this.channel, String(index), this.now()],
+      [id, mode, ms, this.calls.channel, String(index), this.calls.now()],
       `reschedule(${JSON.stringify(id)})`,
       RETRY_SAFE.other,
     );
@@ -239,9 +175,9 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async get(id: string): Promise<TimerInfo<P> | undefined> {
     requireId(id);
-    const reply = await this.run<string | string[]>(
+    const reply = await this.calls.run<string | string[]>(
       'tickwheelGet',
-      this.shardOf(id).keys,
+      this.calls.shardOf(id).keys,
       [id],
       `get(${JSON.stringify(id)})`,
       RETRY_SAFE.other,
@@ -274,36 +210,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * for (const f of await timers.listFailed()) console.log(f.id, f.attempts, f.reason);
    * ```
    */
-  async listFailed(limit = 100): Promise<FailedTimer<P>[]> {
-    requireInteger(limit, 'limit', 1, 10_000);
-    const out: FailedTimer<P>[] = [];
-    for (const shard of this.keys) {
-      for (let offset = 0; out.length < limit; offset += FAILED_BATCH) {
-        const count = Math.min(FAILED_BATCH, limit - out.length);
-        const reply = await this.run<string[]>(
-          'tickwheelListFailed',
-          keyList(shard),
-          [String(offset), String(count)],
-          'listFailed',
-          RETRY_SAFE.other,
-          false,
-        );
-        for (let i = 0; i < reply.length; i += 4) {
-          if (reply[i + 2] === '') continue;
-          const r = parseRecord(reply[i + 2]);
-          out.push({
-            id: reply[i],
-            payload: decodePayload<P>(r.payload),
-            dueAt: r.dueAt,
-            attempts: r.attempts,
-            failedAt: Number(reply[i + 1]),
-            reason: reply[i + 3],
-          });
-        }
-        if (reply.length < count * 4) break;
-      }
-    }
-    return out;
+  listFailed(limit = 100): Promise<FailedTimer<P>[]> {
+    return listFailed<P>(this.calls, limit);
   }
 
   /**
@@ -313,12 +221,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * @param id - one timer; omitted: every failed timer of the namespace
    * @returns how many were moved back
    */
-  async retryFailed(id?: string): Promise<number> {
-    return this.eachFailed(id, 'tickwheelRetryFailed', 'retryFailed', (index) => [
-      this.channel,
-      String(index),
-      this.now(),
-    ]);
+  retryFailed(id?: string): Promise<number> {
+    return retryFailed(this.calls, id);
   }
 
   /**
@@ -327,42 +231,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * @param id - one timer; omitted: every failed timer of the namespace
    * @returns how many were deleted
    */
-  async purgeFailed(id?: string): Promise<number> {
-    return this.eachFailed(id, 'tickwheelPurgeFailed', 'purgeFailed', () => []);
-  }
-
-  private async eachFailed(
-    id: string | undefined,
-    command: 'tickwheelRetryFailed' | 'tickwheelPurgeFailed',
-    what: string,
-    extra: (index: number) => string[],
-  ): Promise<number> {
-    if (id !== undefined) {
-      requireId(id);
-      const { index, keys } = this.shardOf(id);
-      return this.run<number>(
-        command,
-        keys,
-        [id, '1', ...extra(index)],
-        `${what}(${JSON.stringify(id)})`,
-        RETRY_SAFE.other,
-      );
-    }
-    let total = 0;
-    for (let index = 0; index < this.shards; index++) {
-      for (;;) {
-        const n = await this.run<number>(
-          command,
-          keyList(this.keys[index]),
-          ['', String(FAILED_BATCH), ...extra(index)],
-          what,
-          RETRY_SAFE.other,
-        );
-        total += n;
-        if (n < FAILED_BATCH) break;
-      }
-    }
-    return total;
+  purgeFailed(id?: string): Promise<number> {
+    return purgeFailed(this.calls, id);
   }
 
   /**
@@ -380,14 +250,14 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * ```
    */
   async start(handler: TimerHandler<P>): Promise<void> {
-    requireFunction(handler, 'handler');
+    kit.function(handler, 'handler');
     if (this.worker !== undefined)
       throw new Error('RedisTimers.start: this instance is already a worker; call stop() first');
     const { pollIntervalMs, batchSize, concurrency, failoverBudgetMs } = this.options;
     const worker = new Worker({
-      client: this.client,
-      shards: this.keys,
-      channel: this.channel,
+      client: this.calls.client,
+      shards: this.calls.keys,
+      channel: this.calls.channel,
       wheel: this.wheel,
       leaseMs: this.leaseMs,
       pollIntervalMs,
@@ -395,7 +265,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
       concurrency,
       failoverBudgetMs,
       namespace: this.namespace,
-      now: () => this.now(),
+      now: () => this.calls.now(),
       handler: handler as TimerHandler,
       onError: (error) => {
         if (this.listenerCount('error') > 0) this.emit('error', error);

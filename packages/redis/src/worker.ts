@@ -1,6 +1,6 @@
 /**
- * The worker side of {@link RedisTimers}: claims due timers, fences and runs the handlers, acks.
- * Must not depend on: the RedisTimers class (@tickwheel/core's wheel, scripts.ts and this package's helpers).
+ * The worker side of {@link RedisTimers}: wakes when a timer can be claimed, claims it; delivery.ts runs and acks it.
+ * Must not depend on: the RedisTimers class (@tickwheel/core's wheel, the scripts, failover.ts and delivery.ts).
  *
  * ## Waking without polling
  * Every claim reply carries the shard's next due time and next lease expiry, read on the Redis
@@ -31,26 +31,17 @@
  * is harmless); what still fails is redelivered after its lease.
  */
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
-import { requireMs } from '@tickwheel/core';
-import { backoffDelayMs } from './backoff.js';
 import { publishFired } from './channels.js';
+import { Deliveries, type DeliveryShard } from './delivery.js';
 import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
-import { keyList, type KeyList, type ShardKeys } from './keys.js';
-import { decodePayload } from './payload.js';
+import { keyList, type ShardKeys } from './keys.js';
 import type { ScriptCommands } from './scripts.js';
 import type { FiredTimer, RedisClient, TimerHandler } from './types.js';
 
 /** What went stale: the lease passed before the handler could start, or an ack/failure report was refused. */
 export type StaleStage = 'start' | 'ack' | 'fail';
 
-interface Claimed {
-  timer: FiredTimer;
-  backoff: string;
-}
-
-interface Shard {
-  index: number;
-  keys: KeyList;
+interface Shard extends DeliveryShard {
   /** Server time (ms) of the next due timer or lease expiry known; Infinity when none. */
   next: number;
   /** Local time before which this shard is not claimed again (see claim's reply handling). */
@@ -60,8 +51,6 @@ interface Shard {
   hint: number;
   /** Consecutive failed claims, for the retry backoff. */
   failures: number;
-  /** Handled timers waiting to be acked. */
-  acks: Claimed[];
 }
 
 /** Everything the worker needs from its RedisTimers. */
@@ -85,18 +74,14 @@ export interface WorkerContext {
   onStale: (timer: FiredTimer, stage: StaleStage) => void;
 }
 
-/** Longest stored failure reason; a stack trace beyond it is cut. */
-const MAX_REASON_CHARS = 2_000;
-
 export class Worker {
-  private readonly shards: Shard[];
+  readonly shards: Shard[];
   private readonly subscriber: RedisClient;
   private offset = Number.NaN;
   private lastPoll = Number.NEGATIVE_INFINITY;
   private handle: TimerHandle | undefined;
   private immediate: NodeJS.Immediate | undefined;
-  private ackImmediate: NodeJS.Immediate | undefined;
-  private running = 0;
+  private readonly deliveries: Deliveries;
   /** Handler slots promised to claims under way. */
   private reserved = 0;
   private stopping = false;
@@ -104,6 +89,7 @@ export class Worker {
   private readonly wake = (): void => this.onWake();
 
   constructor(private readonly ctx: WorkerContext) {
+    this.deliveries = new Deliveries(ctx, this);
     this.shards = ctx.shards.map((keys, index) => ({
       index,
       keys: keyList(keys),
@@ -142,26 +128,30 @@ export class Worker {
     if (this.immediate !== undefined) clearImmediate(this.immediate);
     while (this.busy.size > 0) {
       await Promise.allSettled([...this.busy]);
-      this.flushAcks();
+      this.deliveries.flushAcks();
     }
     this.subscriber.disconnect();
   }
 
-  private report(error: unknown): void {
+  /** @internal DeliveryHost */
+  report(error: unknown): void {
     if (!this.stopping) this.ctx.onError(error);
   }
 
-  private serverNow(local: number): number {
+  /** @internal DeliveryHost */
+  serverNow(local: number): number {
     return local + (Number.isNaN(this.offset) ? 0 : this.offset);
   }
 
-  private track<T>(promise: Promise<T>): Promise<T> {
+  /** @internal DeliveryHost */
+  track<T>(promise: Promise<T>): Promise<T> {
     this.busy.add(promise);
     void promise.finally(() => this.busy.delete(promise)).catch(() => undefined);
     return promise;
   }
 
-  private budgeted<T>(call: () => Promise<T>, what: string): Promise<T> {
+  /** @internal DeliveryHost */
+  budgeted<T>(call: () => Promise<T>, what: string): Promise<T> {
     return this.track(
       withFailoverBudget(
         call,
@@ -189,11 +179,12 @@ export class Worker {
   }
 
   /** Arms the one wake-up: the earliest shard event, or the safety poll. */
-  private arm(): void {
+  /** @internal DeliveryHost */
+  arm(): void {
     if (this.stopping) return;
     const now = this.ctx.wheel.clock.now();
     let wakeAt = this.lastPoll + this.ctx.pollIntervalMs;
-    if (this.running + this.reserved < this.ctx.concurrency) {
+    if (this.deliveries.running + this.reserved < this.ctx.concurrency) {
       for (const shard of this.shards) {
         if (!shard.claiming) wakeAt = Math.min(wakeAt, Math.max(shard.next - this.serverNow(0), shard.floor));
       }
@@ -221,14 +212,14 @@ export class Worker {
       (shard) => !shard.claiming && (full || (shard.next <= serverNow && shard.floor <= now)),
     );
     // Free handler slots are shared among the shards claimed now, so their claims go out together.
-    const free = this.ctx.concurrency - this.running - this.reserved;
+    const free = this.ctx.concurrency - this.deliveries.running - this.reserved;
     for (const shard of due)
       this.claim(shard, full, Math.min(this.ctx.batchSize, Math.max(1, Math.floor(free / due.length))));
     this.arm();
   }
 
   private claim(shard: Shard, resync: boolean, share: number): void {
-    const limit = Math.min(share, this.ctx.concurrency - this.running - this.reserved);
+    const limit = Math.min(share, this.ctx.concurrency - this.deliveries.running - this.reserved);
     if (limit <= 0) return;
     shard.claiming = true;
     shard.hint = Infinity;
@@ -266,7 +257,7 @@ export class Worker {
         const leaseExpiresAt = Number(reply[3]);
         for (let i = 4; i < reply.length; i += 7) {
           const maxAttempts = Number(reply[i + 4]);
-          const timer = this.firedTimer(
+          const timer = this.deliveries.fired(
             shard,
             reply[i],
             reply[i + 1],
@@ -277,7 +268,7 @@ export class Worker {
             reply[i + 6],
           );
           publishFired(this.ctx.namespace, timer.id, timer.dueAt, serverNow, timer.attempts);
-          this.run(shard, { timer, backoff: reply[i + 5] });
+          this.deliveries.run(shard, { timer, backoff: reply[i + 5] });
         }
         this.arm();
       },
@@ -293,113 +284,5 @@ export class Worker {
         this.arm();
       },
     );
-  }
-
-  private firedTimer(
-    shard: Shard,
-    id: string,
-    token: string,
-    dueAt: number,
-    attempts: number,
-    maxAttempts: number,
-    leaseExpiresAt: number,
-    payload: string,
-  ): FiredTimer {
-    const timer: FiredTimer = {
-      id,
-      payload: decodePayload(payload),
-      dueAt,
-      attempts,
-      maxAttempts,
-      token,
-      leaseExpiresAt,
-      extendLease: async (ms = this.ctx.leaseMs) => {
-        requireMs(ms, 'extendLease(ms)', 1);
-        const until = await this.budgeted(
-          () => this.ctx.client.tickwheelExtend(...shard.keys, id, token, String(Math.ceil(ms)), this.ctx.now()),
-          `extendLease("${id}")`,
-        );
-        if (until === '') return undefined;
-        timer.leaseExpiresAt = Number(until);
-        return timer.leaseExpiresAt;
-      },
-    };
-    return timer;
-  }
-
-  private run(shard: Shard, claimed: Claimed): void {
-    const { timer } = claimed;
-    // The fence: never start a handler whose lease has passed (see "Server time on the local clock").
-    if (this.serverNow(this.ctx.wheel.clock.now()) >= timer.leaseExpiresAt) {
-      this.ctx.onStale(timer, 'start');
-      return;
-    }
-    this.running++;
-    // Called synchronously (the executor runs at once); a throw becomes a rejection like an async one.
-    const result = new Promise<unknown>((resolve) => resolve(this.ctx.handler(timer)));
-    void this.track(
-      result.then(
-        () => {
-          this.running--;
-          shard.acks.push(claimed);
-          this.ackImmediate ??= setImmediate(() => this.flushAcks());
-          this.arm();
-        },
-        (error: unknown) => {
-          this.running--;
-          this.ctx.onFailed(timer, error);
-          this.reportFailure(shard, claimed, error);
-          this.arm();
-        },
-      ),
-    );
-  }
-
-  /** Sends a failed attempt to Redis: retried after the backoff, or moved to the failed set. */
-  private reportFailure(shard: Shard, { timer, backoff }: Claimed, error: unknown): void {
-    const reason = (error instanceof Error ? `${error.name}: ${error.message}` : String(error)).slice(
-      0,
-      MAX_REASON_CHARS,
-    );
-    const delay = String(backoffDelayMs(backoff, timer.attempts));
-    this.budgeted(
-      () =>
-        this.ctx.client.tickwheelFail(
-          ...shard.keys,
-          timer.id,
-          timer.token,
-          delay,
-          reason,
-          this.ctx.channel,
-          String(shard.index),
-          this.ctx.now(),
-        ),
-      `fail("${timer.id}")`,
-    ).then(
-      (result) => {
-        if (result === '') this.ctx.onStale(timer, 'fail');
-      },
-      (failure: unknown) => this.report(failure),
-    );
-  }
-
-  private flushAcks(): void {
-    if (this.ackImmediate !== undefined) clearImmediate(this.ackImmediate);
-    this.ackImmediate = undefined;
-    for (const shard of this.shards) {
-      if (shard.acks.length === 0) continue;
-      const batch = shard.acks;
-      shard.acks = [];
-      const args = batch.flatMap(({ timer }) => [timer.id, timer.token]);
-      this.budgeted(() => this.ctx.client.tickwheelAck(...shard.keys, ...args), 'ack').then(
-        (refused) => {
-          if (refused.length === 0) return;
-          const ids = new Set(refused);
-          for (const { timer } of batch) if (ids.has(timer.id)) this.ctx.onStale(timer, 'ack');
-        },
-        // Nothing is lost: the timers stay claimed and are delivered again after their lease.
-        (error: unknown) => this.report(error),
-      );
-    }
   }
 }

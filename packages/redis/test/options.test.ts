@@ -21,6 +21,12 @@ describe('options', () => {
       expect(DEFAULTS.failoverBudgetMs).toBeGreaterThan(15_000); // Redis's default cluster-node-timeout
     });
 
+    it('keeps every default in one frozen, exported DEFAULTS', async () => {
+      expect(Object.isFrozen(DEFAULTS)).toBe(true);
+      expect(Object.isFrozen(DEFAULTS.backoff)).toBe(true);
+      expect((await import('../src/index.js')).DEFAULTS).toBe(DEFAULTS);
+    });
+
     it.each([
       [{ attempts: -1 }, RangeError, '@tickwheel/redis: attempts must be an integer >= 1, got -1'],
       [{ backoff: { type: 'fixed', delayMs: 1, jitter: 2 } }, RangeError, 'backoff.jitter must be at most 1, got 2'],

@@ -15,21 +15,33 @@ describe('payload', () => {
       expect(decodePayload('')).toBeUndefined();
     });
 
+    // The check itself is core's (packages/core/test/json-value.test.ts); here, that a payload is
+    // refused in @tickwheel/redis's words with its path, for each kind of value JSON would change.
     it.each([
-      [() => 1, /^payload is not JSON-serialisable: function/],
-      [{ a: { b: [0, Infinity] } }, /^payload\.a\.b\[1\] is not JSON-serialisable: Infinity has no JSON form/],
-      [{ 'x-y': undefined }, /^payload\["x-y"\] is not JSON-serialisable: undefined would be dropped/],
+      [() => 1, /^@tickwheel\/redis: payload is a function/],
+      [{ a: { b: [0, Infinity] } }, /^@tickwheel\/redis: payload\.a\.b\[1\] is Infinity, which JSON turns into null$/],
+      [{ 'x-y': undefined }, /^@tickwheel\/redis: payload\["x-y"\] is undefined, which JSON drops$/],
       // eslint-disable-next-line no-sparse-arrays -- the hole is what is tested
-      [[1, , 3], /^payload\[1\] is not JSON-serialisable: a hole/],
-      [{ n: 1n }, /^payload\.n is not JSON-serialisable: BigInt 1n/],
-      [{ s: Symbol('s') }, /^payload\.s is not JSON-serialisable: a symbol/],
-      [{ [Symbol('k')]: 1 }, /^payload is not JSON-serialisable: it has symbol keys/],
-      [{ m: new Map() }, /^payload\.m is not JSON-serialisable: a Map instance/],
-      [{ d: new Date(0) }, /^payload\.d is not JSON-serialisable: a Date instance .*toISOString/],
-      [{ j: { toJSON: () => 1 } }, /^payload\.j is not JSON-serialisable: it has a toJSON method/],
+      [[1, , 3], /^@tickwheel\/redis: payload is an array with holes/],
+      [{ n: 1n }, /^@tickwheel\/redis: payload\.n is a bigint \(1n\), .*pass it as a string$/],
+      [{ s: Symbol('s') }, /^@tickwheel\/redis: payload\.s is a symbol/],
+      [{ [Symbol('k')]: 1 }, /^@tickwheel\/redis: payload has symbol keys/],
+      [{ m: new Map() }, /^@tickwheel\/redis: payload\.m is a Map instance/],
+      [{ d: new Date(0) }, /^@tickwheel\/redis: payload\.d is a Date instance; .*toISOString/],
+      [{ j: { toJSON: () => 1 } }, /^@tickwheel\/redis: payload\.j\.toJSON is a function/],
+      [
+        Object.defineProperty({}, 'g', { get: () => 1, enumerable: true }),
+        /^@tickwheel\/redis: payload\.g is a getter$/,
+      ],
     ])('rejects %o, naming the path', (value, message) => {
       expect(() => encodePayload(value)).toThrow(TypeError);
       expect(() => encodePayload(value)).toThrow(message);
+    });
+
+    it('names the argument it was given as the root of the path', () => {
+      expect(() => encodePayload({ at: NaN }, 'options.payload')).toThrow(
+        /^@tickwheel\/redis: options\.payload\.at is NaN/,
+      );
     });
 
     it('rejects cycles but accepts the same object twice', () => {
@@ -37,7 +49,9 @@ describe('payload', () => {
       expect(encodePayload({ a: shared, b: shared })).toBe('{"a":{"x":1},"b":{"x":1}}');
       const cyclic: unknown[] = [];
       cyclic.push({ back: cyclic });
-      expect(() => encodePayload(cyclic)).toThrow(/^payload\[0\]\.back is not JSON-serialisable: a circular reference/);
+      expect(() => encodePayload(cyclic)).toThrow(
+        /^@tickwheel\/redis: payload\[0\]\.back refers back to itself \(a cycle\)$/,
+      );
     });
   });
 });

@@ -13,8 +13,7 @@
  * one property read per termination and nothing while it lives. It is published before the
  * controller's `'dead'`/`'idle'` listeners run.
  */
-import diagnosticsChannel from 'node:diagnostics_channel';
-import type { TypedChannel } from '@tickwheel/core';
+import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
 import type { IdleKind } from './types.js';
 
 /** Name of the channel of {@link WsTerminateMessage}. */
@@ -37,15 +36,16 @@ export interface WsTerminateMessage {
 }
 
 /** @internal */
-export const terminateChannel: TypedChannel<WsTerminateMessage> = diagnosticsChannel.channel(WS_TERMINATE_CHANNEL);
+export const terminateChannel = typedChannel<WsTerminateMessage>(WS_TERMINATE_CHANNEL);
 
 /** Publishes a termination when someone listens. */
-export function publishTerminate(
-  reason: TerminateReason,
-  quietMs: number,
-  limitMs: number,
-  socket: object,
-  side: 'server' | 'client',
-): void {
-  if (terminateChannel.hasSubscribers) terminateChannel.publish({ reason, quietMs, limitMs, socket, side });
-}
+export const publishTerminate = guardedPublisher(
+  terminateChannel,
+  (
+    reason: TerminateReason,
+    quietMs: number,
+    limitMs: number,
+    socket: object,
+    side: 'server' | 'client',
+  ): WsTerminateMessage => ({ reason, quietMs, limitMs, socket, side }),
+);

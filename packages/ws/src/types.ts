@@ -24,7 +24,7 @@ export interface HeartbeatOptions {
   /**
    * A ping may go out up to this much later than due, so that pings due close together are sent
    * together, in one pass of the wheel and one turn of the event loop (timer coalescing, as
-   * Linux's timer slack). It never delays a pong deadline: that runs from the actual ping.
+   * Linux's timer slack). It never delays a pong deadline: that runs from the ping.
    * 0 sends every ping at its exact time. Must be <= `pingIntervalMs`. Default `pingIntervalMs / 32`.
    */
   pingSlackMs?: number;
@@ -56,7 +56,7 @@ export interface HeartbeatOptions {
    * `writerIdleMs` or `allIdleMs` is enabled; it cannot be false then.
    */
   trackWrites?: boolean;
-  /** The wheel holding one handle per connection. Default `sharedWheel()`. */
+  /** The wheel holding the heartbeat's handles (one per due time, shared by the connections due then). Default `sharedWheel()`. */
   wheel?: TimingWheel;
 }
 
@@ -73,8 +73,8 @@ export interface LivenessState {
   readonly attachedAt: number;
   /**
    * Last read activity: a message, ping or pong received (initially `attachedAt`). Exact with
-   * reader or all idleness on; with pings only, a message is seen when the connection's handle
-   * fires, so this is when the heartbeat noticed it (at most one interval late). Pongs are exact.
+   * reader or all idleness on; with pings only, a message is seen when the connection comes due,
+   * so this is when the heartbeat noticed it (at most one interval late). Pongs are exact.
    */
   readonly lastReadAt: number;
   /** Last completed `send()` (initially `attachedAt`; stays there when writes are not tracked). */
@@ -83,7 +83,10 @@ export interface LivenessState {
   readonly tracksWrites: boolean;
   /** A ping was sent and nothing has been received since. */
   readonly awaitingPong: boolean;
-  /** When the last heartbeat ping was sent, or undefined before the first one. */
+  /**
+   * When the last heartbeat ping was sent (the clock reading right after the pass that sent it,
+   * from which its pong deadline runs), or undefined before the first one.
+   */
   readonly lastPingAt: number | undefined;
   /** Round trip of the last answered ping in ms (to the microsecond), or undefined when none was answered yet. */
   readonly rttMs: number | undefined;

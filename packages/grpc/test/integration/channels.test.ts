@@ -11,16 +11,8 @@ import {
   type GrpcDeadlineMessage,
   type GrpcHandlerAbortMessage,
 } from '../../src/index.js';
-import {
-  echoClient,
-  echoImplementation,
-  EchoService,
-  newLog,
-  ready,
-  startServer,
-  unary,
-  type Running,
-} from '../helpers/echo.js';
+import { echoImplementation, newLog, unary, type Running } from '../helpers/echo.js';
+import { loopbackPerTest } from '../helpers/loopback.js';
 
 const store = new AsyncLocalStorage<string>();
 const cleanups: Array<() => unknown> = [];
@@ -42,10 +34,10 @@ function captureStore(): void {
   cleanups.push(() => diagnosticsChannel.unsubscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture));
 }
 
-async function server(options: grpc.ServerOptions = {}): Promise<Running> {
-  const running = await startServer([[EchoService.service, echoImplementation(newLog())]], options);
-  cleanups.push(() => running.close());
-  return running;
+const loopback = loopbackPerTest();
+
+function server(interceptors: grpc.ServerInterceptor[] = []): Promise<Running> {
+  return loopback.server(interceptors);
 }
 
 afterEach(async () => {
@@ -57,11 +49,9 @@ describe('channels, published by the interceptors on real grpc-js', () => {
     const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
     captureStore();
     const running = await server();
-    const client = echoClient(running.address, [
+    const client = await loopback.client(running.address, [
       deadlineInterceptor({ overrides: { '/tickwheel.test.Echo/Unary': 100 } }),
     ]);
-    cleanups.push(() => client.close());
-    await ready(client);
     const { err } = await store.run('call 1', () => unary(client, { text: 'x', delayMs: 2_000 }));
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(
@@ -76,8 +66,7 @@ describe('channels, published by the interceptors on real grpc-js', () => {
   it('publishes a client call refused because its budget was already spent', { timeout: 10_000 }, async () => {
     const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
     const running = await server();
-    const client = echoClient(running.address, [deadlineInterceptor()]);
-    cleanups.push(() => client.close());
+    const client = await loopback.client(running.address, [deadlineInterceptor()]);
     const { err } = await unary(client, { text: 'x', delayMs: 0 }, { deadline: Date.now() - 1 });
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(deadlines.map(({ message }) => message)).toEqual([
@@ -95,10 +84,8 @@ describe('channels, published by the interceptors on real grpc-js', () => {
   it("publishes a server cap, and the handler's abort", { timeout: 10_000 }, async () => {
     const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
     const aborts = listen<GrpcHandlerAbortMessage>(GRPC_HANDLER_ABORT_CHANNEL);
-    const running = await server({ interceptors: [serverDeadlineInterceptor({ maxTimeoutMs: 100 })] });
-    const client = echoClient(running.address);
-    cleanups.push(() => client.close());
-    await ready(client);
+    const running = await server([serverDeadlineInterceptor({ maxTimeoutMs: 100 })]);
+    const client = await loopback.client(running.address);
     const { err } = await unary(client, { text: 'x', delayMs: 2_000 });
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
     expect(deadlines.map(({ message }) => [message.side, message.limit, message.budgetMs, message.propagated])).toEqual(
@@ -114,13 +101,11 @@ describe('channels, published by the interceptors on real grpc-js', () => {
     const aborts = listen<GrpcHandlerAbortMessage>(GRPC_HANDLER_ABORT_CHANNEL);
     const deadlines = listen<GrpcDeadlineMessage>(GRPC_DEADLINE_CHANNEL);
     const log = newLog();
-    const running = await startServer([[EchoService.service, echoImplementation(log)]], {
-      interceptors: [serverDeadlineInterceptor({ defaultTimeoutMs: 5_000 })],
-    });
-    cleanups.push(() => running.close());
-    const client = echoClient(running.address);
-    cleanups.push(() => client.close());
-    await ready(client);
+    const running = await loopback.server(
+      [serverDeadlineInterceptor({ defaultTimeoutMs: 5_000 })],
+      echoImplementation(log),
+    );
+    const client = await loopback.client(running.address);
     const started = new Promise<void>((resolve) => log.onStart.push(resolve));
     const call = client.Unary({ text: 'x', delayMs: 2_000 }, {}, () => {});
     await started;

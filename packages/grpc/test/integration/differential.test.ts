@@ -1,21 +1,17 @@
 import * as grpc from '@grpc/grpc-js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
 import {
   collect,
-  echoClient,
   echoImplementation,
-  EchoService,
   newLog,
-  ready,
-  startServer,
   unary,
   type EchoClient,
   type EchoReply,
   type EchoRequest,
-  type Running,
 } from '../helpers/echo.js';
+import { loopbackPerTest } from '../helpers/loopback.js';
 
 // Tests adapted from grpc-node's own suite (github:grpc/grpc-node, packages/grpc-js/test:
 // test-server-deadlines.ts, test-call-propagation.ts, test-metadata.ts), run twice: with bare
@@ -32,20 +28,11 @@ const BARE: Side = { client: [], server: [] };
 const WRAPPED: Side = { client: [deadlineInterceptor()], server: [serverDeadlineInterceptor()] };
 const OURS = /^Deadline exceeded after \d+ ms \((propagated|explicit) limit\) on \/tickwheel\.test\.Echo\/\w+$/;
 
-const running: Running[] = [];
-const clients: grpc.Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
-  for (const server of running.splice(0)) await server.close();
-});
+const loopback = loopbackPerTest();
 
 async function serve(side: Side, implementation: grpc.UntypedServiceImplementation): Promise<EchoClient> {
-  const server = await startServer([[EchoService.service, implementation]], { interceptors: side.server });
-  running.push(server);
-  const client = echoClient(server.address, side.client);
-  clients.push(client);
-  await ready(client);
-  return client;
+  const server = await loopback.server(side.server, implementation);
+  return loopback.client(server.address, side.client);
 }
 
 /** Runs `scenario` on both sides; returns what each observed. */

@@ -1,32 +1,16 @@
 import * as grpc from '@grpc/grpc-js';
 import { currentDeadline, ManualClock, TimingWheel } from '@tickwheel/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
-import {
-  echoClient,
-  echoImplementation,
-  EchoService,
-  newLog,
-  nextStart,
-  ready,
-  startServer,
-  unary,
-  type EchoReply,
-  type EchoRequest,
-  type Running,
-} from '../helpers/echo.js';
+import { echoImplementation, newLog, nextStart, unary, type EchoReply, type EchoRequest } from '../helpers/echo.js';
+import { loopbackPerTest } from '../helpers/loopback.js';
 
 // Two hops on the system clock: client → server A → server B. A's handler calls B with no
 // deadline code of its own; the budget the first client set must reach B, and the call must
 // end when it runs out, named as propagated in A.
 
-const running: Running[] = [];
-const clients: grpc.Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
-  for (const server of running.splice(0)) await server.close();
-});
+const loopback = loopbackPerTest();
 
 interface Hop {
   /** What A's outgoing call to B ended with. */
@@ -47,40 +31,24 @@ async function startRelay(
   serverInterceptors: grpc.ServerInterceptor[],
 ) {
   const hops: Hop[] = [];
-  const relay = await startServer(
-    [
-      [
-        EchoService.service,
-        {
-          Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
-            const downstream = callB(call.request, call);
-            hops.push({ downstream, remainingAtA: currentDeadline()?.remaining() ?? -1 });
-            void downstream.then(({ err, res }) => callback(err, res));
-          },
-        },
-      ],
-    ],
-    { interceptors: serverInterceptors },
-  );
-  running.push(relay);
+  const relay = await loopback.server(serverInterceptors, {
+    Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+      const downstream = callB(call.request, call);
+      hops.push({ downstream, remainingAtA: currentDeadline()?.remaining() ?? -1 });
+      void downstream.then(({ err, res }) => callback(err, res));
+    },
+  });
   return { relay, hops };
 }
 
 describe('propagation', () => {
   it('carries the first client’s budget through server A into server B, and ends the chain when it runs out', async () => {
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], {
-      interceptors: [serverDeadlineInterceptor()],
-    });
-    running.push(serverB);
-    const toB = echoClient(serverB.address, [deadlineInterceptor({ timeoutMs: 10_000 })]);
-    clients.push(toB);
-    await ready(toB);
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ timeoutMs: 10_000 })]);
     // A's outgoing call: no deadline option, no parent: only the ambient deadline.
     const { relay, hops } = await startRelay((req) => unary(toB, req), [serverDeadlineInterceptor()]);
-    const client = echoClient(relay.address, [deadlineInterceptor({ timeoutMs: 200 })]);
-    clients.push(client);
-    await ready(client);
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 200 })]);
 
     const { err, ms } = await unary(client, { text: 'deep', delayMs: -1 });
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
@@ -117,20 +85,13 @@ describe('propagation', () => {
 
   it('ends the downstream call on server A’s own limit, named as propagated, and tells the client', async () => {
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], {
-      interceptors: [serverDeadlineInterceptor()],
-    });
-    running.push(serverB);
-    const toB = echoClient(serverB.address, [deadlineInterceptor({ timeoutMs: 10_000 })]);
-    clients.push(toB);
-    await ready(toB);
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ timeoutMs: 10_000 })]);
     const { relay, hops } = await startRelay(
       (req) => unary(toB, req),
       [serverDeadlineInterceptor({ maxTimeoutMs: 100 })],
     );
-    const client = echoClient(relay.address, [deadlineInterceptor({ timeoutMs: 5_000 })]);
-    clients.push(client);
-    await ready(client);
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 5_000 })]);
 
     const { err, ms } = await unary(client, { text: 'deep', delayMs: -1 });
     // A's server limit answers the client; A's outgoing call to B ended on the same budget.
@@ -147,15 +108,10 @@ describe('propagation', () => {
 
   it('lets a chain that fits in the budget complete, with the remaining budget shrinking hop by hop', async () => {
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], {
-      interceptors: [serverDeadlineInterceptor()],
-    });
-    running.push(serverB);
-    const toB = echoClient(serverB.address, [deadlineInterceptor()]);
-    clients.push(toB);
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor()]);
     const { relay, hops } = await startRelay((req) => unary(toB, req), [serverDeadlineInterceptor()]);
-    const client = echoClient(relay.address, [deadlineInterceptor({ timeoutMs: 5_000 })]);
-    clients.push(client);
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 5_000 })]);
 
     const { err, res } = await unary(client, { text: 'ok', delayMs: 0 });
     expect(err).toBeNull();
@@ -171,11 +127,8 @@ describe('propagation', () => {
     const clock = new ManualClock(0);
     const wheel = new TimingWheel({ clock });
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]]);
-    running.push(serverB);
-    const toB = echoClient(serverB.address, [deadlineInterceptor({ wheel })]);
-    clients.push(toB);
-    await ready(toB);
+    const serverB = await loopback.server([], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ wheel })]);
     // A is a bare grpc-js server: the only deadline its handler has is call.getDeadline().
     let pendingOnWheel = -1;
     const { relay, hops } = await startRelay((req, parent) => {
@@ -183,9 +136,7 @@ describe('propagation', () => {
       pendingOnWheel = wheel.size;
       return outcome;
     }, []);
-    const client = echoClient(relay.address);
-    clients.push(client);
-    await ready(client);
+    const client = await loopback.client(relay.address);
 
     const started = nextStart(logB);
     const outcome = unary(client, { text: 'x', delayMs: -1 }, { deadline: Date.now() + 5_000 });
@@ -207,13 +158,8 @@ describe('propagation', () => {
   it('cancels every call a handler fanned out when its own client cancels, with one listener on the handler’s signal', async () => {
     const FAN_OUT = 20;
     const logB = newLog();
-    const serverB = await startServer([[EchoService.service, echoImplementation(logB)]], {
-      interceptors: [serverDeadlineInterceptor()],
-    });
-    running.push(serverB);
-    const toB = echoClient(serverB.address, [deadlineInterceptor()]);
-    clients.push(toB);
-    await ready(toB);
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor()]);
     const fanned: Array<Promise<{ err: grpc.ServiceError | null }>> = [];
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning.message);
@@ -225,9 +171,7 @@ describe('propagation', () => {
       },
       [serverDeadlineInterceptor({ defaultTimeoutMs: 10_000 })],
     );
-    const client = echoClient(relay.address);
-    clients.push(client);
-    await ready(client);
+    const client = await loopback.client(relay.address);
 
     const allStarted = new Promise<void>((resolve) => {
       const check = (): void => void (logB.started.length === FAN_OUT ? resolve() : nextStart(logB).then(check));

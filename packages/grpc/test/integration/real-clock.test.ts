@@ -1,45 +1,27 @@
 import type * as grpc from '@grpc/grpc-js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
-import {
-  echoClient,
-  echoImplementation,
-  EchoService,
-  newLog,
-  ready,
-  startServer,
-  unary,
-  type EchoClient,
-  type Running,
-} from '../helpers/echo.js';
+import { unary, type Running } from '../helpers/echo.js';
+import { loopbackPerFile, loopbackPerTest } from '../helpers/loopback.js';
 
 // The same limits on the process-wide shared wheel and the system clock, with small timeouts
 // and generous upper bounds (the machine is shared): never early, never badly late.
 
 let server: Running;
-let plain: EchoClient;
+const shared = loopbackPerFile();
+const clients = loopbackPerTest();
 
 beforeAll(async () => {
-  server = await startServer([[EchoService.service, echoImplementation(newLog())]], {
-    interceptors: [
-      serverDeadlineInterceptor({ overrides: { '/tickwheel.test.Echo/ServerStream': { defaultTimeoutMs: 60 } } }),
-    ],
-  });
-  plain = echoClient(server.address);
-  await ready(plain);
-});
-afterAll(async () => {
-  plain.close();
-  await server.close();
+  server = await shared.server([
+    serverDeadlineInterceptor({ overrides: { '/tickwheel.test.Echo/ServerStream': { defaultTimeoutMs: 60 } } }),
+  ]);
 });
 
 describe('real-clock', () => {
   it('ends a client call at its timeout, not before', async () => {
-    const client = echoClient(server.address, [deadlineInterceptor({ timeoutMs: 50 })]);
-    await ready(client);
+    const client = await clients.client(server.address, [deadlineInterceptor({ timeoutMs: 50 })]);
     const { err, ms } = await unary(client, { text: 'x', delayMs: -1 });
-    client.close();
     // The client's limit, or, when this busy machine delays the client's timer, the server's copy
     // of the same deadline (sent as grpc-timeout), which can never fire earlier.
     expect(err?.details).toMatch(
@@ -50,6 +32,7 @@ describe('real-clock', () => {
   });
 
   it('ends a server call at the server default, not before', async () => {
+    const plain = await clients.client(server.address);
     const started = performance.now();
     const stream = plain.ServerStream({ text: 's', delayMs: -1, count: 1 });
     const err = await new Promise<grpc.ServiceError>((resolve) => {
@@ -63,8 +46,7 @@ describe('real-clock', () => {
   });
 
   it('never times out fast calls', async () => {
-    const client = echoClient(server.address, [deadlineInterceptor({ timeoutMs: 2_000 })]);
-    await ready(client);
+    const client = await clients.client(server.address, [deadlineInterceptor({ timeoutMs: 2_000 })]);
     // A few at a time: 500 calls at once on a busy 2-core machine are not fast calls.
     let next = 0;
     const errors: string[] = [];
@@ -76,7 +58,6 @@ describe('real-clock', () => {
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
-    client.close();
     expect(errors).toEqual([]);
   });
 });

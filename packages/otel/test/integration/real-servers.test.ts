@@ -5,35 +5,24 @@ import { sharedWheel } from '@tickwheel/core';
 import { TimeoutError, withTimeouts } from '@tickwheel/fetch';
 import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
 import { RedisTimers } from '@tickwheel/redis';
-import { heartbeat } from '@tickwheel/ws';
 import { Redis } from 'ioredis';
-import { WebSocket, WebSocketServer } from 'ws';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../redis/test/helpers/redis-server.js';
-import { instrumentTickwheel, METRICS, TIMEOUT_EVENT, type TickwheelInstrumentation } from '../../src/index.js';
-import { histogram, Telemetry } from '../helpers/telemetry.js';
+import { METRICS, TIMEOUT_EVENT } from '../../src/index.js';
+import { expectOneWsTimeout, heartbeatServer, instrumentedSuite, SLOW_SERVICE } from '../helpers/real-servers.js';
+import { histogram, type Telemetry } from '../helpers/telemetry.js';
 
 /**
  * The bridge end to end: real servers on 127.0.0.1, the adapters timing real requests out, and
  * the real OpenTelemetry SDK (sdk-metrics with its in-memory exporter, sdk-trace-base) recording
  * what the channels published. Each test asserts the recorded values.
  */
+const suite = instrumentedSuite();
+const { cleanups } = suite;
 let telemetry: Telemetry;
-let instrumentation: TickwheelInstrumentation;
-const cleanups: Array<() => unknown> = [];
-
 beforeAll(() => {
-  telemetry = new Telemetry();
-  instrumentation = instrumentTickwheel({ meterProvider: telemetry.meterProvider });
-});
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-afterAll(async () => {
-  instrumentation.disable();
-  await telemetry.shutdown();
+  telemetry = suite.telemetry;
 });
 
 async function listen(server: http.Server): Promise<number> {
@@ -90,17 +79,7 @@ describe('instrumentTickwheel with the real SDK, against real servers', () => {
   );
 
   it('records a gRPC call past its deadline on real grpc-js, on both sides', { timeout: 15_000 }, async () => {
-    const service = {
-      wait: {
-        path: '/demo.Slow/Wait',
-        requestStream: false,
-        responseStream: false,
-        requestSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
-        requestDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
-        responseSerialize: (value: unknown) => Buffer.from(JSON.stringify(value)),
-        responseDeserialize: (bytes: Buffer) => JSON.parse(bytes.toString()) as unknown,
-      },
-    };
+    const service = SLOW_SERVICE;
     const server = new grpc.Server({ interceptors: [serverDeadlineInterceptor({ maxTimeoutMs: 100 })] });
     server.addService(service, { wait: () => {} }); // never answers: the server's cap ends it
     const port = await new Promise<number>((resolve, reject) =>
@@ -155,26 +134,30 @@ describe('instrumentTickwheel with the real SDK, against real servers', () => {
   });
 
   it('records a mute WebSocket client terminated by the heartbeat on real ws', { timeout: 15_000 }, async () => {
-    const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await new Promise<void>((resolve) => wss.once('listening', resolve));
-    const beat = heartbeat(wss, { pingIntervalMs: 60, pongTimeoutMs: 60 });
-    cleanups.push(async () => {
-      beat.stop();
-      for (const socket of wss.clients) socket.terminate();
-      await new Promise((resolve) => wss.close(resolve));
-    });
+    const { beat, url } = await heartbeatServer(cleanups, { pingIntervalMs: 60, pongTimeoutMs: 60 });
     const dead = new Promise<number>((resolve) => beat.once('dead', ({ waitedMs }) => resolve(waitedMs)));
-    const mute = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, { autoPong: false });
+    const mute = new WebSocket(url, { autoPong: false });
     cleanups.push(() => mute.terminate());
-    const waitedMs = await dead;
-
-    const attributes = { 'tickwheel.package': 'ws', 'tickwheel.phase': 'pong-timeout', 'tickwheel.side': 'server' };
-    expect((await telemetry.point(METRICS.timeouts, attributes)).value).toBe(1);
-    const quiet = histogram(await telemetry.point(METRICS.timeoutElapsed, attributes));
-    expect(quiet.count).toBe(1);
-    expect(quiet.sum).toBeCloseTo(waitedMs / 1000, 9);
-    expect(quiet.sum).toBeGreaterThanOrEqual(0.06);
+    await expectOneWsTimeout(telemetry, 'pong-timeout', await dead, 60);
   });
+
+  it(
+    'records an idle connection the heartbeat closed (closeOnIdle) on real ws, by idle kind',
+    { timeout: 15_000 },
+    async () => {
+      // No pings: the server writes nothing, so its writer goes idle and the heartbeat closes it.
+      const { beat, url } = await heartbeatServer(cleanups, { pingIntervalMs: 0, writerIdleMs: 80, closeOnIdle: true });
+      const idle = new Promise<number>((resolve) => beat.once('idle', ({ idleMs }) => resolve(idleMs)));
+      const client = new WebSocket(url);
+      cleanups.push(() => client.terminate());
+      const closed = new Promise<[number, string]>((resolve) =>
+        client.once('close', (code, reason) => resolve([code, reason.toString()])),
+      );
+      const idleMs = await idle;
+      expect(await closed).toEqual([1000, 'idle timeout']);
+      await expectOneWsTimeout(telemetry, 'idle-writer', idleMs, 80);
+    },
+  );
 
   describe('Redis', () => {
     let redisServer: RedisServer;

@@ -219,7 +219,9 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
       clients.push(...(await Promise.all(Array.from({ length: 100 }, () => connect(url)))));
     }
     await waitFor(() => beat.size === 1_000, 10_000, '1,000 watched connections');
-    expect(wheel.size).toBe(1_000);
+    // One handle per due time, shared by the connections due then: far fewer than connections.
+    expect(wheel.size).toBeGreaterThan(0);
+    expect(wheel.size).toBeLessThan(1_000);
     await sleep(400);
     expect(beat.stats()).toMatchObject({ connections: 1_000, dead: 0 });
     expect(beat.stats().pingsSent).toBeGreaterThanOrEqual(1_000);

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { DUE, grown, NEWER, NEXT, OLDER, OWNER, PREV, StackSlab } from '../src/timer-set-slab.js';
+
+/** The slab's protected API, opened up for the test. */
+class Slab extends StackSlab {
+  alloc(owner: number): number {
+    return this.allocStack(owner);
+  }
+  release(s: number): void {
+    this.freeStack(s);
+  }
+}
+
+describe('timer-set-slab', () => {
+  describe('StackSlab', () => {
+    it('hands out fresh indices in order, recording the owner', () => {
+      const slab = new Slab();
+      expect([slab.alloc(7), slab.alloc(8), slab.alloc(9)]).toEqual([0, 1, 2]);
+      expect(slab.w[(1 << 3) | OWNER]).toBe(8);
+    });
+
+    it('reuses the most recently freed index first (still in cache)', () => {
+      const slab = new Slab();
+      const [a, b, c] = [slab.alloc(0), slab.alloc(0), slab.alloc(0)];
+      slab.release(a);
+      slab.release(c);
+      expect(slab.alloc(1)).toBe(c);
+      expect(slab.alloc(1)).toBe(a);
+      expect(slab.alloc(1)).toBe(3);
+      expect(b).toBe(1);
+    });
+
+    it('keeps a timer’s integer fields and its due time in one buffer, 32 bytes per timer', () => {
+      const slab = new Slab();
+      const s = slab.alloc(5);
+      slab.w[(s << 3) | NEXT] = 11;
+      slab.w[(s << 3) | PREV] = 12;
+      slab.w[(s << 3) | NEWER] = 13;
+      slab.w[(s << 3) | OLDER] = 14;
+      slab.t[(s << 2) | DUE] = 123.5;
+      expect(slab.w.buffer).toBe(slab.t.buffer);
+      expect(Array.from(slab.w.subarray(s << 3, (s << 3) + 5))).toEqual([11, 12, 5, 13, 14]);
+      expect(slab.t[(s << 2) | DUE]).toBe(123.5);
+      expect(slab.w.byteLength / 256).toBe(32);
+    });
+
+    it('doubles its buffer when full, keeping every field', () => {
+      const slab = new Slab();
+      for (let i = 0; i < 256; i++) {
+        const s = slab.alloc(i);
+        slab.t[(s << 2) | DUE] = i * 1.5;
+      }
+      const s = slab.alloc(999);
+      expect(s).toBe(256);
+      expect(slab.w.length).toBe(512 * 8);
+      expect(slab.w.buffer).toBe(slab.t.buffer);
+      expect(slab.w[(255 << 3) | OWNER]).toBe(255);
+      expect(slab.t[(255 << 2) | DUE]).toBe(255 * 1.5);
+      expect(slab.w[(256 << 3) | OWNER]).toBe(999);
+    });
+
+    it('remembers freed indices past the first capacity', () => {
+      const slab = new Slab();
+      const all = Array.from({ length: 300 }, () => slab.alloc(0));
+      for (const s of all) slab.release(s);
+      expect(slab.alloc(0)).toBe(299);
+    });
+  });
+
+  describe('#grown', () => {
+    it('copies into the start of the larger array and returns it', () => {
+      const to = new Int32Array(4);
+      expect(grown(Int32Array.from([1, 2]), to)).toBe(to);
+      expect(Array.from(to)).toEqual([1, 2, 0, 0]);
+    });
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * ShardCalls: how RedisTimers runs one script on one shard, within the failover budget, waiting for replicas after a write.
+ * Must not depend on: the RedisTimers class or the worker (failover.ts, keys.ts, replication.ts and the scripts).
+ */
+import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
+import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
+import type { ResolvedOptions } from './options.js';
+import { ReplicationBarrier } from './replication.js';
+import { defineScripts, type ScriptCommands } from './scripts.js';
+import type { RedisClient } from './types.js';
+
+/** What a `RedisUnavailableError` says about trying again, per kind of call. */
+export const RETRY_SAFE = {
+  schedule: 'retrying is safe: schedule is idempotent by id',
+  cancel: 'retrying is safe: cancel is idempotent',
+  other: 'retrying is safe',
+};
+
+/** The shards of one namespace, their wake-up channel, and the calls to their scripts. */
+export class ShardCalls {
+  readonly client: RedisClient & ScriptCommands;
+  /** The keys of each shard, by shard index. */
+  readonly keys: ShardKeys[];
+  /** The namespace's wake-up channel. */
+  readonly channel: string;
+  private readonly barrier: ReplicationBarrier | undefined;
+
+  constructor(private readonly options: ResolvedOptions) {
+    this.client = defineScripts(options.redis);
+    this.keys = Array.from({ length: options.shards }, (_, shard) =>
+      shardKeys(options.keyPrefix, options.namespace, shard),
+    );
+    this.channel = wakeChannel(options.keyPrefix, options.namespace);
+    if (options.waitForReplicas > 0) {
+      this.barrier = new ReplicationBarrier(this.client, options.waitForReplicas, options.waitForReplicasTimeoutMs);
+    }
+  }
+
+  /** The scripts' trailing time argument: '' reads the server's TIME. */
+  now(): string {
+    return this.options.localTime ? String(Date.now()) : '';
+  }
+
+  /** The shard of `id`, and its keys as the scripts take them. */
+  shardOf(id: string): { index: number; keys: KeyList } {
+    const index = shardOf(id, this.keys.length);
+    return { index, keys: keyList(this.keys[index]) };
+  }
+
+  /**
+   * Runs one script on one shard, retrying transient errors within the failover budget; a write
+   * then waits for `waitForReplicas` replicas (replication.ts) and is retried whole if they fail.
+   */
+  run<T>(
+    command: keyof ScriptCommands,
+    keys: KeyList,
+    args: string[],
+    what: string,
+    retrySafe: string,
+    write = true,
+  ): Promise<T> {
+    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
+    const barrier = write ? this.barrier : undefined;
+    const once = async (): Promise<T> => {
+      const reply = await client[command](...keys, ...args);
+      await barrier?.wait(keys[0]);
+      return reply;
+    };
+    const tryTimeoutMs = Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000);
+    return withFailoverBudget(once, this.options.failoverBudgetMs, what, retrySafe, tryTimeoutMs, () =>
+      refreshSlots(this.client),
+    );
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The scripts a worker runs: claim due timers under a lease, and ack, extend or fail them, fenced by the claim's token.
+ * Must not depend on: the client, the RedisTimers class or a client's clock (the layout is in keys.ts and record.ts).
+ */
+import { HELD, NOW, WAKE } from './lua-prelude.js';
+
+/**
+ * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
+ * Each claimed timer gets a new token and one more attempt; one whose lease expired on its last
+ * attempt goes to the failed set instead. Returns {now, nextDue, nextLease, leaseUntil, then per
+ * timer: id, token, dueAt, attempts, maxAttempts, backoff, payload}, '' for an empty ZSET.
+ */
+export const CLAIM = `${NOW}
+local limit = tonumber(ARGV[1])
+local leaseUntil = F(now + math.floor(tonumber(ARGV[2])))
+local out = {F(now), '', '', leaseUntil}
+local function take(id, from, expired)
+  local record = redis.call('HGET', KEYS[3], id)
+  redis.call('ZREM', from, id)
+  if not record then return end
+  local due, attempts, max, backoff, payload = string.match(record, '^%d+:(%d+):(%d+):(%d+):([^:]*):(.*)$')
+  if expired and tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
+    redis.call('ZADD', KEYS[5], F(now), id)
+    redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. max ..
+      ': the worker died or lost Redis, or the handler outlived its lease')
+    return
+  end
+  local token = F(redis.call('INCR', KEYS[4]))
+  attempts = F(tonumber(attempts) + 1)
+  redis.call('HSET', KEYS[3], id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. backoff .. ':' .. payload)
+  redis.call('ZADD', KEYS[2], leaseUntil, id)
+  local n = #out
+  out[n + 1] = id
+  out[n + 2] = token
+  out[n + 3] = due
+  out[n + 4] = attempts
+  out[n + 5] = max
+  out[n + 6] = backoff
+  out[n + 7] = payload
+end
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', F(now), 'LIMIT', 0, limit)
+for i = 1, #expired do take(expired[i], KEYS[2], true) end
+if #expired < limit then
+  local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', F(now), 'LIMIT', 0, limit - #expired)
+  for i = 1, #due do take(due[i], KEYS[1], false) end
+end
+local nextDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if nextDue[2] then out[2] = nextDue[2] end
+local nextLease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if nextLease[2] then out[3] = nextLease[2] end
+return {unpack(out)}`;
+
+/**
+ * Acks handled timers: ARGV holds pairs id, token. A timer is deleted only while it is still
+ * claimed under that token (the ZREM from the lease set is the claimed check). A last error can
+ * exist only after a failed attempt, so a first attempt skips that HDEL. Returns the ids whose
+ * ack was refused (the lease was lost).
+ */
+export const ACK = `local refused = {}
+for i = 1, #ARGV, 2 do
+  local id = ARGV[i]
+  local record = redis.call('HGET', KEYS[3], id)
+  local token, attempts
+  if record then token, attempts = string.match(record, '^(%d+):%d+:(%d+):') end
+  if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
+    redis.call('HDEL', KEYS[3], id)
+    if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
+  else
+    refused[#refused + 1] = id
+  end
+end
+return {unpack(refused)}`;
+
+/**
+ * Extends a lease. ARGV: id, token, leaseMs. Returns the new lease expiry, or '' when the
+ * timer is no longer claimed under that token.
+ */
+export const EXTEND = `${NOW}
+${HELD}
+if not held(ARGV[1], ARGV[2]) then return '' end
+local untilMs = F(now + math.floor(tonumber(ARGV[3])))
+redis.call('ZADD', KEYS[2], untilMs, ARGV[1])
+return untilMs`;
+
+/**
+ * Reports a failed attempt. ARGV: id, token, retry delay ms, reason, channel, shard. With
+ * attempts left the timer is due again after the delay; on its last attempt it moves to the
+ * failed set. Returns the retry's due time, 'failed', or '' when refused (the lease was lost).
+ */
+export const FAIL = `${NOW}
+${WAKE}
+${HELD}
+local id = ARGV[1]
+local record = held(id, ARGV[2])
+if not record then return '' end
+local attempts, max = string.match(record, '^%d+:%d+:(%d+):(%d+):')
+redis.call('ZREM', KEYS[2], id)
+redis.call('HSET', KEYS[6], id, ARGV[4])
+if tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
+  redis.call('ZADD', KEYS[5], F(now), id)
+  return 'failed'
+end
+local at = now + math.floor(tonumber(ARGV[3]))
+local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+redis.call('ZADD', KEYS[1], F(at), id)
+wake(head, at, ARGV[5], ARGV[6])
+return F(at)`;

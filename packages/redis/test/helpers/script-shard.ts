@@ -1,0 +1,66 @@
+/**
+ * A shard of a fresh namespace on ioredis-mock with the scripts defined, for the script tests:
+ * its keys, its wake-up channel and the messages published on it, and the two calls most tests
+ * start with (schedule and claim), each passing the time in as the last ARGV.
+ * Test code only; depends on ioredis-mock and the package's keys and scripts.
+ */
+import RedisMock from 'ioredis-mock';
+import { afterAll } from 'vitest';
+import { keyList, shardKeys, wakeChannel, type KeyList } from '../../src/keys.js';
+import { defineScripts } from '../../src/scripts.js';
+import type { RedisClient } from '../../src/types.js';
+import { uniqueNamespace } from './wait.js';
+
+export const client = defineScripts(new RedisMock() as unknown as RedisClient);
+const subscriber = new RedisMock() as unknown as RedisClient;
+afterAll(async () => {
+  await subscriber.quit();
+  await client.quit();
+});
+
+export interface Shard {
+  keys: KeyList;
+  channel: string;
+  /** Every wake-up message published for this namespace. */
+  wakes: string[];
+}
+
+export async function shard(): Promise<Shard> {
+  const namespace = uniqueNamespace('scripts');
+  const channel = wakeChannel('tickwheel', namespace);
+  const wakes: string[] = [];
+  await subscriber.subscribe(channel);
+  subscriber.on('message', (from: string, message: string) => {
+    if (from === channel) wakes.push(message);
+  });
+  return { keys: keyList(shardKeys('tickwheel', namespace, 0)), channel, wakes };
+}
+
+/** schedule(id, due in ms at `now`) with 3 attempts and a fixed 1 s backoff unless told otherwise. */
+export function schedule(
+  s: Shard,
+  id: string,
+  ms: number,
+  now: number,
+  extra: { payload?: string; ifExists?: string } = {},
+) {
+  const { payload = '{"n":1}', ifExists = 'replace' } = extra;
+  return client.tickwheelSchedule(
+    ...s.keys,
+    id,
+    'in',
+    String(ms),
+    payload,
+    s.channel,
+    '0',
+    ifExists,
+    '3',
+    'f1000',
+    String(now),
+  );
+}
+
+export const claim = (s: Shard, limit: number, leaseMs: number, now: number) =>
+  client.tickwheelClaim(...s.keys, String(limit), String(leaseMs), String(now));
+
+export const flush = () => new Promise((resolve) => setImmediate(resolve));

@@ -1,0 +1,69 @@
+import RedisMock from 'ioredis-mock';
+import { describe, expect, it } from 'vitest';
+import { shardOf } from '../src/keys.js';
+import { resolveOptions } from '../src/options.js';
+import { RETRY_SAFE, ShardCalls } from '../src/shard-calls.js';
+import type { RedisClient, RedisTimersOptions } from '../src/types.js';
+import { uniqueNamespace } from './helpers/wait.js';
+
+function calls(options: Partial<RedisTimersOptions> = {}) {
+  const namespace = uniqueNamespace('calls');
+  const redis = new RedisMock() as unknown as RedisClient;
+  return { namespace, calls: new ShardCalls(resolveOptions({ redis, namespace, timeSource: 'local', ...options })) };
+}
+
+describe('shard-calls', () => {
+  describe('ShardCalls', () => {
+    it('knows the keys of every shard and the namespace’s wake-up channel', () => {
+      const { namespace, calls: c } = calls({ shards: 3, keyPrefix: 'app' });
+      expect(c.keys.map((k) => k.due)).toEqual([0, 1, 2].map((i) => `app:{${namespace}:${i}}:due`));
+      expect(c.channel).toBe(`app:{${namespace}}:wake`);
+    });
+
+    it('finds the shard of an id as every process does (keys.ts’s hash)', () => {
+      const { calls: c } = calls({ shards: 8 });
+      for (const id of ['a', 'buff:42', 'session:7']) {
+        const { index, keys } = c.shardOf(id);
+        expect(index).toBe(shardOf(id, 8));
+        expect(keys[0]).toBe(c.keys[index].due);
+      }
+    });
+
+    it("passes this process's clock to the scripts with timeSource 'local', and '' (the server's TIME) otherwise", () => {
+      expect(Number(calls().calls.now())).toBeCloseTo(Date.now(), -3);
+      expect(calls({ timeSource: 'redis' }).calls.now()).toBe('');
+    });
+
+    describe('#run', () => {
+      it('runs a script on the shard and returns its reply', async () => {
+        const { calls: c } = calls();
+        const { keys } = c.shardOf('a');
+        const now = c.now();
+        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', now];
+        const [due] = await c.run<string[]>('tickwheelSchedule', keys, args, 'schedule("a")', RETRY_SAFE.schedule);
+        expect(Number(due)).toBe(Number(now) + 100);
+        expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toHaveLength(5);
+      });
+
+      it('repeats a call through a transient error (a failover) within the budget', async () => {
+        const { calls: c } = calls({ failoverBudgetMs: 2_000 });
+        const client = c.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+        const real = client.tickwheelGet.bind(client);
+        let tries = 0;
+        client.tickwheelGet = (...args) =>
+          ++tries === 1 ? Promise.reject(new Error('LOADING Redis is loading')) : real(...args);
+        expect(await c.run('tickwheelGet', c.shardOf('x').keys, ['x'], 'get("x")', RETRY_SAFE.other, false)).toBe('');
+        expect(tries).toBe(2);
+      });
+
+      it('gives up with the error when it is not transient', async () => {
+        const { calls: c } = calls();
+        const client = c.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+        client.tickwheelGet = () => Promise.reject(new Error('ERR wrong number of arguments'));
+        await expect(
+          c.run('tickwheelGet', c.shardOf('x').keys, ['x'], 'get("x")', RETRY_SAFE.other, false),
+        ).rejects.toThrow(/wrong number of arguments/);
+      });
+    });
+  });
+});

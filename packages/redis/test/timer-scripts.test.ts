@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { claim, client, flush, schedule, shard, type Shard } from './helpers/script-shard.js';
+
+// The Lua scripts run by ioredis-mock's Lua (fengari), with the time passed in as the last ARGV
+// (`timeSource: 'local'`), so every due time and lease below is exact. The same scripts run on
+// real Redis in test/integration (redis-timers.test.ts, cluster.test.ts).
+
+describe('timer-scripts', () => {
+  describe('SCHEDULE', () => {
+    it('files a timer due at now + ms with a fresh token, and wakes the workers when it is the earliest', async () => {
+      const s = await shard();
+      expect(await schedule(s, 'a', 500, 10_000)).toEqual(['10500', '1', '1']);
+      expect(await schedule(s, 'b', 900, 10_000)).toEqual(['10900', '2', '1']);
+      expect(await schedule(s, 'c', 100, 10_000)).toEqual(['10100', '3', '1']);
+      await flush();
+      expect(s.wakes).toEqual(['0:10500', '0:10100']); // b was not the earliest: no message
+      expect(await client.zscore(s.keys[0], 'a')).toBe('10500');
+      expect(await client.hget(s.keys[2], 'a')).toBe('1:10500:0:3:f1000:{"n":1}');
+    });
+
+    it('takes an absolute due time with mode "at"', async () => {
+      const s = await shard();
+      const reply = await client.tickwheelSchedule(
+        ...s.keys,
+        'a',
+        'at',
+        '123456',
+        '',
+        s.channel,
+        '0',
+        'replace',
+        '0',
+        '',
+        '1',
+      );
+      expect(reply).toEqual(['123456', '1', '1']);
+    });
+
+    it('replaces an existing timer (new token, due time and payload), or keeps it with ifExists keep', async () => {
+      const s = await shard();
+      await schedule(s, 'a', 500, 0);
+      expect(await schedule(s, 'a', 50, 0, { ifExists: 'keep', payload: '"other"' })).toEqual(['500', '1', '0']);
+      expect(await schedule(s, 'a', 50, 0, { payload: '"new"' })).toEqual(['50', '2', '1']);
+      expect(await client.hget(s.keys[2], 'a')).toBe('2:50:0:3:f1000:"new"');
+      expect(await client.zcard(s.keys[0])).toBe(1);
+    });
+  });
+
+  describe('GET, RESCHEDULE and CANCEL', () => {
+    it('reads a timer’s record and where it is; reschedules it with attempts reset; cancels it', async () => {
+      const s = await shard();
+      expect(await client.tickwheelGet(...s.keys, 'a')).toBe('');
+      await schedule(s, 'a', 500, 0);
+      expect(await client.tickwheelGet(...s.keys, 'a')).toEqual(['1:500:0:3:f1000:{"n":1}', '500', '', '', '']);
+      expect(await client.tickwheelReschedule(...s.keys, 'a', 'in', '2000', s.channel, '0', '100')).toBe('2100');
+      expect(await client.tickwheelReschedule(...s.keys, 'none', 'in', '2000', s.channel, '0', '100')).toBe('');
+      const [record, due] = (await client.tickwheelGet(...s.keys, 'a')) as string[];
+      expect([record, due]).toEqual(['2:2100:0:3:f1000:{"n":1}', '2100']);
+      expect(await client.tickwheelCancel(...s.keys, 'a')).toBe(1);
+      expect(await client.tickwheelCancel(...s.keys, 'a')).toBe(0);
+      expect(await client.tickwheelGet(...s.keys, 'a')).toBe('');
+    });
+  });
+
+  describe('LIST_FAILED, RETRY_FAILED and PURGE_FAILED', () => {
+    async function failed(s: Shard, ids: string[]): Promise<void> {
+      for (const [i, id] of ids.entries()) {
+        await client.tickwheelSchedule(...s.keys, id, 'in', '0', `"${id}"`, s.channel, '0', 'replace', '1', '', '0');
+        const [, , , , , token] = await claim(s, 1, 100, i);
+        await client.tickwheelFail(...s.keys, id, token, '0', `reason ${id}`, s.channel, '0', String(100 + i));
+      }
+    }
+
+    it('lists failed timers oldest first with their record and reason, a page at a time', async () => {
+      const s = await shard();
+      await failed(s, ['a', 'b', 'c']);
+      const page = await client.tickwheelListFailed(...s.keys, '1', '2');
+      expect(page).toEqual([
+        'b',
+        '101',
+        expect.stringMatching(/^\d+:0:1:1::"b"$/),
+        'reason b',
+        'c',
+        '102',
+        expect.any(String),
+        'reason c',
+      ]);
+    });
+
+    it('retries one or all failed timers, due now with zero attempts, and purges them', async () => {
+      const s = await shard();
+      await failed(s, ['a', 'b', 'c']);
+      expect(await client.tickwheelRetryFailed(...s.keys, 'a', '10', s.channel, '0', '5000')).toBe(1);
+      expect(await client.zscore(s.keys[0], 'a')).toBe('5000');
+      expect(await client.hget(s.keys[2], 'a')).toMatch(/^\d+:0:0:1::"a"$/);
+      expect(await client.hget(s.keys[5], 'a')).toBeNull();
+      expect(await client.tickwheelRetryFailed(...s.keys, 'a', '10', s.channel, '0', '5000')).toBe(0);
+      expect(await client.tickwheelPurgeFailed(...s.keys, 'b', '10')).toBe(1);
+      expect(await client.tickwheelPurgeFailed(...s.keys, '', '10')).toBe(1);
+      expect(await client.zcard(s.keys[4])).toBe(0);
+      expect(await client.hget(s.keys[2], 'c')).toBeNull();
+      expect(await client.hget(s.keys[2], 'a')).not.toBeNull();
+    });
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * DueSchedule: entries filed by the time they fall due, one wheel handle per due time shared by all of them.
+ * Must not depend on: sockets or ws (@tickwheel/core's wheel only).
+ *
+ * A heartbeat's connections fall due in crowds: pings are rounded up to the `pingSlackMs` grid,
+ * and the pings of one pass all get their pong deadline within a millisecond or two. So instead
+ * of one wheel handle (and one closure) per connection, each due time has a {@link DueGroup}: a
+ * ring of entries, doubly linked through the entries themselves, and one handle on the wheel.
+ * Filing an entry is a map lookup (usually not even that: the group last filed into is kept)
+ * and two pointer writes; unfiling is O(1) and cancels the group's handle when it empties, so
+ * no timer outlives the entries it was for. When the handle fires, the group leaves the map and
+ * its entries are handed to the runner one by one, each unlinked first, so the runner may file
+ * it again (or unfile any other entry) as it likes.
+ */
+import type { TimerHandle, TimingWheel } from '@tickwheel/core';
+
+/** What a group's ring holds: the entries, and the group itself as the ring's sentinel. */
+export type DueLink = DueEntry | DueGroup;
+
+/** Anything a {@link DueSchedule} files: two link fields, undefined while unfiled. */
+export interface DueEntry {
+  prev: DueLink | undefined;
+  next: DueLink | undefined;
+}
+
+/** The entries due at one time, and the wheel handle that runs them. */
+export class DueGroup {
+  prev: DueLink = this;
+  next: DueLink = this;
+  handle: TimerHandle | undefined = undefined;
+  /** In the schedule's map: false once it fired or was cancelled (nothing is filed into it then). */
+  open = true;
+
+  constructor(readonly dueAt: number) {}
+}
+
+/** See the module comment. */
+export class DueSchedule<E extends DueEntry> {
+  private readonly groups = new Map<number, DueGroup>();
+  /** The group filed into last: consecutive filings mostly share a due time. */
+  private last: DueGroup | undefined = undefined;
+
+  /**
+   * @param wheel - where the groups' handles live (unref'ed: a schedule never keeps the process alive)
+   * @param run - called with each entry of a group that came due, after unlinking it, and the
+   *   clock reading of the pass (one per group)
+   * @param endPass - called once the group's entries ran (also when `run` threw)
+   */
+  constructor(
+    private readonly wheel: TimingWheel,
+    private readonly run: (entry: E, now: number) => void,
+    private readonly endPass: () => void = () => undefined,
+  ) {}
+
+  /** Handles on the wheel (one per due time with entries). */
+  get groupCount(): number {
+    return this.groups.size;
+  }
+
+  /**
+   * Files `entry` (unfiling it first if filed) to run at `dueAt`, a time on the wheel's clock,
+   * rounded up to the whole ms (never early), so that times within one ms share a group.
+   * Infinity (nothing ever due) leaves it unfiled.
+   */
+  file(entry: E, dueAt: number): void {
+    if (entry.prev !== undefined) this.unfile(entry);
+    if (dueAt === Infinity) return;
+    dueAt = Math.ceil(dueAt);
+    let group = this.last;
+    if (group === undefined || group.dueAt !== dueAt || !group.open) {
+      group = this.groups.get(dueAt);
+      if (group === undefined) group = this.open(dueAt);
+      this.last = group;
+    }
+    const tail = group.prev;
+    entry.prev = tail;
+    entry.next = group;
+    tail.next = entry;
+    group.prev = entry;
+  }
+
+  /** Unfiles `entry` in O(1); cancels its group's handle when it was the last entry. No-op when not filed. */
+  unfile(entry: E): void {
+    const prev = entry.prev;
+    const next = entry.next;
+    if (prev === undefined || next === undefined) return;
+    prev.next = next;
+    next.prev = prev;
+    entry.prev = undefined;
+    entry.next = undefined;
+    // Neighbours that are one and the same node: the sentinel, alone in its ring.
+    if (prev === next && prev instanceof DueGroup && prev.open) this.close(prev, true);
+  }
+
+  /** Cancels every handle and forgets every entry. */
+  clear(): void {
+    for (const group of this.groups.values()) {
+      group.open = false;
+      group.handle?.cancel();
+      for (let e = group.next; e !== group;) {
+        const entry = e as E;
+        e = entry.next!;
+        entry.prev = undefined;
+        entry.next = undefined;
+      }
+      group.next = group;
+      group.prev = group;
+    }
+    this.groups.clear();
+    this.last = undefined;
+  }
+
+  private open(dueAt: number): DueGroup {
+    const group = new DueGroup(dueAt);
+    group.handle = this.wheel.scheduleAt(dueAt, () => this.fire(group)).unref();
+    this.groups.set(dueAt, group);
+    return group;
+  }
+
+  private close(group: DueGroup, cancel: boolean): void {
+    group.open = false;
+    if (cancel) group.handle?.cancel();
+    this.groups.delete(group.dueAt);
+    if (this.last === group) this.last = undefined;
+  }
+
+  private fire(group: DueGroup): void {
+    this.close(group, false);
+    const now = this.wheel.clock.now();
+    // A throwing runner (a user's 'dead' or 'idle' listener) must not cost the entries after it
+    // their turn, nor the wheel a round per entry: every entry runs, the errors are thrown after.
+    let errors: unknown[] | undefined;
+    for (let e = group.next; e !== group; e = group.next) {
+      const entry = e as E;
+      this.unlink(entry);
+      try {
+        this.run(entry, now);
+      } catch (error) {
+        (errors ??= []).push(error);
+      }
+    }
+    this.endPass();
+    if (errors !== undefined) {
+      throw errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} heartbeat listeners threw`);
+    }
+  }
+
+  /** Unlinks from a group that is no longer open (the one firing). */
+  private unlink(entry: E): void {
+    entry.prev!.next = entry.next!;
+    entry.next!.prev = entry.prev!;
+    entry.prev = undefined;
+    entry.next = undefined;
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * LivenessCheck: what happens when a connection's record comes due: ping it, terminate it, or report it idle.
+ * Must not depend on: another adapter, or the sockets' listeners and the record map (the controller owns those).
+ *
+ * A record is compared with the clock when its due time comes (see `due-schedule.ts`): reads it
+ * missed are noticed from the byte counter, an outstanding ping is answered by anything read
+ * since, or past `pongTimeoutMs` ends the connection; due idle kinds are reported; a quiet
+ * connection is pinged. The record is filed again under whatever is due next BEFORE any
+ * listener runs, so a throwing listener cannot leave the connection unwatched.
+ *
+ * A pong deadline found more than `LATE_CHECK_MS` past due means our own loop was busy, and the
+ * answer may be waiting in the kernel: such records are checked once more after the next I/O
+ * poll (one `setImmediate` for all of them), and only then terminated. Not when a poll already
+ * ran since the deadline passed (a pong of any connection was read after it, say in the poll the
+ * core driver lets run before a late wheel pass): that poll read every socket that was ready, so
+ * nothing that arrived in time is still waiting, and waiting for another one would only add its
+ * length (5-9 ms at p50 with 10k connections on the loaded benchmark machine) to the termination.
+ * On time, nothing is waiting that a poll would read.
+ */
+import type { EventEmitter } from 'node:events';
+import { freshNow } from '@tickwheel/core';
+import type { WebSocket } from 'ws';
+import { publishTerminate } from './channels.js';
+import type { Connection } from './connection.js';
+import type { DueSchedule } from './due-schedule.js';
+import { dueIdle } from './idle.js';
+import type { ResolvedOptions } from './options.js';
+import type { HeartbeatEvents, HeartbeatStats } from './types.js';
+
+/** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
+const OPEN = 1;
+const CLOSED = 3;
+
+/** A pong deadline checked this much past due was checked late, by our own loop's delay. */
+const LATE_CHECK_MS = 2;
+
+/** How often a record found on a closing socket looks again, until the socket is closed. */
+const CLOSING_RECHECK_MS = 1_000;
+
+/** What the check needs from its controller. */
+export interface CheckHost<S extends WebSocket> {
+  /** Forgets the record (marking it detached) and removes the socket's listeners. */
+  detach(c: Connection<S>): void;
+  /** Where `'dead'` and `'idle'` are emitted: the controller. */
+  readonly events: EventEmitter<HeartbeatEvents<S>>;
+}
+
+/** See the module comment. */
+export class LivenessCheck<S extends WebSocket> {
+  readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0 };
+  /** Records whose pong deadline was checked late, to check again after the next I/O poll. */
+  private afterPoll: Array<Connection<S>> = [];
+  /**
+   * When a pong listener last ran (a clock reading), that is, the latest I/O poll we know of:
+   * pongs are read in the poll phase, and libuv's poll reads every socket that is ready.
+   */
+  lastPongReadAt = -Infinity;
+  /** Records pinged in this pass, filed under their pong deadline when it ends (see `endPass`). */
+  private pinged: Array<Connection<S>> = [];
+
+  constructor(
+    private readonly o: ResolvedOptions,
+    private readonly schedule: DueSchedule<Connection<S>>,
+    private readonly host: CheckHost<S>,
+    private readonly side: 'server' | 'client',
+  ) {}
+
+  /** Compares `c` with the clock reading `now`, acts, and files it again. */
+  run(c: Connection<S>, now: number): void {
+    const socket = c.socket;
+    const o = this.o;
+    const readyState = socket.readyState;
+    if (readyState !== OPEN) {
+      // Closing: its 'close' event detaches it, unless someone removed our listener; then this does.
+      if (readyState === CLOSED) this.host.detach(c);
+      else this.schedule.file(c, now + CLOSING_RECHECK_MS);
+      return;
+    }
+    c.noticeReads(now);
+
+    if (c.awaitingPong) {
+      const deadline = c.lastPingAt + o.pongTimeoutMs;
+      if (!c.unanswered) c.awaitingPong = false;
+      else if (now >= deadline) {
+        if (now > deadline + LATE_CHECK_MS && !c.killPending && !(this.lastPongReadAt > deadline))
+          return this.checkAfterPoll(c);
+        return this.kill(c);
+      }
+    }
+
+    const due = c.extra === undefined ? undefined : dueIdle(c.extra, c.lastReadAt, now, o);
+    const closing = due !== undefined && o.closeOnIdle;
+
+    let pinged = false;
+    if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
+      c.awaitingPong = true;
+      c.lastPingAt = now; // until the pass ends, see `endPass`
+      c.pingsSent++;
+      this.counters.pingsSent++;
+      socket.ping();
+      this.pinged.push(c);
+      pinged = true;
+    }
+
+    if (closing) this.schedule.unfile(c);
+    else if (!pinged) this.schedule.file(c, c.dueAt(o));
+    if (due === undefined) return;
+    if (closing) {
+      const idle = due[0];
+      publishTerminate(`idle-${idle.kind}`, idle.idleMs, o[`${idle.kind}IdleMs`], socket, this.side);
+    }
+    for (const idle of due) {
+      if (!c.watched) return; // a listener removed it or stopped us
+      this.counters.idle++;
+      this.host.events.emit('idle', { reason: 'idle', ...idle, socket, closing, state: c.snapshot() });
+    }
+    if (closing && socket.readyState === OPEN) socket.close(o.idleCloseCode, o.idleCloseReason);
+  }
+
+  /**
+   * Ends a pass: the pings it sent get their time, one fresh reading taken after the last of
+   * them, and their deadline `pongTimeoutMs` after it. So no peer gets less than `pongTimeoutMs`
+   * from its ping to its deadline (the first pings of a long pass get up to the pass's length
+   * more), and the pass reads the clock once instead of once per ping (~100-250 ns a read).
+   * Until then a pinged record stays unfiled; a record a listener removed meanwhile is skipped.
+   */
+  endPass(): void {
+    const pinged = this.pinged;
+    if (pinged.length === 0) return;
+    this.pinged = [];
+    const sentAt = freshNow(this.o.wheel.clock);
+    const deadline = sentAt + this.o.pongTimeoutMs;
+    for (let i = 0; i < pinged.length; i++) {
+      const c = pinged[i];
+      if (!c.watched || c.prev !== undefined) continue;
+      c.lastPingAt = sentAt;
+      this.schedule.file(c, deadline);
+    }
+  }
+
+  /** Checks `c` again right after the next I/O poll (`setImmediate` runs after the poll phase); unfiled meanwhile. */
+  private checkAfterPoll(c: Connection<S>): void {
+    c.killPending = true;
+    this.afterPoll.push(c);
+    if (this.afterPoll.length === 1) setImmediate(() => this.runAfterPoll());
+  }
+
+  private runAfterPoll(): void {
+    const list = this.afterPoll;
+    this.afterPoll = [];
+    let i = 0;
+    try {
+      for (; i < list.length; i++) {
+        const c = list[i];
+        // Still pending while it runs: a check that finds it unanswered now terminates it.
+        if (c.watched) this.run(c, this.o.wheel.clock.now());
+        c.killPending = false;
+      }
+    } finally {
+      this.endPass();
+      // A 'dead' listener threw: the others are checked after the next poll, not never.
+      for (i++; i < list.length; i++) this.checkAfterPoll(list[i]);
+    }
+  }
+
+  /** No answer in time: best-effort close frame, destroy the socket, report. */
+  private kill(c: Connection<S>): void {
+    const socket = c.socket;
+    const state = c.snapshot();
+    const waitedMs = freshNow(this.o.wheel.clock) - c.lastPingAt;
+    this.host.detach(c);
+    this.counters.dead++;
+    // The peer may only be stalled (a paused reader): the close frame tells it why, if it ever reads again.
+    socket.close(this.o.closeCode, this.o.closeReason);
+    socket.terminate();
+    publishTerminate('pong-timeout', waitedMs, this.o.pongTimeoutMs, socket, this.side);
+    this.host.events.emit('dead', { reason: 'dead', socket, state, waitedMs });
+  }
+}

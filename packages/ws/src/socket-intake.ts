@@ -1,0 +1,135 @@
+/**
+ * SocketIntake: how a heartbeat learns of sockets: a server's connections, and sockets that are still opening.
+ * Must not depend on: timers or the wheel (ws's types and core's describeValue only).
+ *
+ * On a server it listens to `'connection'` and adopts the sockets the server already has. A
+ * user's `wss.removeAllListeners('connection')` (say, to swap the app's handler) takes that
+ * listener too, so the intake also listens to `'removeListener'`: when its own hook goes, it puts
+ * it back once the removal is over (next tick) and adopts whatever connected in between from
+ * `wss.clients`. A socket handed over while still CONNECTING is attached on its `'open'` and
+ * forgotten on its `'close'`.
+ */
+import { describeValue } from '@tickwheel/core/internal';
+import type { Server as WebSocketServer, WebSocket } from 'ws';
+
+/** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
+const CONNECTING = 0;
+const OPEN = 1;
+
+/** See the module comment. */
+export class SocketIntake<S extends WebSocket> {
+  /** Sockets handed over while still CONNECTING: attached on `'open'`. */
+  private readonly opening = new Set<S>();
+  private readonly server: WebSocketServer | undefined;
+  private stopped = false;
+  /** A re-attach of the server's hooks is queued (see `onServerListenerRemoved`). */
+  private reattachQueued = false;
+  private readonly onOpen: (this: WebSocket) => void;
+  private readonly onOpeningClose: (this: WebSocket) => void;
+  private readonly onConnection: (socket: S) => void;
+  private readonly onServerListenerRemoved: (event: string | symbol, listener: unknown) => void;
+
+  /**
+   * @param target - the server or the one socket to watch
+   * @param attach - called with each socket that is (or becomes) OPEN
+   * @throws TypeError when `target` is neither
+   */
+  constructor(
+    target: WebSocketServer | S,
+    private readonly attach: (socket: S) => void,
+  ) {
+    // ws calls these listeners with the socket as `this`, so the intake needs another name.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const intake = this;
+    this.onOpeningClose = function (this: WebSocket): void {
+      intake.forget(this as S);
+    };
+    this.onOpen = function (this: WebSocket): void {
+      if (intake.forget(this as S) && !intake.stopped) attach(this as S);
+    };
+    this.onConnection = (socket: S): void => this.add(socket);
+    this.onServerListenerRemoved = (_event, listener): void => {
+      if (
+        this.stopped ||
+        this.reattachQueued ||
+        (listener !== this.onConnection && listener !== this.onServerListenerRemoved)
+      )
+        return;
+      this.reattachQueued = true;
+      process.nextTick(() => this.reattachServerHooks());
+    };
+
+    if (isServer(target)) {
+      this.server = target;
+      target.on('connection', this.onConnection as (socket: WebSocket) => void);
+      target.on('removeListener', this.onServerListenerRemoved);
+      if (target.clients !== undefined) for (const socket of target.clients) this.add(socket as S);
+    } else if (isSocket(target)) {
+      this.server = undefined;
+      this.add(target);
+    } else {
+      throw new TypeError(`heartbeat() needs a ws WebSocketServer or WebSocket, got ${describeValue(target)}`);
+    }
+  }
+
+  /** Attaches `socket` now if OPEN, on `'open'` if CONNECTING; ignores a closing or closed one. */
+  add(socket: S): void {
+    if (this.opening.has(socket)) return;
+    if (socket.readyState === CONNECTING) {
+      this.opening.add(socket);
+      socket.on('open', this.onOpen);
+      socket.on('close', this.onOpeningClose);
+      return;
+    }
+    if (socket.readyState === OPEN) this.attach(socket);
+  }
+
+  /** Stops waiting for `socket` to open. @returns true if it was waited for */
+  forget(socket: S): boolean {
+    if (!this.opening.delete(socket)) return false;
+    socket.removeListener('open', this.onOpen);
+    socket.removeListener('close', this.onOpeningClose);
+    return true;
+  }
+
+  /** Removes every hook: the server's and those of sockets still opening. */
+  stop(): void {
+    this.stopped = true;
+    this.server?.removeListener('removeListener', this.onServerListenerRemoved);
+    this.server?.removeListener('connection', this.onConnection as (socket: WebSocket) => void);
+    for (const socket of this.opening) this.forget(socket);
+  }
+
+  /** Puts back the server hooks a `removeAllListeners()` took, and adopts the connections it missed. */
+  private reattachServerHooks(): void {
+    this.reattachQueued = false;
+    const server = this.server;
+    if (this.stopped || server === undefined) return;
+    const onConnection = this.onConnection as (socket: WebSocket) => void;
+    if (server.listenerCount('connection', onConnection) === 0) server.on('connection', onConnection);
+    if (server.listenerCount('removeListener', this.onServerListenerRemoved) === 0)
+      server.on('removeListener', this.onServerListenerRemoved);
+    if (server.clients !== undefined) for (const socket of server.clients) this.add(socket as S);
+  }
+}
+
+/** A ws `WebSocketServer`, by shape (any copy of ws). */
+export function isServer(value: unknown): value is WebSocketServer {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as WebSocketServer).handleUpgrade === 'function' &&
+    typeof (value as WebSocketServer).on === 'function'
+  );
+}
+
+/** A ws `WebSocket`, by shape (any copy of ws). */
+export function isSocket(value: unknown): value is WebSocket {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as WebSocket).ping === 'function' &&
+    typeof (value as WebSocket).terminate === 'function' &&
+    typeof (value as WebSocket).readyState === 'number'
+  );
+}

@@ -1,0 +1,71 @@
+// The package-exports test of every package's index.ts (issue 15: index.ts is named exports only,
+// and nothing internal leaks): the exact runtime exports of each built entry, as `require` sees
+// them. Type-only exports are checked by the consumer tests (tests/consumers), which compile
+// snippets against each entry's declarations. Run after `npm run build`, as `npm test` does.
+import { createRequire } from 'node:module';
+import { describe, expect, it } from 'vitest';
+
+const require = createRequire(import.meta.url);
+
+const EXPORTS: Record<string, string[]> = {
+  '@tickwheel/core': [
+    'CORE_CALLBACK_ERROR_CHANNEL',
+    'CORE_CAPTURE_CONTEXT_CHANNEL',
+    'CORE_TIMER_SET_EXPIRE_CHANNEL',
+    'CORE_WAKE_CHANNEL',
+    'MAX_DELAY_MS',
+    'MAX_NATIVE_DELAY_MS',
+    'ManualClock',
+    'NativeDriver',
+    'SystemClock',
+    'TimerHandle',
+    'TimerLoopError',
+    'TimerSet',
+    'TimingWheel',
+    'captureContext',
+    'createDeadline',
+    'currentDeadline',
+    'deadlineExceededReason',
+    'freshNow',
+    'isDrivingClock',
+    'isTimingWheel',
+    'sharedWheel',
+    'systemClock',
+    'withDeadline',
+  ],
+  '@tickwheel/fetch': [
+    'DEFAULTS',
+    'FETCH_RETRY_CHANNEL',
+    'FETCH_TIMEOUT_CHANNEL',
+    'IDEMPOTENT_METHODS',
+    'TimeoutError',
+    'withTimeouts',
+  ],
+  '@tickwheel/grpc': [
+    'GRPC_DEADLINE_CHANNEL',
+    'GRPC_HANDLER_ABORT_CHANNEL',
+    'deadlineInterceptor',
+    'serverDeadlineInterceptor',
+  ],
+  '@tickwheel/otel': ['DEFAULTS', 'METRICS', 'TIMEOUT_EVENT', 'instrumentTickwheel'],
+  '@tickwheel/redis': [
+    'DEFAULTS',
+    'REDIS_DUPLICATE_CHANNEL',
+    'REDIS_FIRED_CHANNEL',
+    'REDIS_LEASE_LOST_CHANNEL',
+    'RedisTimers',
+    'RedisUnavailableError',
+  ],
+  '@tickwheel/ws': ['DEFAULTS', 'DEFAULT_PONG_TIMEOUT_MS', 'HeartbeatController', 'WS_TERMINATE_CHANNEL', 'heartbeat'],
+};
+
+/** What no public entry may export: core's internal option kit and argument checks. */
+const INTERNAL = ['optionKit', 'orDefault', 'describeValue', 'requireFunction', 'requireMs', 'copyJson'];
+
+describe('public API (every package’s index.ts)', () => {
+  it.each(Object.entries(EXPORTS))('%s exports exactly its public names', (name, expected) => {
+    const entry = require(name) as Record<string, unknown>;
+    expect(Object.keys(entry).sort()).toEqual([...expected].sort());
+    for (const internal of INTERNAL) expect(entry, internal).not.toHaveProperty(internal);
+  });
+});

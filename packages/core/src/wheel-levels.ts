@@ -33,9 +33,6 @@ const DETACHED_LEVEL = -1;
 export class WheelLevels {
   /** Every tick before this one has been processed. */
   protected currentTick = 0;
-  /** Level and slot of the bucket the last `nextEventTick` found. */
-  protected foundLevel = 0;
-  protected foundSlot = 0;
   /** Timers that never fire (due beyond MAX_DELAY_MS): kept linked only so that cancel is uniform. */
   protected readonly parked = new Bucket(PARKED_LEVEL, 0);
 
@@ -96,14 +93,18 @@ export class WheelLevels {
     return tick;
   }
 
-  /** Unlinks a linked entry; returns true when that emptied its bucket. */
-  protected unlink(handle: TimerHandle): boolean {
+  /**
+   * Unlinks a pending entry and leaves `mark` in its `_next`: the state it leaves pending for
+   * (see timer-handle.ts), or null when it is linked again at once. Returns true when that
+   * emptied its bucket.
+   */
+  protected unlink(handle: TimerHandle, mark: Link | null): boolean {
     const prev = handle._prev!;
     const next = handle._next!;
     prev._next = next;
     next._prev = prev;
     handle._prev = null;
-    handle._next = null;
+    handle._next = mark;
     // Neighbours that are one node: only the sentinel is left, the bucket just became empty.
     if (prev !== next) return false;
     this.bucketEmptied(prev as Bucket);
@@ -135,54 +136,50 @@ export class WheelLevels {
   }
 
   /**
-   * The tick of the next event (a level-0 bucket to fire or a coarser bucket to cascade) at
-   * `fromLevel` or above, or -1 when there is none; leaves its level and slot in
-   * `foundLevel`/`foundSlot`.
+   * The bucket of the next event (a level-0 bucket to fire or a coarser bucket to cascade) at
+   * `fromLevel` or above, or undefined when there is none. Its `level` and `slot` say which; its
+   * event happens at {@link WheelLevels.startOf}.
    */
-  protected nextEventTick(fromLevel = 0): number {
+  protected nextEventBucket(fromLevel = 0): Bucket | undefined {
     const current = this.currentTick;
     for (let l = fromLevel; l < this.levels.length; l++) {
       const level = this.levels[l];
       if (level.occupiedCount === 0) continue;
       const slot = firstSetBit(level.occupied, Math.floor(current / level.span) % this.wheelSize);
-      if (slot >= 0) {
-        this.foundLevel = l;
-        this.foundSlot = slot;
-        return this.slotStart(level, slot);
-      }
+      if (slot >= 0) return level.buckets[slot]; // occupied, so created
     }
-    return -1;
+    return undefined;
+  }
+
+  /** The tick a filed bucket's slot begins at, in the current window of its level. */
+  protected startOf(bucket: Bucket): number {
+    const level = this.levels[bucket.level];
+    // At the very top of the double range the window overflows; its base is then 0.
+    const base = level.window === Infinity ? 0 : Math.floor(this.currentTick / level.window) * level.window;
+    return base + bucket.slot * level.span;
   }
 
   /**
-   * The start of the next occupied bucket after the found one at its level, or of the next
-   * event above it; -1 when neither exists. Lazily refreshed entries can make a coarse bucket's
+   * The start of the next occupied bucket after `bucket` at its level, or of the next event
+   * above it; -1 when neither exists. Lazily refreshed entries can make a coarse bucket's
    * earliest timer later than that, and the driver must never sleep past it.
    */
-  protected nextEventAfterFound(): number {
-    const lv = this.levels[this.foundLevel];
-    const level = this.foundLevel;
-    const slot = this.foundSlot;
-    const nextSlot = slot + 1 < this.wheelSize ? firstSetBit(lv.occupied, slot + 1) : -1;
-    const sameLevel = nextSlot >= 0 ? this.slotStart(lv, nextSlot) : -1;
-    const coarser = this.nextEventTick(level + 1);
-    this.foundLevel = level;
-    this.foundSlot = slot;
+  protected nextEventAfter(bucket: Bucket): number {
+    const level = this.levels[bucket.level];
+    const nextSlot = bucket.slot + 1 < this.wheelSize ? firstSetBit(level.occupied, bucket.slot + 1) : -1;
+    const sameLevel = nextSlot >= 0 ? this.startOf(level.buckets[nextSlot]!) : -1;
+    const above = this.nextEventBucket(bucket.level + 1);
+    const coarser = above === undefined ? -1 : this.startOf(above);
     if (sameLevel < 0) return coarser;
     return coarser < 0 || sameLevel < coarser ? sameLevel : coarser;
   }
 
-  /** The found bucket of the last `nextEventTick` call. */
-  protected foundBucket(): Bucket {
-    return this.levels[this.foundLevel].buckets[this.foundSlot]!; // occupied, so created
-  }
-
-  /** Empties the found bucket into a detached batch, so callbacks can refill the slot. */
-  protected takeFoundBucket(): Bucket {
-    const level = this.levels[this.foundLevel];
+  /** Empties a filed bucket into a detached batch, so callbacks can refill the slot. */
+  protected take(bucket: Bucket): Bucket {
+    const level = this.levels[bucket.level];
     const batch = new Bucket(DETACHED_LEVEL, 0);
-    level.buckets[this.foundSlot]!.moveAllTo(batch);
-    level.occupied[this.foundSlot >>> 5] &= ~(1 << (this.foundSlot & 31));
+    bucket.moveAllTo(batch);
+    level.occupied[bucket.slot >>> 5] &= ~(1 << (bucket.slot & 31));
     level.occupiedCount--;
     return batch;
   }
@@ -194,12 +191,6 @@ export class WheelLevels {
       for (const bucket of level.buckets) if (bucket !== undefined) drain(bucket, visit);
     }
     drain(this.parked, visit);
-  }
-
-  private slotStart(level: Level, slot: number): number {
-    // At the very top of the double range the window overflows; its base is then 0.
-    const base = level.window === Infinity ? 0 : Math.floor(this.currentTick / level.window) * level.window;
-    return base + slot * level.span;
   }
 }
 

@@ -15,11 +15,11 @@ import type { TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerHandle } from './timer-handle.js';
 import type { TimingWheel } from './timing-wheel.js';
-import { WheelLevels } from './wheel-levels.js';
+import { WheelFiling } from './wheel-filing.js';
 
 // Module-level copies: compiled to CommonJS, imported constants are read off the exports object at
 // every use, which shows in the schedule/cancel hot path (~5-10%).
-const { CANCELLED, FIRED, FIRING, STATE_MASK, UNREF } = timerState;
+const { FIRED, FIRING } = timerState;
 // The same for the wake-up channel: one property read per wake-up while nobody listens.
 const { wakeChannel } = channels;
 
@@ -51,105 +51,19 @@ export class TimerLoopError extends Error {
 
 export type ErrorHandler = (error: unknown, handle: TimerHandle) => void;
 
-export abstract class WheelPass extends WheelLevels {
-  /** The tick the driver is armed for; Infinity when disarmed. */
-  protected armedTick = Infinity;
-  /** Set while callbacks run, so that arming happens once at the end of the pass. */
-  protected processing = false;
-  protected closed = false;
-  // One counter per event (schedule, fire, cancel) and `pending` derived from them: keeping a
-  // pending count as well cost an extra read-modify-write on every schedule and cancel.
-  protected scheduledCount = 0;
-  protected firedCount = 0;
-  protected cancelledCount = 0;
-  protected wakeupCount = 0;
-  protected cascadedCount = 0;
-  protected refiledCount = 0;
-  /**
-   * Pending handles that were `unref()`ed. The driver must be ref'ed exactly while some pending
-   * timer is; counting only the unref'ed ones lets schedule, cancel and fire skip the whole
-   * question (one compare with 0) in the usual case where nobody calls `unref()`. Counting every
-   * ref'ed handle instead (a call per operation) was ~20 instructions of a schedule plus cancel
-   * under cachegrind, and a queued microtask each time a request-at-a-time wheel emptied.
-   */
-  private unrefPendingCount = 0;
-  /** What the driver was last told by `setRef`; true whenever no unref'ed timer is pending. */
-  private refTold = true;
+export abstract class WheelPass extends WheelFiling {
   private passErrors: unknown[] | undefined;
   private loopError: TimerLoopError | undefined;
 
   protected constructor(
     wheelSize: number,
-    /** @internal Ticks and clock times. */ readonly _scale: TickScale,
-    protected readonly driver: WakeupDriver,
+    scale: TickScale,
+    driver: WakeupDriver,
     private readonly readClock: Clock,
     private readonly onError: ErrorHandler | undefined,
     private readonly loopLimit: number,
   ) {
-    super(wheelSize);
-  }
-
-  /** Timers waiting to fire (parked ones included). */
-  protected get pendingCount(): number {
-    return this.scheduledCount - this.firedCount - this.cancelledCount;
-  }
-
-  /** Counts a new or re-armed pending handle and files it. */
-  protected add(handle: TimerHandle): void {
-    this.scheduledCount++;
-    if ((handle._flags & UNREF) !== 0) this.unrefPendingCount++;
-    if (this.unrefPendingCount !== 0) this.syncRef();
-    this.file(handle);
-  }
-
-  /**
-   * Links an unlinked entry into its bucket, and arms the driver if it is now the soonest.
-   * During a pass `armedTick` is -Infinity, so the one compare also stands for "not while
-   * processing" (rearm arms once at the end of the pass).
-   */
-  protected file(handle: TimerHandle): void {
-    const tick = this.link(handle);
-    if (tick < this.armedTick) {
-      this.armedTick = tick;
-      this.driver.arm(this._scale.timeOfTick(tick));
-    }
-  }
-
-  /** Unlinks and counts a pending handle as cancelled; returns true when that emptied its bucket. */
-  protected cancelEntry(handle: TimerHandle): boolean {
-    const emptied = this.unlink(handle);
-    handle._flags = (handle._flags & ~STATE_MASK) | CANCELLED;
-    this.cancelledCount++;
-    if (this.unrefPendingCount !== 0) this.leftPending(handle);
-    return emptied;
-  }
-
-  /** A pending handle stopped being pending while unref'ed ones exist: count it, tell the driver. */
-  private leftPending(handle: TimerHandle): void {
-    if ((handle._flags & UNREF) !== 0) this.unrefPendingCount--;
-    this.syncRef();
-  }
-
-  /** A pending handle's `ref()`/`unref()` changed. */
-  protected refChanged(ref: boolean): void {
-    this.unrefPendingCount += ref ? -1 : 1;
-    this.syncRef();
-  }
-
-  /** Tells the driver whether to keep the process alive, when that changed: while some pending timer is ref'ed. */
-  private syncRef(): void {
-    const pending = this.pendingCount;
-    // No pending timer: nothing is armed, and "ref'ed" keeps the fast path's assumption true.
-    const ref = pending === 0 || pending > this.unrefPendingCount;
-    if (ref === this.refTold) return;
-    this.refTold = ref;
-    this.driver.setRef(ref);
-  }
-
-  protected disarm(): void {
-    if (this.armedTick === Infinity) return;
-    this.armedTick = Infinity;
-    this.driver.disarm();
+    super(wheelSize, scale, driver);
   }
 
   /** The driver's callback: process everything due by a fresh reading, then arm for what comes next. */
@@ -203,25 +117,26 @@ export abstract class WheelPass extends WheelLevels {
     let lastFiredTick = -Infinity;
     let rounds = 0;
     for (;;) {
-      const eventTick = this.nextEventTick();
-      if (eventTick < 0 || eventTick > targetTick || this.closed) break;
+      const bucket = this.nextEventBucket();
+      if (bucket === undefined) break;
+      const eventTick = this.startOf(bucket);
+      if (eventTick > targetTick || this.closed) break;
       this.currentTick = eventTick;
-      if (this.foundLevel > 0) {
-        this.cascadeBatch(this.takeFoundBucket());
+      if (bucket.level > 0) {
+        this.cascadeBatch(this.take(bucket));
         continue;
       }
       // Callbacks that keep re-arming themselves for this tick would never let time move.
       rounds = eventTick === lastFiredTick ? rounds + 1 : 0;
       lastFiredTick = eventTick;
-      if (rounds >= this.loopLimit) this.stopLoop(eventTick);
-      else this.fireBatch(this.takeFoundBucket(), eventTick);
+      if (rounds >= this.loopLimit) this.stopLoop(this.take(bucket), eventTick);
+      else this.fireBatch(this.take(bucket), eventTick);
     }
     if (targetTick > this.currentTick) this.currentTick = targetTick;
   }
 
   /** Cancels what keeps re-arming for `tick`, and reports it once. */
-  private stopLoop(tick: number): void {
-    const batch = this.takeFoundBucket();
+  private stopLoop(batch: Bucket, tick: number): void {
     const first = batch._next as TimerHandle;
     let cancelled = 0;
     while (batch._next !== batch) {
@@ -243,7 +158,7 @@ export abstract class WheelPass extends WheelLevels {
         this.cancelEntry(handle);
         continue;
       }
-      this.unlink(handle);
+      this.unlink(handle, null);
       if (handle._tick > tick) {
         this.refiledCount++;
         this.file(handle);
@@ -256,16 +171,16 @@ export abstract class WheelPass extends WheelLevels {
   private cascadeBatch(batch: Bucket): void {
     while (batch._next !== batch) {
       const handle = batch._next as TimerHandle;
-      this.unlink(handle);
+      this.unlink(handle, null);
       this.cascadedCount++;
       this.file(handle);
     }
   }
 
+  /** Fires an entry just unlinked from its batch. */
   private fire(handle: TimerHandle): void {
-    handle._flags = (handle._flags & ~STATE_MASK) | FIRING;
-    this.firedCount++;
-    if (this.unrefPendingCount !== 0) this.leftPending(handle);
+    handle._next = FIRING;
+    this.countFired(handle);
     // Each callback is a job of its own: timers it schedules count from its first clock read,
     // not from the wake-up's, which a long callback before it would have made stale.
     this.readClock.endJob?.();
@@ -274,7 +189,8 @@ export abstract class WheelPass extends WheelLevels {
     } catch (error) {
       this.report(error, handle);
     }
-    if ((handle._flags & STATE_MASK) === FIRING) handle._flags = (handle._flags & ~STATE_MASK) | FIRED;
+    // Still firing: not re-armed (pending) nor re-armed and cancelled by the callback.
+    if (handle._next === FIRING) handle._next = FIRED;
   }
 
   private report(error: unknown, handle: TimerHandle): void {
@@ -296,11 +212,12 @@ export abstract class WheelPass extends WheelLevels {
       this.disarm();
       return;
     }
-    let tick = this.nextEventTick();
-    if (tick < 0) return; // only parked timers: nothing will ever be due
-    if (this.foundLevel > 0) {
-      tick = this.earliestDueIn(this.foundBucket(), tick);
-      const next = this.nextEventAfterFound();
+    const bucket = this.nextEventBucket();
+    if (bucket === undefined) return; // only parked timers: nothing will ever be due
+    let tick = this.startOf(bucket);
+    if (bucket.level > 0) {
+      tick = this.earliestDueIn(bucket, tick);
+      const next = this.nextEventAfter(bucket);
       if (next >= 0 && next < tick) tick = next;
     }
     this.armedTick = tick;

@@ -134,5 +134,43 @@ describe('TimerHandle', () => {
       expect(h.hasRef()).toBe(false);
       expect(h.ref().hasRef()).toBe(true);
     });
+
+    it('keeps the ref state and the delay apart for delays of 0 and -0, across refresh and re-arm', () => {
+      const { clock, wheel } = manualWheel();
+      const h = wheel.schedule(-0, () => undefined);
+      expect(h.hasRef()).toBe(true);
+      expect(Object.is(h.delayMs, 0)).toBe(true);
+      h.unref();
+      expect(h.hasRef()).toBe(false);
+      expect(Object.is(h.delayMs, 0)).toBe(true);
+      h.refresh(7);
+      expect([h.hasRef(), h.delayMs]).toEqual([false, 7]);
+      clock.advance(7);
+      expect(h.state).toBe('fired');
+      h.refresh();
+      expect([h.pending, h.hasRef(), h.delayMs]).toEqual([true, false, 7]);
+      h.ref().refresh(-0);
+      expect([h.hasRef(), Object.is(h.delayMs, 0)]).toEqual([true, true]);
+      h.cancel();
+      expect([h.state, h.hasRef()]).toEqual(['cancelled', true]);
+    });
+
+    it('reports each state while the callback runs and after it', () => {
+      const { clock, wheel } = manualWheel();
+      const seen: string[] = [];
+      const h = wheel.schedule(1, (self) => {
+        seen.push(self.state, String(self.cancel()));
+        self.refresh(5);
+        seen.push(self.state);
+        self.cancel();
+        seen.push(self.state);
+      });
+      clock.advance(1);
+      expect(seen).toEqual(['firing', 'false', 'pending', 'cancelled']);
+      expect(h.state).toBe('cancelled');
+      const g = wheel.schedule(1, () => undefined);
+      clock.advance(1);
+      expect(g.state).toBe('fired');
+    });
   });
 });

@@ -42,6 +42,7 @@ const EXPORTS: Record<string, string[]> = {
     'withTimeouts',
   ],
   '@tickwheel/grpc': [
+    'DEFAULTS',
     'GRPC_DEADLINE_CHANNEL',
     'GRPC_HANDLER_ABORT_CHANNEL',
     'deadlineInterceptor',

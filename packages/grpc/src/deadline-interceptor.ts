@@ -10,7 +10,7 @@ import { DeadlineCall } from './deadline-call.js';
 import { spentDetails } from './details.js';
 import { msUntil } from './grpc-timeout.js';
 import { isTimeout } from './parent-abort.js';
-import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
+import { DEFAULTS, optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
 import { SpentCall } from './spent-call.js';
 import type { DeadlineInterceptorOptions, DeadlineLimit, MethodDeadlineOptions } from './types.js';
 
@@ -60,14 +60,14 @@ const PARENT_CANCELLED =
  */
 export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Interceptor {
   const raw = optionsObject(options, 'options', ['timeoutMs', 'streamIdleMs', 'overrides', 'wheel']);
-  const timeoutMs = optionalLimitMs(raw.timeoutMs, 'timeoutMs');
-  const streamIdleMs = optionalLimitMs(raw.streamIdleMs, 'streamIdleMs');
+  const timeoutMs = optionalLimitMs(raw.timeoutMs, 'timeoutMs') ?? DEFAULTS.timeoutMs;
+  const streamIdleMs = optionalLimitMs(raw.streamIdleMs, 'streamIdleMs') ?? DEFAULTS.streamIdleMs;
   const overrides = parseOverrides(raw.overrides, 'overrides', parseMethodOptions);
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
 
   const base: MethodPlan = {
-    timeout: timeoutMs === undefined ? NONE : { ms: timeoutMs, from: 'default' },
-    streamIdleMs: streamIdleMs ?? Infinity,
+    timeout: timeoutMs === Infinity ? NONE : { ms: timeoutMs, from: 'default' },
+    streamIdleMs,
   };
   const plans = new Map<string, MethodPlan>();
   const planFor = (path: string): MethodPlan => {

@@ -1,11 +1,26 @@
 /**
  * Checks shared by both interceptors' options, with core's option kit.
- * Must not depend on: grpc-js at run time or another adapter (@tickwheel/core only); defaults live in types.ts' tables.
+ * Must not depend on: grpc-js at run time or another adapter (@tickwheel/core only); the one place defaults live.
  */
 import type { TimingWheel } from '@tickwheel/core';
 import { optionKit } from '@tickwheel/core/internal';
 
 const kit = optionKit('@tickwheel/grpc');
+
+/**
+ * The defaults of both interceptors, in one place: every limit is off (`Infinity`) until set, so
+ * installing an interceptor alone changes nothing; `wheel` defaults to `sharedWheel()`.
+ */
+export const DEFAULTS = Object.freeze({
+  /** `deadlineInterceptor`: the budget of a call that has no deadline of its own. */
+  timeoutMs: Infinity,
+  /** `deadlineInterceptor`: the longest a streaming response may stay silent. */
+  streamIdleMs: Infinity,
+  /** `serverDeadlineInterceptor`: the budget of a call whose client sent no `grpc-timeout`. */
+  defaultTimeoutMs: Infinity,
+  /** `serverDeadlineInterceptor`: the cap on any client's budget. */
+  maxTimeoutMs: Infinity,
+});
 
 /**
  * Checks shared by both interceptors' options. Everything is checked when the interceptor is

@@ -6,7 +6,7 @@ import { ServerInterceptingCall } from '@grpc/grpc-js';
 import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from '@grpc/grpc-js';
 import { sharedWheel } from '@tickwheel/core';
 import { msUntil } from './grpc-timeout.js';
-import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
+import { DEFAULTS, optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
 import { ServerDeadlineCall, type ServerMethodPlan } from './server-deadline-call.js';
 import type { ServerDeadlineInterceptorOptions, ServerMethodDeadlineOptions } from './types.js';
 
@@ -39,8 +39,8 @@ import type { ServerDeadlineInterceptorOptions, ServerMethodDeadlineOptions } fr
  */
 export function serverDeadlineInterceptor(options?: ServerDeadlineInterceptorOptions): ServerInterceptor {
   const raw = optionsObject(options, 'options', ['defaultTimeoutMs', 'maxTimeoutMs', 'overrides', 'wheel']);
-  const defaultTimeoutMs = optionalLimitMs(raw.defaultTimeoutMs, 'defaultTimeoutMs') ?? Infinity;
-  const maxTimeoutMs = optionalLimitMs(raw.maxTimeoutMs, 'maxTimeoutMs') ?? Infinity;
+  const defaultTimeoutMs = optionalLimitMs(raw.defaultTimeoutMs, 'defaultTimeoutMs') ?? DEFAULTS.defaultTimeoutMs;
+  const maxTimeoutMs = optionalLimitMs(raw.maxTimeoutMs, 'maxTimeoutMs') ?? DEFAULTS.maxTimeoutMs;
   const overrides = parseOverrides(raw.overrides, 'overrides', parseServerMethodOptions);
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
 

@@ -3,9 +3,28 @@ import { describe, expect, it } from 'vitest';
 import { expectUnknownKey, itRejectsBadValues } from '../../../tests/helpers/bad-options.js';
 import { deadlineInterceptor } from '../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../src/server-deadline-interceptor.js';
-import { optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from '../src/options.js';
+import {
+  DEFAULTS,
+  optionalLimitMs,
+  optionalWheel,
+  optionsObject,
+  parseOverrides,
+  serviceKeyOf,
+} from '../src/options.js';
 
 describe('options', () => {
+  describe('DEFAULTS', () => {
+    it('holds every limit of both interceptors, all off, and cannot be changed', () => {
+      expect(DEFAULTS).toEqual({
+        timeoutMs: Infinity,
+        streamIdleMs: Infinity,
+        defaultTimeoutMs: Infinity,
+        maxTimeoutMs: Infinity,
+      });
+      expect(Object.isFrozen(DEFAULTS)).toBe(true);
+    });
+  });
+
   describe('#parseOverrides', () => {
     it('splits service keys from method keys', () => {
       const { services, methods } = parseOverrides(

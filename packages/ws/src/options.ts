@@ -11,7 +11,7 @@ import type { HeartbeatOptions } from './types.js';
  * `min(DEFAULT_PONG_TIMEOUT_MS, pingIntervalMs)` so that a short interval alone is valid, and
  * `pingSlackMs` to `pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR`.
  */
-export const DEFAULTS = {
+export const DEFAULTS = Object.freeze({
   /** The ws README's heartbeat interval. */
   pingIntervalMs: 30_000,
   readerIdleMs: 0,
@@ -23,7 +23,7 @@ export const DEFAULTS = {
   /** 1001 "going away": the endpoint gives up on the connection. */
   closeCode: 1001,
   closeReason: 'heartbeat timeout',
-} as const;
+} as const);
 
 const kit = optionKit('@tickwheel/ws');
 

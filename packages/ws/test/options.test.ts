@@ -7,6 +7,7 @@ describe('resolveOptions', () => {
   it('applies the documented defaults', () => {
     const o = resolveOptions(undefined);
     expect(o).toMatchObject({ ...DEFAULTS, pongTimeoutMs: 10_000, pingSlackMs: 30_000 / 32, trackWrites: false });
+    expect(Object.isFrozen(DEFAULTS)).toBe(true);
     expect(o.wheel).toBe(sharedWheel());
   });
 

@@ -39,9 +39,6 @@ const MAX_INT32_TICK = 0x7fffffff;
 export abstract class SetLevels extends StackSlab {
   /** The tick the wheel has processed up to; buckets are relative to it. */
   protected currentTick = 0;
-  /** Level and slot of the bucket `nextEventTick` found last. */
-  protected foundLevel = 0;
-  protected foundSlot = 0;
   /** Slab index of slot 0's sentinel, per level; -1 until the level exists. */
   private readonly levelBase = new Int32Array(MAX_LEVELS).fill(-1);
   /** Occupancy bits, one per bucket: level `L`'s at words `L * LEVEL_WORDS ...`. */
@@ -119,25 +116,35 @@ export abstract class SetLevels extends StackSlab {
     }
   }
 
-  /** The tick of the next event at or above `fromLevel`, or -1; leaves its level and slot in `foundLevel`/`foundSlot`. */
-  protected nextEventTick(fromLevel = 0): number {
+  /**
+   * The bucket of the next event at or above `fromLevel` (`level * SLOTS + slot`: a small
+   * integer, so returning it allocates nothing), or -1 when nothing is filed there.
+   */
+  protected nextEventBucket(fromLevel = 0): number {
     const current = this.currentTick;
     for (let level = fromLevel, span = SLOTS ** fromLevel; level < this.levels; level++, span *= SLOTS) {
-      const window = span * SLOTS;
       const slot = firstSetBit(this.occupied, level * LEVEL_WORDS, Math.floor(current / span) % SLOTS);
-      if (slot >= 0) {
-        this.foundLevel = level;
-        this.foundSlot = slot;
-        return Math.floor(current / window) * window + slot * span;
-      }
+      if (slot >= 0) return level * SLOTS + slot;
     }
     return -1;
   }
 
-  /** Moves the bucket `nextEventTick` found into the batch ring, so callbacks can refill its slot. */
-  protected takeFoundBucket(): void {
-    const level = this.foundLevel;
-    const slot = this.foundSlot;
+  /** The tick a bucket from {@link nextEventBucket} comes up at, relative to the current tick. */
+  protected bucketTick(bucket: number): number {
+    const span = SLOTS ** (bucket >>> SLOT_BITS);
+    const window = span * SLOTS;
+    return Math.floor(this.currentTick / window) * window + (bucket & SLOT_MASK) * span;
+  }
+
+  /** True when a bucket from {@link nextEventBucket} is on level 0: its timers are due, not cascading. */
+  protected static isDueBucket(bucket: number): boolean {
+    return bucket < SLOTS;
+  }
+
+  /** Moves a bucket from {@link nextEventBucket} into the batch ring, so callbacks can refill its slot. */
+  protected takeBucket(bucket: number): void {
+    const level = bucket >>> SLOT_BITS;
+    const slot = bucket & SLOT_MASK;
     const sentinel = this.levelBase[level] + slot;
     const w = this.w;
     const first = w[(sentinel << 3) | NEXT];

@@ -151,8 +151,10 @@ export abstract class SetWheel extends SetLevels {
   private processUntil(targetTick: number): void {
     let sameTickBatches = 0;
     for (;;) {
-      const eventTick = this.nextEventTick();
-      if (eventTick < 0 || eventTick > targetTick) break;
+      const bucket = this.nextEventBucket();
+      if (bucket < 0) break;
+      const eventTick = this.bucketTick(bucket);
+      if (eventTick > targetTick) break;
       sameTickBatches = eventTick === this.currentTick ? sameTickBatches + 1 : 0;
       if (sameTickBatches > MAX_SAME_TICK_BATCHES) {
         this.passErrors!.push(
@@ -161,13 +163,13 @@ export abstract class SetWheel extends SetLevels {
           ),
         );
         this.currentTick = eventTick + 1;
-        this.takeFoundBucket();
+        this.takeBucket(bucket);
         this.cascadeBatch();
         return;
       }
       this.currentTick = eventTick;
-      this.takeFoundBucket();
-      if (this.foundLevel === 0) this.fireBatch(eventTick);
+      this.takeBucket(bucket);
+      if (SetLevels.isDueBucket(bucket)) this.fireBatch(eventTick);
       else this.cascadeBatch();
     }
     if (targetTick > this.currentTick) this.currentTick = targetTick;
@@ -215,8 +217,9 @@ export abstract class SetWheel extends SetLevels {
       this.disarm();
       return;
     }
-    const tick = this.nextEventTick();
-    if (tick < 0) return;
+    const bucket = this.nextEventBucket();
+    if (bucket < 0) return;
+    const tick = this.bucketTick(bucket);
     this.armedTick = tick;
     this.driver.arm(this.originMs + tick);
   }

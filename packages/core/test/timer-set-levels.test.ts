@@ -17,8 +17,8 @@ class Levels extends SetLevels {
 
   /** The next event's tick and the level it was found at, or [-1, -1]. */
   next(): [number, number] {
-    const tick = this.nextEventTick();
-    return tick < 0 ? [-1, -1] : [tick, this.foundLevel];
+    const bucket = this.nextEventBucket();
+    return bucket < 0 ? [-1, -1] : [this.bucketTick(bucket), bucket >>> 8];
   }
 
   moveTo(tick: number): void {

@@ -137,7 +137,9 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
       hasExplicit || parent !== undefined
         ? nextCall({ ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE })
         : nextCall(callOptions);
-    const call = new DeadlineCall(next, wheel, path, limit, expiresAt, expiresAt - now, idleMs, ambient?.signal);
+    // A configured limit is reported as configured (80, not the 79.99999999999997 of a float difference).
+    const budgetMs = expiresAt === now + plan.timeout.ms ? plan.timeout.ms : expiresAt - now;
+    const call = new DeadlineCall(next, wheel, path, limit, expiresAt, budgetMs, idleMs, ambient?.signal);
     // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
     // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
     // which DeadlineCall implements without the base class's unused per-call fields.

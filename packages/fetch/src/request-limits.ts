@@ -2,8 +2,7 @@
  * The limits of one request on ONE wheel handle: its phases, when each limit is due, and which one fired.
  * Must not depend on: another adapter, fetch, or how the body is watched (request-timer.ts does that).
  */
-import { freshNow, type TimingWheel } from '@tickwheel/core';
-import { lendHandle, returnHandle, type HandleOwner, type LentHandle } from './handle-pool.js';
+import { freshNow, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 import type { ResolvedOptions } from './options.js';
 import { limitErrors, type TimeoutError } from './timeout-error.js';
 
@@ -38,10 +37,9 @@ export const DONE = 3;
  * The subclass ({@link RequestTimer}) decides what a fired limit does, in {@link expire}, and
  * when the body is waiting on the server, through {@link startWaiting} and {@link waiting}.
  */
-export abstract class RequestLimits implements HandleOwner {
+export abstract class RequestLimits {
   protected readonly wheel: TimingWheel;
-  /** The request's handle, lent by the pool (handle-pool.ts) until {@link disarm}. */
-  private lent: LentHandle | undefined = undefined;
+  private handle: TimerHandle | undefined;
   protected phase = HEADERS;
   /** When the whole request must be done (retry budget or ambient deadline); Infinity when unbounded. */
   private readonly budgetAt: number;
@@ -63,7 +61,7 @@ export abstract class RequestLimits implements HandleOwner {
   /** The attempt under way, from 0, and when it began (wheel clock): for the timeout channel. */
   protected attempt = -1;
   protected attemptStartedAt = 0;
-  private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined = undefined;
+  private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
 
   /**
    * @param deadlineLeft - the ambient deadline's remaining ms, or Infinity without one
@@ -84,7 +82,6 @@ export abstract class RequestLimits implements HandleOwner {
       this.deadlineLeft = deadlineLeft;
     } else {
       this.budgetAt = retryBudgetAt;
-      this.deadlineLeft = undefined; // every request gets the same fields in the same order (one shape)
     }
   }
 
@@ -126,7 +123,7 @@ export abstract class RequestLimits implements HandleOwner {
     return new Promise<void>((resolve, reject) => {
       this.backoffSettle = { resolve, reject };
       this.arm(this.wheel.clock.now() + delayMs, this.wheel.clock.now());
-      this.lent?.handle.ref();
+      this.handle?.ref();
     });
   }
 
@@ -158,24 +155,24 @@ export abstract class RequestLimits implements HandleOwner {
   /** Points the handle at `at` (wheel clock ms), or cancels it when `at` is Infinity. */
   protected arm(at: number, now: number): void {
     if (at === Infinity) {
-      this.lent?.handle.cancel();
+      this.handle?.cancel();
       return;
     }
     const delay = at > now ? at - now : 0;
-    if (this.lent === undefined) this.lent = lendHandle(this.wheel, delay, this);
-    else this.lent.handle.refresh(delay);
+    if (this.handle === undefined) {
+      // Timeouts never hold the process open on their own: the socket does while it matters.
+      this.handle = this.wheel.schedule(delay, () => this.onTimer()).unref();
+    } else {
+      this.handle.refresh(delay);
+    }
   }
 
-  /** Cancels the handle and gives it back to the pool: no limit applies any more. */
+  /** Cancels the handle: no limit applies any more. */
   protected disarm(): void {
-    const lent = this.lent;
-    if (lent === undefined) return;
-    this.lent = undefined;
-    returnHandle(this.wheel, lent);
+    this.handle?.cancel();
   }
 
-  /** @internal The handle fired: see what is due in the current phase. */
-  onTimer(): void {
+  private onTimer(): void {
     const now = this.wheel.clock.now();
     switch (this.phase) {
       case HEADERS:
@@ -194,7 +191,7 @@ export abstract class RequestLimits implements HandleOwner {
         }
         return;
       case BACKOFF: {
-        this.lent!.handle.unref();
+        this.handle!.unref();
         const settle = this.backoffSettle!;
         this.backoffSettle = undefined;
         settle.resolve();

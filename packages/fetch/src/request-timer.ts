@@ -26,18 +26,18 @@ import type { ResponseLike } from './types.js';
  * tap gets its body timed the old way: a Response rebuilt around a timed relay of the body.
  */
 export class RequestTimer extends RequestLimits implements BodyObserver, TransportObserver, SignalFollower {
-  private controller: AbortController | undefined = undefined;
+  private controller: AbortController | undefined;
   /** The dispatcher fetch is given for the current attempt. */
-  tap: TransportTap | undefined = undefined;
+  tap: TransportTap | undefined;
   /** The relayed body when fetch did not dispatch through the tap. */
-  private body: TimedBody | undefined = undefined;
+  private body: TimedBody | undefined;
   /** The timeout that ended the current attempt. */
-  private timedOut: TimeoutError | undefined = undefined;
+  private timedOut: TimeoutError | undefined;
   /** Set when the caller (or the deadline's parent) aborted; `abortReason` is then their reason. */
   private aborted = false;
-  private abortReason: unknown = undefined;
-  private callerSignal: AbortSignal | undefined = undefined;
-  private deadline: Deadline | undefined = undefined;
+  private abortReason: unknown;
+  private callerSignal: AbortSignal | undefined;
+  private deadline: Deadline | undefined;
   /** The caller's context for the timeout channel's subscribers (see core's channels.ts). */
   readonly context: unknown = captureContext(timeoutChannel);
 

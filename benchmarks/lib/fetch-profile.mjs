@@ -15,7 +15,6 @@
  */
 import { fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,22 +22,11 @@ import { nodeBinary } from './runtimes.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = path.join(path.dirname(SELF), '..', '..');
+/** The fetch suite's local server (its `--server` mode), so that both load the same one. */
+const SUITE = path.join(ROOT, 'benchmarks', 'suites', 'fetch.mjs');
 const CONCURRENCY = 8;
 const WARMUP = 1_500;
 const TIMEOUT_MS = 60_000;
-
-async function serverMain() {
-  const server = http.createServer((_req, res) => {
-    res.setHeader('content-type', 'text/plain');
-    res.end('hello from 127.0.0.1');
-  });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-  process.on('message', () => {
-    server.closeAllConnections();
-    server.close(() => process.exit(0));
-  });
-}
 
 /** In the profiled child: the fetch suite's throughput loop, withTimeouts with all three limits. */
 async function clientMain(url, count) {
@@ -86,7 +74,7 @@ async function main() {
   const at = args.indexOf('--node');
   const node = at >= 0 ? nodeBinary(Number(args.splice(at, 2)[1])) : process.execPath;
   const count = Number(args[0] ?? 8_000);
-  const server = fork(SELF, ['--server']);
+  const server = fork(SUITE, ['--server']);
   const { port } = await new Promise((resolve) => server.once('message', resolve));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fetch-profile-'));
   try {
@@ -126,6 +114,5 @@ async function main() {
   }
 }
 
-if (process.argv[2] === '--server') await serverMain();
-else if (process.argv[2] === '--client') await clientMain(process.argv[3], Number(process.argv[4]));
+if (process.argv[2] === '--client') await clientMain(process.argv[3], Number(process.argv[4]));
 else await main();

@@ -39,7 +39,7 @@ export class RequestTimer extends RequestLimits implements BodyObserver, Transpo
   private callerSignal: AbortSignal | undefined;
   private deadline: Deadline | undefined;
   /** The caller's context for the timeout channel's subscribers (see core's channels.ts). */
-  readonly context: unknown = captureContext(timeoutChannel);
+  readonly context: unknown = timeoutChannel.hasSubscribers ? captureContext(timeoutChannel) : undefined;
 
   /**
    * @param dispatcher - the caller's `init.dispatcher`, which the tap sends requests through

@@ -44,6 +44,7 @@ import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { Connection, WriteAndIdle } from './connection.js';
 import { DueSchedule } from './due-schedule.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
+import { PollReading } from './poll-reading.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { SendTracker } from './send-tracker.js';
 import { isServer, isSocket, SocketIntake } from './socket-intake.js';
@@ -132,10 +133,12 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       connections.get(this as S)?.read(freshNow(clock));
     };
     const liveness = this.liveness;
+    const pongReading = new PollReading(clock);
     this.onPong = function (this: WebSocket): void {
       const c = connections.get(this as S);
       if (c === undefined) return;
-      const now = freshNow(clock);
+      // The pongs of one I/O poll share its clock reading (see poll-reading.ts).
+      const now = pongReading.at(c.lastPing === undefined ? -Infinity : c.lastPing.sentAt);
       liveness.lastPongReadAt = now;
       // An answer files the record under its next ping at once: nothing runs at the deadline.
       if (c.pong(now) && !c.killPending) schedule.file(c, c.dueAt(o));

@@ -133,13 +133,16 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       connections.get(this as S)?.read(freshNow(clock));
     };
     const liveness = this.liveness;
-    const pongReading = new PollReading(clock);
+    // A pong read after a deadline proves a poll ran since (see liveness-check.ts): the poll's
+    // end, not its shared reading, is when.
+    const pongReading = new PollReading(clock, (at) => {
+      if (at > liveness.lastPongReadAt) liveness.lastPongReadAt = at;
+    });
     this.onPong = function (this: WebSocket): void {
       const c = connections.get(this as S);
       if (c === undefined) return;
       // The pongs of one I/O poll share its clock reading (see poll-reading.ts).
       const now = pongReading.at(c.lastPing === undefined ? -Infinity : c.lastPing.sentAt);
-      liveness.lastPongReadAt = now;
       // An answer files the record under its next ping at once: nothing runs at the deadline.
       if (c.pong(now) && !c.killPending) schedule.file(c, c.dueAt(o));
     };

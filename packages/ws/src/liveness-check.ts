@@ -51,8 +51,9 @@ export class LivenessCheck<S extends WebSocket> {
   /** Records whose pong deadline was checked late, to check again after the next I/O poll. */
   private afterPoll: Array<Connection<S>> = [];
   /**
-   * When a pong listener last ran (a clock reading), that is, the latest I/O poll we know of:
-   * pongs are read in the poll phase, and libuv's poll reads every socket that is ready.
+   * When the last I/O poll that read a pong ended (a fresh reading taken right after it, see
+   * poll-reading.ts), that is, the latest poll we know of: pongs are read in the poll phase,
+   * and libuv's poll reads every socket that is ready.
    */
   lastPongReadAt = -Infinity;
   /** Records pinged in this pass, held until it ends and files them all under their pong deadline (see `endPass`). */

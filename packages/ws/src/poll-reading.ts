@@ -9,7 +9,9 @@
  * on the system clock the first pong of a poll reads the clock and the pongs after it in the
  * same poll reuse that reading; a `setImmediate` (the check phase, right after the poll) drops
  * it. The pongs of one poll are therefore stamped up to the poll's length early (`lastReadAt`,
- * `rttMs`); a reading older than the ping it would answer is never used (see `at`).
+ * `rttMs`); a reading older than the ping it would answer is never used (see `at`). The drop
+ * takes one fresh reading and hands it to `onPollEnd`: the liveness check's proof that a poll
+ * ran after a pong deadline must not be stamped early with the rest (liveness-check.ts).
  *
  * On any other clock (a `ManualClock` in tests, a user's own) every call reads the clock.
  */
@@ -25,9 +27,18 @@ export class PollReading {
   private readonly perPoll: boolean;
   private readonly drop = (): void => {
     this.reading = NaN;
+    this.onPollEnd(freshNow(this.clock));
   };
 
-  constructor(private readonly clock: Clock) {
+  /**
+   * @param clock - the wheel's clock
+   * @param onPollEnd - called with a fresh reading after each poll whose reads used this
+   *   (on the system clock; on another clock, with each reading `at` takes)
+   */
+  constructor(
+    private readonly clock: Clock,
+    private readonly onPollEnd: (now: number) => void,
+  ) {
     this.perPoll = clock instanceof SystemClock;
   }
 
@@ -42,7 +53,7 @@ export class PollReading {
     if (this.perPoll) {
       if (Number.isNaN(reading)) realSetImmediate(this.drop);
       this.reading = now;
-    }
+    } else this.onPollEnd(now);
     return now;
   }
 }

@@ -65,9 +65,9 @@ export class WriteAndIdle {
  * (`prev`/`next` are its links there). Activity only writes fields here; the schedule moves it
  * when it comes due, or when a pong answers its ping.
  *
- * Eleven fields (no number of their own but `lastReadAt`), the flags packed into one small integer, because there is one per connection
+ * Eleven fields, the flags packed into one small integer, because there is one per connection
  * (benchmarks/results/ws.json, heap per connection); see the constructor for how the times are
- * stored.
+ * stored, and {@link PingPass} for why `lastPingAt` is not one of them.
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;

@@ -72,22 +72,6 @@ const running = new WeakMap<object, HeartbeatController<WebSocket>>();
  * beat.stop(); // detach; connections stay open
  * ```
  */
-/**
- * Watches the connections of a `WebSocketServer`, or one `WebSocket`: pings quiet ones,
- * terminates those that do not answer, reports idleness. Create it with {@link heartbeat}.
- *
- * Events (typed, Node's `EventEmitter<T>`):
- * - `'dead'` ({@link DeadPeerEvent}): a ping went unanswered for `pongTimeoutMs`; the socket was terminated.
- * - `'idle'` ({@link IdleEvent}): a connection was idle for `readerIdleMs`/`writerIdleMs`/`allIdleMs`.
- *
- * @example
- * ```ts
- * const beat = heartbeat(wss, { pingIntervalMs: 15_000, pongTimeoutMs: 5_000 });
- * beat.on('dead', ({ socket, waitedMs }) => log.warn('peer gone', waitedMs));
- * beat.state(socket)?.rttMs;
- * beat.stop(); // detach; connections stay open
- * ```
- */
 export class HeartbeatController<S extends WebSocket = WebSocket> extends EventEmitter<HeartbeatEvents<S>> {
   /** The options in effect, defaults applied. */
   readonly options: ResolvedOptions;

@@ -94,7 +94,7 @@ export class DueSchedule<E extends DueEntry> {
     ring.next = ring;
     ring.prev = ring;
     if (dueAt === Infinity) {
-      for (let e: DueLink = first; ; ) {
+      for (let e: DueLink = first; ;) {
         const entry = e as E;
         e = entry.next!;
         entry.prev = undefined;

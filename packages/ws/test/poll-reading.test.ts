@@ -17,7 +17,7 @@ describe('PollReading', () => {
       expect(reading.at(-Infinity)).toBeGreaterThan(first);
     });
 
-    it('hands a fresh reading to onPollEnd when the poll ends, not the poll\'s shared one', async () => {
+    it("hands a fresh reading to onPollEnd when the poll ends, not the poll's shared one", async () => {
       const ends: number[] = [];
       const reading = new PollReading(new SystemClock(), (at) => ends.push(at));
       const first = reading.at(-Infinity);

@@ -30,6 +30,17 @@ const READ_SINCE_MARK = 4;
 /** The controller let go of it (closed, removed, dead, stopped); it is never filed again. */
 const DETACHED = 8;
 
+/**
+ * One pass's pings: the clock reading they count as sent at, shared by every record pinged in
+ * the pass. A record keeps a reference to it instead of a time of its own: one pointer write per
+ * ping, and no 16-byte number box per record (benchmarks/results/ws.json, heap per connection).
+ * `sentAt` is the pass's reading until the pass ends, then the fresh reading taken after its last
+ * ping (see `LivenessCheck.endPass`), which every record of the pass sees at once.
+ */
+export class PingPass {
+  constructor(public sentAt: number) {}
+}
+
 /** The first value of `attachedAt`: not a number, so that the field is tagged (see the constructor). */
 const TAGGED = null as unknown as number;
 
@@ -56,14 +67,14 @@ export class WriteAndIdle {
  *
  * Eleven fields, the flags packed into one small integer, because there is one per connection
  * (benchmarks/results/ws.json, heap per connection); see the constructor for how the times are
- * stored.
+ * stored, and {@link PingPass} for why `lastPingAt` is not one of them.
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;
   next: DueLink | undefined = undefined;
   lastReadAt: number;
-  /** When the last ping was sent; NaN before the first. */
-  lastPingAt: number;
+  /** The pass that sent the last ping (its `sentAt` is this record's `lastPingAt`); undefined before the first. */
+  lastPing: PingPass | undefined = undefined;
   /** The transport's `bytesRead` when last sampled; -1 when the socket has no readable counter. */
   readMark: number;
   /** AWAITING_PONG | KILL_PENDING | READ_SINCE_MARK | DETACHED. */
@@ -85,15 +96,13 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     attachedAt: number,
   ) {
     // `attachedAt`, written once, is tagged (null first, the trick of core's TimerHandle): records
-    // attached in one job share the heap number of its clock reading. `lastReadAt` and `lastPingAt`,
-    // rewritten every round, keep V8's double representation: a 16-byte box per record written in
-    // place. Tagged, every pong allocated a fresh heap number referenced from an old record, and the
+    // attached in one job share the heap number of its clock reading. `lastReadAt`, rewritten
+    // every round, keeps V8's double representation: a 16-byte box per record written in place. Tagged, every pong allocated a fresh heap number referenced from an old record, and the
     // young-generation GC that cost took ~20% more CPU per connection and period than the box's
     // bytes are worth (in-process heartbeat with 10k fake sockets, Node 24: 950 -> 780 ns).
     this.attachedAt = TAGGED;
     this.attachedAt = attachedAt;
     this.lastReadAt = attachedAt;
-    this.lastPingAt = NaN;
     this.readMark = bytesReadOf(socket);
   }
 
@@ -129,6 +138,18 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     this.flags |= DETACHED;
   }
 
+  /** When the last ping was sent (see {@link PingPass}); NaN before the first. */
+  get lastPingAt(): number {
+    return this.lastPing === undefined ? NaN : this.lastPing.sentAt;
+  }
+
+  /** A ping of `pass` was sent: a pong is awaited. */
+  pinged(pass: PingPass): void {
+    this.lastPing = pass;
+    this.pingsSent++;
+    this.flags |= AWAITING_PONG;
+  }
+
   /** Last completed send (the attach time when writes are not tracked). */
   get lastWriteAt(): number {
     return this.extra === undefined ? this.attachedAt : this.extra.lastWriteAt;
@@ -136,7 +157,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
 
   /** A ping is outstanding and nothing was read since it was sent. */
   get unanswered(): boolean {
-    return (this.flags & AWAITING_PONG) !== 0 && this.lastReadAt < this.lastPingAt;
+    return (this.flags & AWAITING_PONG) !== 0 && this.lastReadAt < this.lastPing!.sentAt;
   }
 
   /** A read event at `now` (a message or ping listener). */
@@ -156,7 +177,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
       this.flags |= READ_SINCE_MARK;
       return false;
     }
-    this.rttUs = Math.round((now - this.lastPingAt) * 1_000);
+    this.rttUs = Math.round((now - this.lastPing!.sentAt) * 1_000);
     this.flags = (this.flags | READ_SINCE_MARK) & ~AWAITING_PONG;
     return true;
   }
@@ -179,7 +200,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     let due = Infinity;
     if (o.pingIntervalMs > 0) {
       if ((this.flags & AWAITING_PONG) !== 0) {
-        due = this.lastPingAt + o.pongTimeoutMs;
+        due = this.lastPing!.sentAt + o.pongTimeoutMs;
       } else {
         due = this.lastReadAt + o.pingIntervalMs;
         // Round up to the slack grid, so that pings due close together share one wheel pass.
@@ -203,7 +224,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
       tracksWrites: this.extra?.sendTracker !== undefined,
       // Anything received since the ping answers it; the next check clears the flag lazily.
       awaitingPong: this.unanswered,
-      lastPingAt: Number.isNaN(this.lastPingAt) ? undefined : this.lastPingAt,
+      lastPingAt: this.lastPing?.sentAt,
       rttMs: this.rttUs < 0 ? undefined : this.rttUs / 1_000,
       pingsSent: this.pingsSent,
     };

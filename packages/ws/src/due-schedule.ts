@@ -11,6 +11,11 @@
  * no timer outlives the entries it was for. When the handle fires, the group leaves the map and
  * its entries are handed to the runner one by one, each unlinked first, so the runner may file
  * it again (or unfile any other entry) as it likes.
+ *
+ * Entries whose due time is not known yet (the pings of a pass, until the pass ends and reads
+ * the clock) wait in a held ring ({@link DueSchedule.hold}), a sentinel that is not on the wheel;
+ * {@link DueSchedule.fileAll} then moves the whole ring into its group with four pointer writes,
+ * however many entries it holds.
  */
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
 
@@ -32,6 +37,13 @@ export class DueGroup {
   open = true;
 
   constructor(readonly dueAt: number) {}
+}
+
+/** An empty ring for {@link DueSchedule.hold}: a sentinel with no due time, never on the wheel. */
+export function heldRing(): DueGroup {
+  const ring = new DueGroup(NaN);
+  ring.open = false;
+  return ring;
 }
 
 /** See the module comment. */
@@ -65,18 +77,37 @@ export class DueSchedule<E extends DueEntry> {
   file(entry: E, dueAt: number): void {
     if (entry.prev !== undefined) this.unfile(entry);
     if (dueAt === Infinity) return;
-    dueAt = Math.ceil(dueAt);
-    let group = this.last;
-    if (group === undefined || group.dueAt !== dueAt || !group.open) {
-      group = this.groups.get(dueAt);
-      if (group === undefined) group = this.open(dueAt);
-      this.last = group;
+    link(entry, this.groupAt(Math.ceil(dueAt)));
+  }
+
+  /** Unfiles `entry` if filed and keeps it in `ring` (see {@link heldRing}) until {@link DueSchedule.fileAll}. */
+  hold(entry: E, ring: DueGroup): void {
+    if (entry.prev !== undefined) this.unfile(entry);
+    link(entry, ring);
+  }
+
+  /** Files every entry held in `ring` at `dueAt` (as {@link DueSchedule.file} would, in O(1)) and empties it. */
+  fileAll(ring: DueGroup, dueAt: number): void {
+    const first = ring.next;
+    if (first === ring) return;
+    const last = ring.prev;
+    ring.next = ring;
+    ring.prev = ring;
+    if (dueAt === Infinity) {
+      for (let e: DueLink = first; ;) {
+        const entry = e as E;
+        e = entry.next!;
+        entry.prev = undefined;
+        entry.next = undefined;
+        if (entry === last) return;
+      }
     }
+    const group = this.groupAt(Math.ceil(dueAt));
     const tail = group.prev;
-    entry.prev = tail;
-    entry.next = group;
-    tail.next = entry;
-    group.prev = entry;
+    tail.next = first;
+    first.prev = tail;
+    last.next = group;
+    group.prev = last;
   }
 
   /** Unfiles `entry` in O(1); cancels its group's handle when it was the last entry. No-op when not filed. */
@@ -108,6 +139,17 @@ export class DueSchedule<E extends DueEntry> {
     }
     this.groups.clear();
     this.last = undefined;
+  }
+
+  /** The open group of `dueAt` (whole ms), opened if there is none. */
+  private groupAt(dueAt: number): DueGroup {
+    let group = this.last;
+    if (group === undefined || group.dueAt !== dueAt || !group.open) {
+      group = this.groups.get(dueAt);
+      if (group === undefined) group = this.open(dueAt);
+      this.last = group;
+    }
+    return group;
   }
 
   private open(dueAt: number): DueGroup {
@@ -152,4 +194,13 @@ export class DueSchedule<E extends DueEntry> {
     entry.prev = undefined;
     entry.next = undefined;
   }
+}
+
+/** Links `entry` (unfiled) at the tail of the ring of `sentinel`. */
+function link(entry: DueEntry, sentinel: DueGroup): void {
+  const tail = sentinel.prev;
+  entry.prev = tail;
+  entry.next = sentinel;
+  tail.next = entry;
+  sentinel.prev = entry;
 }

@@ -44,6 +44,7 @@ import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { Connection, WriteAndIdle } from './connection.js';
 import { DueSchedule } from './due-schedule.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
+import { PollReading } from './poll-reading.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { SendTracker } from './send-tracker.js';
 import { isServer, isSocket, SocketIntake } from './socket-intake.js';
@@ -55,22 +56,6 @@ import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, LivenessState }
  */
 const running = new WeakMap<object, HeartbeatController<WebSocket>>();
 
-/**
- * Watches the connections of a `WebSocketServer`, or one `WebSocket`: pings quiet ones,
- * terminates those that do not answer, reports idleness. Create it with {@link heartbeat}.
- *
- * Events (typed, Node's `EventEmitter<T>`):
- * - `'dead'` ({@link DeadPeerEvent}): a ping went unanswered for `pongTimeoutMs`; the socket was terminated.
- * - `'idle'` ({@link IdleEvent}): a connection was idle for `readerIdleMs`/`writerIdleMs`/`allIdleMs`.
- *
- * @example
- * ```ts
- * const beat = heartbeat(wss, { pingIntervalMs: 15_000, pongTimeoutMs: 5_000 });
- * beat.on('dead', ({ socket, waitedMs }) => log.warn('peer gone', waitedMs));
- * beat.state(socket)?.rttMs;
- * beat.stop(); // detach; connections stay open
- * ```
- */
 /**
  * Watches the connections of a `WebSocketServer`, or one `WebSocket`: pings quiet ones,
  * terminates those that do not answer, reports idleness. Create it with {@link heartbeat}.
@@ -132,11 +117,16 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       connections.get(this as S)?.read(freshNow(clock));
     };
     const liveness = this.liveness;
+    // A pong read after a deadline proves a poll ran since (see liveness-check.ts): the poll's
+    // end, not its shared reading, is when.
+    const pongReading = new PollReading(clock, (at) => {
+      if (at > liveness.lastPongReadAt) liveness.lastPongReadAt = at;
+    });
     this.onPong = function (this: WebSocket): void {
       const c = connections.get(this as S);
       if (c === undefined) return;
-      const now = freshNow(clock);
-      liveness.lastPongReadAt = now;
+      // The pongs of one I/O poll share its clock reading (see poll-reading.ts).
+      const now = pongReading.at(c.lastPing === undefined ? -Infinity : c.lastPing.sentAt);
       // An answer files the record under its next ping at once: nothing runs at the deadline.
       if (c.pong(now) && !c.killPending) schedule.file(c, c.dueAt(o));
     };

@@ -21,8 +21,8 @@ import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
-import type { Connection } from './connection.js';
-import type { DueSchedule } from './due-schedule.js';
+import { PingPass, type Connection } from './connection.js';
+import { heldRing, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeartbeatEvents, HeartbeatStats } from './types.js';
@@ -51,12 +51,15 @@ export class LivenessCheck<S extends WebSocket> {
   /** Records whose pong deadline was checked late, to check again after the next I/O poll. */
   private afterPoll: Array<Connection<S>> = [];
   /**
-   * When a pong listener last ran (a clock reading), that is, the latest I/O poll we know of:
-   * pongs are read in the poll phase, and libuv's poll reads every socket that is ready.
+   * When the last I/O poll that read a pong ended (a fresh reading taken right after it, see
+   * poll-reading.ts), that is, the latest poll we know of: pongs are read in the poll phase,
+   * and libuv's poll reads every socket that is ready.
    */
   lastPongReadAt = -Infinity;
-  /** Records pinged in this pass, filed under their pong deadline when it ends (see `endPass`). */
-  private pinged: Array<Connection<S>> = [];
+  /** Records pinged in this pass, held until it ends and files them all under their pong deadline (see `endPass`). */
+  private readonly pinged = heldRing();
+  /** The pings of this pass, until it ends; undefined when it sent none yet. */
+  private pass: PingPass | undefined = undefined;
 
   constructor(
     private readonly o: ResolvedOptions,
@@ -93,12 +96,11 @@ export class LivenessCheck<S extends WebSocket> {
 
     let pinged = false;
     if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
-      c.awaitingPong = true;
-      c.lastPingAt = now; // until the pass ends, see `endPass`
-      c.pingsSent++;
+      // Sent at `now` until the pass ends, see `endPass`.
+      c.pinged((this.pass ??= new PingPass(now)));
       this.counters.pingsSent++;
       socket.ping();
-      this.pinged.push(c);
+      this.schedule.hold(c, this.pinged);
       pinged = true;
     }
 
@@ -122,20 +124,16 @@ export class LivenessCheck<S extends WebSocket> {
    * them, and their deadline `pongTimeoutMs` after it. So no peer gets less than `pongTimeoutMs`
    * from its ping to its deadline (the first pings of a long pass get up to the pass's length
    * more), and the pass reads the clock once instead of once per ping (~100-250 ns a read).
-   * Until then a pinged record stays unfiled; a record a listener removed meanwhile is skipped.
+   * Until then the pinged records wait in a held ring, filed all at once (a record a listener
+   * removed or filed elsewhere meanwhile has left the ring), and share one {@link PingPass}, whose
+   * time is set once for all of them.
    */
   endPass(): void {
-    const pinged = this.pinged;
-    if (pinged.length === 0) return;
-    this.pinged = [];
-    const sentAt = freshNow(this.o.wheel.clock);
-    const deadline = sentAt + this.o.pongTimeoutMs;
-    for (let i = 0; i < pinged.length; i++) {
-      const c = pinged[i];
-      if (!c.watched || c.prev !== undefined) continue;
-      c.lastPingAt = sentAt;
-      this.schedule.file(c, deadline);
-    }
+    const pass = this.pass;
+    if (pass === undefined) return;
+    this.pass = undefined;
+    pass.sentAt = freshNow(this.o.wheel.clock);
+    this.schedule.fileAll(this.pinged, pass.sentAt + this.o.pongTimeoutMs);
   }
 
   /** Checks `c` again right after the next I/O poll (`setImmediate` runs after the poll phase); unfiled meanwhile. */

@@ -74,7 +74,9 @@ export interface LivenessState {
   /**
    * Last read activity: a message, ping or pong received (initially `attachedAt`). Exact with
    * reader or all idleness on; with pings only, a message is seen when the connection comes due,
-   * so this is when the heartbeat noticed it (at most one interval late). Pongs are exact.
+   * so this is when the heartbeat noticed it (at most one interval late). A pong is stamped with
+   * the clock reading of the I/O poll that read it (on the system clock, the pongs of one poll
+   * share the reading taken at the first of them, never one older than the ping they answer).
    */
   readonly lastReadAt: number;
   /** Last completed `send()` (initially `attachedAt`; stays there when writes are not tracked). */
@@ -88,7 +90,12 @@ export interface LivenessState {
    * from which its pong deadline runs), or undefined before the first one.
    */
   readonly lastPingAt: number | undefined;
-  /** Round trip of the last answered ping in ms (to the microsecond), or undefined when none was answered yet. */
+  /**
+   * Round trip of the last answered ping in ms (rounded to the microsecond), or undefined when
+   * none was answered yet: from `lastPingAt` to the pong's `lastReadAt`, so it can read up to the
+   * length of the I/O poll that delivered the pong short, and both ends are taken around a pass,
+   * not per socket.
+   */
   readonly rttMs: number | undefined;
   /** Heartbeat pings sent on this connection. */
   readonly pingsSent: number;

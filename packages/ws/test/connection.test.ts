@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Connection } from '../src/connection.js';
+import { Connection, PingPass } from '../src/connection.js';
 import { FakeSocket } from './helpers/fake-socket.js';
 
 describe('Connection', () => {
@@ -20,8 +20,7 @@ describe('Connection', () => {
 
     it('reports a ping as answered once anything was read after it', () => {
       const c = new Connection(new FakeSocket().ws, 0);
-      c.awaitingPong = true;
-      c.lastPingAt = 100;
+      c.pinged(new PingPass(100));
       expect(c.snapshot().awaitingPong).toBe(true);
       c.lastReadAt = 101;
       expect(c.snapshot().awaitingPong).toBe(false);

@@ -1,6 +1,6 @@
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DueSchedule, type DueEntry, type DueLink } from '../src/due-schedule.js';
+import { DueSchedule, heldRing, type DueEntry, type DueLink } from '../src/due-schedule.js';
 
 class Entry implements DueEntry {
   prev: DueLink | undefined = undefined;
@@ -161,6 +161,40 @@ describe('DueSchedule', () => {
       schedule.file(a, 60);
       clock.advanceTo(60);
       expect(ran).toEqual(['a@60']);
+    });
+  });
+  describe('#hold / #fileAll', () => {
+    it('keeps held entries off the wheel, then files them all after what the group already has', () => {
+      const [a, b, c, d] = [new Entry('a'), new Entry('b'), new Entry('c'), new Entry('d')];
+      const ring = heldRing();
+      schedule.file(a, 10);
+      schedule.hold(b, ring);
+      schedule.hold(c, ring);
+      schedule.hold(d, ring);
+      expect(wheel.size).toBe(1);
+      schedule.unfile(c); // a held entry leaves its ring like a filed one
+      schedule.file(a, 10);
+      schedule.fileAll(ring, 9.5);
+      expect(schedule.groupCount).toBe(1);
+      schedule.fileAll(ring, 20); // empty now: nothing opens
+      expect(schedule.groupCount).toBe(1);
+      clock.advanceTo(10);
+      expect(ran).toEqual(['a@10', 'b@10', 'd@10']);
+      expect(c.prev).toBeUndefined();
+      expect(wheel.size).toBe(0);
+    });
+
+    it('takes a held entry out of the group it was filed in, and leaves every entry unfiled for Infinity', () => {
+      const [a, b] = [new Entry('a'), new Entry('b')];
+      const ring = heldRing();
+      schedule.file(a, 10);
+      schedule.hold(a, ring);
+      schedule.hold(b, ring);
+      expect(wheel.size).toBe(0);
+      schedule.fileAll(ring, Infinity);
+      expect([a.prev, a.next, b.prev, b.next]).toEqual([undefined, undefined, undefined, undefined]);
+      clock.advanceTo(20);
+      expect(ran).toEqual([]);
     });
   });
 });

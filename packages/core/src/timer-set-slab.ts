@@ -15,7 +15,7 @@
  * |-----------------------|----------------------------------------------------------------------|
  * | `NEXT`, `PREV`        | its neighbours in the bucket ring it is filed in (`timer-set-wheel.ts`) |
  * | `OWNER`               | the key slot it belongs to (>= 0); a sentinel holds a negative code  |
- * | `NEWER`, `OLDER`      | the next newer and older stack of the same key, or -1 (`timer-set-store.ts`) |
+ * | `NEWER`, `OLDER`      | the next newer and older stack of the same key, or -1 (`timer-set-keys.ts`)  |
  * | `DUE` (`t[4s + 3]`)   | its due tick while it runs; its remaining ms while its key is paused |
  *
  * `w` (Int32) and `t` (Float64) view the same buffer, so a timer's fields share one cache line:

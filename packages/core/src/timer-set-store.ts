@@ -27,7 +27,7 @@ import * as slab from './timer-set-slab.js';
 
 // Module-level copies of imported constants, which tsc's CommonJS output would otherwise read
 // from the exporting module's exports object at every use (see timer-set-wheel.ts).
-const { NEWER, NEXT, OLDER, OWNER } = slab;
+const { NEWER, OLDER, OWNER } = slab;
 const { COUNT, NEWEST, NONE, OLDEST, PAUSED } = keys;
 const { EXTEND, IGNORE, MAX, REPLACE, STACK } = options;
 
@@ -161,15 +161,15 @@ export class KeyedStacks<K, V> extends KeyRecords<K, V> {
    * one; a key's only stack makes the key the expiring one for the callback (see the module
    * comment), and the key leaves the Map afterwards unless the callback set it again.
    */
-  protected fire(s: number): void {
+  protected fire(s: number, ahead: number): void {
     const w = this.w;
     const k = w[(s << 3) | OWNER];
-    // The stack fired next (still linked after this one): its key's cells and its value's first
-    // cache line, loaded now so that their misses overlap with this expiry's work instead of
-    // following it (-5% CPU per tick in the periodic-effects benchmark for the key cells, three
-    // A/B pairs). `typeof` reads the value's map word, the user's onExpire will read the rest.
-    const nk = w[(w[(s << 3) | NEXT] << 3) | OWNER];
-    if (nk >= 0) this.lookahead = typeof this.kv[(nk << 1) | 1];
+    // A stack this batch fires soon (its slab entry loaded already by the batch's look-ahead):
+    // its key's cells and its value's first cache line, loaded now so that their misses overlap
+    // with this expiry's work instead of following it (-5% CPU per tick in the periodic-effects
+    // benchmark for the key cells, three A/B pairs). `typeof` reads the value's map word, the
+    // user's onExpire will read the rest.
+    if (ahead >= 0) this.lookahead = typeof this.kv[(w[(ahead << 3) | OWNER] << 1) | 1];
     const key = this.kv[k << 1] as K;
     const value = this.kv[(k << 1) | 1] as V;
     if (w[(s << 3) | OLDER] !== NONE || w[(s << 3) | NEWER] !== NONE) {

@@ -212,14 +212,13 @@ export abstract class SetWheel extends SetLevels {
     this.peek = peek;
   }
 
+  /** Files the batch's current entries again, one level down (or at the next tick); drops stale ones. */
   private cascadeBatch(): void {
     const batch = this.batch;
-    const n = this.batchLength;
     let peek = 0;
-    for (let i = 0; i < n; i += 2) {
-      const s = batch[i];
+    for (let i = 0, n = this.batchLength; i < n; i += 2) {
       if (i + 2 * AHEAD < n) peek |= this.w[(batch[i + 2 * AHEAD] << 3) | OWNER];
-      if (this.w[(s << 3) | STAMP] === batch[i + 1]) this.link(s);
+      if (this.w[(batch[i] << 3) | STAMP] === batch[i + 1]) this.link(batch[i]);
       else this.stale--;
     }
     this.peek = peek;

@@ -106,7 +106,7 @@ export async function run() {
     baseline: 'colyseus',
     results: summarize(heapSamples),
     target: { max: 200 },
-    note: `Memory delta of building the world, V8 heapUsed plus ArrayBuffer backing stores (gc before and after): the timer, plus the buff object and the world's array slot (the same in both). TimerSet: a Map entry, the key and value cells of its key slot, its key record and its share of the slab (typed arrays, no object per buff, capacity doubled when full); ClockTimer: Delayed, its args array, the re-apply closure. Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
+    note: `Memory delta of building the world, V8 heapUsed plus ArrayBuffer backing stores (gc before and after): the timer, plus the buff object and the world's array slot (the same in both). TimerSet: a Map entry, the key and value cells of its key slot, its key record, its share of the slab and its entry in a wheel bucket (typed arrays, no object per buff, capacity doubled when full); ClockTimer: Delayed, its args array, the re-apply closure. Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
   });
   printScenario(heapSc);
   scenarios.push(heapSc);
@@ -152,7 +152,7 @@ export async function run() {
     baseline: 'plain Map, 1M keys',
     results: summarize({ '1M keys': churn['1M keys'].timerSet, 'plain Map, 1M keys': churn['1M keys'].map }),
     target: { ratio: 0.5 },
-    note: `TimerSet's delete + set against a plain Map's delete + set (Map.delete, Map.set; no timer), both holding 1M keys in the same process, ${CHURN_BLOCKS} blocks of ${BLOCK_PAIRS.toLocaleString('en-US')} random pairs each, alternating block by block; medians. The target, ratio >= 0.5, is TimerSet costing at most twice what the Map costs: its own Map lookups plus the timer. TimerSet's deleted timers stay filed (marked dead, freed when their bucket comes up) up to as many as the live ones; the clock does not move here, so its slab grows once in this run.`,
+    note: `TimerSet's delete + set against a plain Map's delete + set (Map.delete, Map.set; no timer), both holding 1M keys in the same process, ${CHURN_BLOCKS} blocks of ${BLOCK_PAIRS.toLocaleString('en-US')} random pairs each, alternating block by block; medians. The target, ratio >= 0.5, is TimerSet costing at most twice what the Map costs: its own Map lookups plus the timer. A deleted timer's slab index is free at once (the set after it takes the same one); its 8-byte bucket entry goes stale and stays until its bucket comes up, or until stale entries pass twice the live ones (one compaction); the clock does not move here.`,
   });
   printScenario(churnMapSc);
   scenarios.push(churnMapSc);

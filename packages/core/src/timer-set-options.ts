@@ -3,8 +3,8 @@
  * Must not depend on: the TimerSet class, its store or its wheel (types and validation only).
  */
 import type { SnapshotKey } from './timer-set-snapshot.js';
-import type { TimingWheel } from './timing-wheel.js';
-import { describeValue } from './options-kit.js';
+import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
+import { describeValue, requireFunction } from './options-kit.js';
 
 /**
  * What {@link TimerSet.set} does when the key already has a timer:
@@ -97,6 +97,32 @@ export function requireMaxStacks(maxStacks: unknown): number {
     throw new RangeError(`maxStacks must be an integer >= 1 or Infinity, got ${maxStacks}`);
   }
   return maxStacks;
+}
+
+/** The policy code of `set()`'s `options` (REPLACE when it names none). @throws TypeError for a non-object */
+export function policyOf(options: TimerSetOptions): number {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
+  }
+  return options.policy === undefined ? REPLACE : policyCode(options.policy);
+}
+
+/**
+ * The constructor's `onExpire` after checking `options`; `what` names the call in the message.
+ * @throws TypeError when `options` is not an object or `onExpire` not a function
+ */
+export function requireOnExpire<V, K>(options: unknown, what: string): ExpireCallback<K, V> {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`options must be an object with ${what}, got ${describeValue(options)}`);
+  }
+  return requireFunction<ExpireCallback<K, V>>((options as { onExpire?: unknown }).onExpire, 'onExpire');
+}
+
+/** `wheel` if it is an open TimingWheel. @throws TypeError for anything else, Error when it is closed */
+export function requireOpenWheel(wheel: unknown): TimingWheel {
+  if (!isTimingWheel(wheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
+  if (wheel.isClosed) throw new Error('wheel is closed: a TimerSet needs an open TimingWheel');
+  return wheel;
 }
 
 /** Shared, frozen `info` objects for the common stack counts, so an expiry allocates nothing. */

@@ -4,7 +4,17 @@
  *
  * The checks and the format of a save are in timer-set-snapshot.ts; this file walks the store.
  */
-import { copyJsonValue, isSnapshotKey, type SavedTimer, type SnapshotKey } from './timer-set-snapshot.js';
+import type { TimerSetRestoreOptions } from './timer-set-options.js';
+import {
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  copyJsonValue,
+  isSnapshotKey,
+  readSnapshot,
+  type SavedTimer,
+  type SnapshotKey,
+  type TimerSetSnapshot,
+} from './timer-set-snapshot.js';
 import type { KeyedStacks } from './timer-set-store.js';
 import { describeValue } from './options-kit.js';
 
@@ -52,4 +62,36 @@ export function loadTimers<V>(
     store.slots.set(timer.key, k);
     for (const ms of timer.remainingMs) store.addStack(k, timer.paused ? ms : Math.max(0, ms - elapsedMs));
   });
+}
+
+/** `snapshot()`: every key of the store, with the set's paused state and the wall-clock time. */
+export function snapshotOf<K, V>(store: KeyedStacks<K, V>, paused: boolean): TimerSetSnapshot<V> {
+  const timers = saveTimers(store);
+  return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, savedAt: Date.now(), paused, timers };
+}
+
+/** What `restore()` loads, once `saved` and `options` (but for `onExpire` and `wheel`) are checked. */
+export interface RestorePlan<V> {
+  snapshot: TimerSetSnapshot<V>;
+  /** Deep copies of the saved values, in timer order. */
+  values: V[];
+  /** Wall-clock ms each running stack loses (`offline: 'elapsed'` of a set saved running), else 0. */
+  elapsedMs: number;
+}
+
+/**
+ * Checks a snapshot and the restore options and copies the values, before anything is scheduled.
+ * @throws TypeError/RangeError naming the field and key, or the option
+ */
+export function planRestore<V>(saved: TimerSetSnapshot<V>, options: TimerSetRestoreOptions<V>): RestorePlan<V> {
+  const snapshot = readSnapshot<V>(saved);
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`options must be an object with onExpire and offline, got ${describeValue(options)}`);
+  }
+  if (options.offline !== 'frozen' && options.offline !== 'elapsed') {
+    throw new RangeError(`offline must be 'frozen' or 'elapsed', got ${describeValue(options.offline)}`);
+  }
+  const values = snapshot.timers.map((timer) => copyJsonValue(timer.value, timer.key) as V);
+  const elapsedMs = options.offline === 'elapsed' && !snapshot.paused ? Math.max(0, Date.now() - snapshot.savedAt) : 0;
+  return { snapshot, values, elapsedMs };
 }

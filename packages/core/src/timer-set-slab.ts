@@ -13,12 +13,13 @@
  *
  * | field (`w[8s + ...]`) | what it holds                                                        |
  * |-----------------------|----------------------------------------------------------------------|
- * | `NEXT`, `PREV`        | its neighbours in the bucket ring it is filed in (`timer-set-wheel.ts`) |
- * | `OWNER`               | the key slot it belongs to (>= 0); a sentinel holds a negative code  |
- * | `NEWER`, `OLDER`      | the next newer and older stack of the same key, or -1 (`timer-set-store.ts`) |
+ * | `STAMP`               | bumped whenever it leaves the wheel: its bucket entry must match it (`timer-set-levels.ts`) |
+ * | `OWNER`               | the key slot it belongs to                                           |
+ * | `NEWER`, `OLDER`      | the next newer and older stack of the same key, or -1 (`timer-set-keys.ts`)  |
  * | `DUE` (`t[4s + 3]`)   | its due tick while it runs; its remaining ms while its key is paused |
  *
- * `w` (Int32) and `t` (Float64) view the same buffer, so a timer's fields share one cache line:
+ * `w` (Int32) and `t` (Float64) view the same buffer, so a timer's fields share one cache line
+ * (word 1 is unused: 32 bytes keep a timer inside one line):
  * a cascade or an expiry that touches a timer at a random place in a million costs one miss, not
  * one per field as separate arrays would (the first slab, one array per field, was 1.4× slower
  * on delete + set at 1M keys). Nothing in it is traced by the garbage collector.
@@ -29,13 +30,11 @@
  * for them).
  */
 
-export const NEXT = 0;
-export const PREV = 1;
+/** Never reset, not even when the index is freed and taken again, so an old entry never matches. */
+export const STAMP = 0;
 export const OWNER = 2;
 export const NEWER = 3;
 export const OLDER = 4;
-/** `OWNER` of a discarded timer still filed in the wheel (sentinels hold -1 ... -1794). */
-export const DEAD = -0x40000000;
 /** Index of the due time in `t`, per timer (its bytes are words 6 and 7 of the timer in `w`). */
 export const DUE = 3;
 /** Int32 words per timer. */

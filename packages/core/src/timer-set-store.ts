@@ -1,16 +1,9 @@
 /**
- * The keys of a {@link TimerSet} and their stacks, over the slab wheel (`timer-set-wheel.ts`).
+ * The keys of a {@link TimerSet}: the Map from key to key slot, the policies of `set()` and the expiring key.
  * Must not depend on: node:timers or the public TimerSet API (it is the set's engine, not its client).
  *
- * A key lives in a key slot `k`: its key and value side by side in one plain array (`kv`), its
- * oldest and newest stack, its stack count and its paused flag side by side in one Int32Array
- * (`kw`), so that each is one cache line; a `Map` finds the slot of a key. Its stacks are slab
- * indices (`timer-set-slab.ts`) chained oldest first through `OLDER`/`NEWER`. A key with one
- * stack, the common case, is a Map entry, 16 bytes of `kv`, 16 of `kw` and 32 of slab: no
- * object of its own. Freed slots and indices are reused, newest first.
- *
- * A paused key's stacks are out of the wheel and hold their remaining ms in `DUE` instead of a
- * due tick; `PAUSED` says which reading applies.
+ * A `Map` finds the key slot of a key; the slot's record and its stacks are in
+ * `timer-set-keys.ts`, the stacks' place in time in `timer-set-wheel.ts`.
  *
  * ## The expiring key
  * When a key's last stack fires, the key is gone *before* `onExpire` runs (`has(key)` is false),
@@ -28,24 +21,17 @@ import type { Clock, WakeupDriver } from './clock.js';
 import * as options from './timer-set-options.js';
 import { expireInfo, type ExpireCallback } from './timer-set-options.js';
 import type { TimerSet } from './timer-set.js';
+import * as keys from './timer-set-keys.js';
+import { KeyRecords } from './timer-set-keys.js';
 import * as slab from './timer-set-slab.js';
-import { grown } from './timer-set-slab.js';
-import { SetWheel } from './timer-set-wheel.js';
 
 // Module-level copies of imported constants, which tsc's CommonJS output would otherwise read
 // from the exporting module's exports object at every use (see timer-set-wheel.ts).
-const { DUE, NEWER, NEXT, OLDER, OWNER } = slab;
+const { NEWER, OLDER, OWNER } = slab;
+const { COUNT, NEWEST, NONE, OLDEST, PAUSED } = keys;
 const { EXTEND, IGNORE, MAX, REPLACE, STACK } = options;
 
-const NONE = -1;
-/** Offsets of a key slot's fields in `kw`. */
-const OLDEST = 0;
-const NEWEST = 1;
-const COUNT = 2;
-const PAUSED = 3;
-const KEY_WORDS = 4;
-
-export class KeyedStacks<K, V> extends SetWheel {
+export class KeyedStacks<K, V> extends KeyRecords<K, V> {
   /** Key slot of every key held, including the expiring one. */
   readonly slots = new Map<K, number>();
   /**
@@ -55,10 +41,6 @@ export class KeyedStacks<K, V> extends SetWheel {
    */
   private absent: K | undefined = undefined;
   private absentKnown = false;
-  /** Per key slot `k`: its key at `2k`, its value at `2k + 1` (one cache line for both). */
-  kv: unknown[] = [];
-  /** Per key slot `k`, at `4k +` OLDEST, NEWEST, COUNT, PAUSED: its oldest and newest stack, its stack count, 1 when paused. */
-  kw = new Int32Array(64 * KEY_WORDS);
   /** The key slot whose last stack is expiring while its `onExpire` runs, or NONE. */
   expiring = NONE;
   /**
@@ -72,7 +54,6 @@ export class KeyedStacks<K, V> extends SetWheel {
   lookahead: unknown = undefined;
   /** The TimerSet this store belongs to, named in the `tickwheel:core:timer-set-expire` message. */
   owner: TimerSet<unknown, unknown> | undefined = undefined;
-  private freeKeys: number[] = [];
 
   constructor(
     clock: Clock,
@@ -88,30 +69,9 @@ export class KeyedStacks<K, V> extends SetWheel {
     return k === undefined || this.stackCount(k) === 0 ? NONE : k;
   }
 
-  valueAt(k: number): V {
-    return this.kv[(k << 1) | 1] as V;
-  }
-
   /** The key slot's stacks: 0 for the expiring key until its callback sets it again. */
   stackCount(k: number): number {
     return k === this.expiring && this.expiringEmpty ? 0 : this.kw[(k << 2) | COUNT];
-  }
-
-  isPaused(k: number): boolean {
-    return this.kw[(k << 2) | PAUSED] === 1;
-  }
-
-  /** Marks a new key (no stacks yet) as paused, for `restore()`: its stacks keep their time. */
-  markPaused(k: number): void {
-    this.kw[(k << 2) | PAUSED] = 1;
-  }
-
-  oldestOf(k: number): number {
-    return this.kw[(k << 2) | OLDEST];
-  }
-
-  newerOf(s: number): number {
-    return this.w[(s << 3) | NEWER];
   }
 
   /** Keys held, not counting the expiring one. */
@@ -176,28 +136,6 @@ export class KeyedStacks<K, V> extends SetWheel {
     this.kv[(k << 1) | 1] = value;
   }
 
-  /** Game-time ms until the stack fires (or its frozen remaining time while its key is paused). */
-  remainingOfStack(k: number, s: number): number {
-    return this.kw[(k << 2) | PAUSED] === 1 ? this.t[(s << 2) | DUE] : this.remainingOf(s);
-  }
-
-  /** Pauses a running key: each stack leaves the wheel and keeps its remaining time. */
-  pauseKey(k: number): void {
-    for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE; s = this.w[(s << 3) | NEWER]!) {
-      const left = this.remainingOf(s);
-      this.unschedule(s);
-      this.t[(s << 2) | DUE] = left;
-    }
-    this.kw[(k << 2) | PAUSED] = 1;
-  }
-
-  /** Resumes a paused key: each stack goes back into the wheel with its remaining time. */
-  resumeKey(k: number): void {
-    this.kw[(k << 2) | PAUSED] = 0;
-    for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE; s = this.w[(s << 3) | NEWER]!)
-      this.schedule(s, this.t[(s << 2) | DUE]);
-  }
-
   /** `delete()`: the key leaves the Map and its slot is released. */
   deleteKey(key: K, k: number): void {
     this.slots.delete(key);
@@ -209,82 +147,13 @@ export class KeyedStacks<K, V> extends SetWheel {
   /** Removes a key that has left (or is leaving) the Map: its stacks without reporting them, then its slot. */
   releaseKey(k: number): void {
     // The expiring key's one stack has left the wheel already.
-    const running = this.kw[(k << 2) | PAUSED] === 0 && !(k === this.expiring && this.expiringEmpty);
-    const newest = this.kw[(k << 2) | NEWEST];
-    for (let s = this.kw[(k << 2) | OLDEST]; s !== NONE;) {
-      // The newest is the last: a key's only stack is discarded without loading its cache line.
-      const next = s === newest ? NONE : this.w[(s << 3) | NEWER];
-      if (running) this.discard(s);
-      else this.freeStack(s);
-      s = next;
-    }
-    this.kw[(k << 2) | OLDEST] = NONE;
-    this.kw[(k << 2) | NEWEST] = NONE;
-    this.kw[(k << 2) | COUNT] = 0;
-    this.kw[(k << 2) | PAUSED] = 0;
+    const emptied = k === this.expiring && this.expiringEmpty;
+    this.freeKey(k, this.kw[(k << 2) | PAUSED] === 0 && !emptied);
     // Deleted (or cleared) from its own onExpire: fire() must not remove it a second time.
     if (this.expiring === k) {
       this.expiring = NONE;
       this.expiringEmpty = false;
     }
-    // A free slot must not keep the caller's key and value alive.
-    this.kv[k << 1] = undefined;
-    this.kv[(k << 1) | 1] = undefined;
-    this.freeKeys.push(k);
-  }
-
-  /** A key slot for a new key, with no stacks. */
-  newKey(key: K, value: V): number {
-    let k = this.freeKeys.pop();
-    if (k === undefined) {
-      k = this.kv.length >> 1;
-      this.kv.push(key, value);
-      if (k * KEY_WORDS === this.kw.length) this.kw = grown(this.kw, new Int32Array(this.kw.length * 2));
-    } else {
-      this.kv[k << 1] = key;
-      this.kv[(k << 1) | 1] = value;
-    }
-    this.kw[(k << 2) | OLDEST] = NONE;
-    this.kw[(k << 2) | NEWEST] = NONE;
-    this.kw[(k << 2) | COUNT] = 0;
-    this.kw[(k << 2) | PAUSED] = 0;
-    return k;
-  }
-
-  /** Links a new newest stack with `ms` to go; it runs unless its key is paused. */
-  addStack(k: number, ms: number): void {
-    const s = this.allocStack(k);
-    const tail = this.kw[(k << 2) | NEWEST];
-    this.w[(s << 3) | OLDER] = tail;
-    this.w[(s << 3) | NEWER] = NONE;
-    if (tail === NONE) this.kw[(k << 2) | OLDEST] = s;
-    else this.w[(tail << 3) | NEWER] = s;
-    this.kw[(k << 2) | NEWEST] = s;
-    this.kw[(k << 2) | COUNT]++;
-    if (this.kw[(k << 2) | PAUSED] === 1) this.t[(s << 2) | DUE] = ms;
-    else this.schedule(s, ms);
-  }
-
-  private setRemaining(k: number, s: number, ms: number): void {
-    if (this.kw[(k << 2) | PAUSED] === 1) this.t[(s << 2) | DUE] = ms;
-    else this.reschedule(s, ms);
-  }
-
-  private unlinkStack(k: number, s: number): void {
-    const older = this.w[(s << 3) | OLDER];
-    const newer = this.w[(s << 3) | NEWER];
-    if (older === NONE) this.kw[(k << 2) | OLDEST] = newer;
-    else this.w[(older << 3) | NEWER] = newer;
-    if (newer === NONE) this.kw[(k << 2) | NEWEST] = older;
-    else this.w[(newer << 3) | OLDER] = older;
-    this.kw[(k << 2) | COUNT]--;
-  }
-
-  /** Removes a stack without reporting it (a dropped oldest stack, or one collapsed by `'replace'`). */
-  private dropStack(k: number, s: number): void {
-    this.unlinkStack(k, s);
-    if (this.kw[(k << 2) | PAUSED] === 0) this.discard(s);
-    else this.freeStack(s);
   }
 
   /**
@@ -292,15 +161,15 @@ export class KeyedStacks<K, V> extends SetWheel {
    * one; a key's only stack makes the key the expiring one for the callback (see the module
    * comment), and the key leaves the Map afterwards unless the callback set it again.
    */
-  protected fire(s: number): void {
+  protected fire(s: number, ahead: number): void {
     const w = this.w;
     const k = w[(s << 3) | OWNER];
-    // The stack fired next (still linked after this one): its key's cells and its value's first
-    // cache line, loaded now so that their misses overlap with this expiry's work instead of
-    // following it (-5% CPU per tick in the periodic-effects benchmark for the key cells, three
-    // A/B pairs). `typeof` reads the value's map word, the user's onExpire will read the rest.
-    const nk = w[(w[(s << 3) | NEXT] << 3) | OWNER];
-    if (nk >= 0) this.lookahead = typeof this.kv[(nk << 1) | 1];
+    // A stack this batch fires soon (its slab entry loaded already by the batch's look-ahead):
+    // its key's cells and its value's first cache line, loaded now so that their misses overlap
+    // with this expiry's work instead of following it (-5% CPU per tick in the periodic-effects
+    // benchmark for the key cells, three A/B pairs). `typeof` reads the value's map word, the
+    // user's onExpire will read the rest.
+    if (ahead >= 0) this.lookahead = typeof this.kv[(w[(ahead << 3) | OWNER] << 1) | 1];
     const key = this.kv[k << 1] as K;
     const value = this.kv[(k << 1) | 1] as V;
     if (w[(s << 3) | OLDER] !== NONE || w[(s << 3) | NEWER] !== NONE) {

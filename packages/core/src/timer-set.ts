@@ -32,7 +32,7 @@
  *
  * The timers are not `TimerHandle` objects: they are indices into typed arrays, filed in a wheel
  * of their own on game time (`timer-set-wheel.ts`), and the keys are slots of a few arrays found
- * through one Map (`timer-set-store.ts`). A buff costs no object and no closure, and a key set
+ * through one Map (`timer-set-keys.ts`, `timer-set-store.ts`). A buff costs no object and no closure, and a key set
  * again from its own `onExpire` reuses the slot that just fired: no allocation per expiry.
  *
  * ## Order
@@ -47,24 +47,19 @@ import { PausableClock } from './pausable-clock.js';
 import { sharedWheel } from './shared-wheel.js';
 import {
   REPLACE,
-  policyCode,
+  policyOf,
   requireMaxStacks,
+  requireOnExpire,
+  requireOpenWheel,
   type TimerSetConstructorOptions,
   type TimerSetOptions,
   type TimerSetRestoreOptions,
 } from './timer-set-options.js';
-import { loadTimers, saveTimers, stackTimes } from './timer-set-save.js';
-import {
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  copyJsonValue,
-  readSnapshot,
-  type SnapshotKey,
-  type TimerSetSnapshot,
-} from './timer-set-snapshot.js';
+import { loadTimers, planRestore, snapshotOf, stackTimes } from './timer-set-save.js';
+import type { SnapshotKey, TimerSetSnapshot } from './timer-set-snapshot.js';
 import { KeyedStacks } from './timer-set-store.js';
-import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
-import { describeValue, requireFunction, requireMs } from './options-kit.js';
+import type { TimingWheel } from './timing-wheel.js';
+import { requireMs } from './options-kit.js';
 
 export type {
   ExpireCallback,
@@ -107,13 +102,8 @@ export class TimerSet<V, K = SnapshotKey> {
    * @throws TypeError when `onExpire` is not a function or `wheel` is not a TimingWheel; Error when the wheel is closed
    */
   constructor(options: TimerSetConstructorOptions<V, K>) {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(`options must be an object with an onExpire function, got ${describeValue(options)}`);
-    }
-    const onExpire = requireFunction<TimerSetConstructorOptions<V, K>['onExpire']>(options.onExpire, 'onExpire');
-    const wheel = options.wheel ?? sharedWheel();
-    if (!isTimingWheel(wheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);
-    if (wheel.isClosed) throw new Error('wheel is closed: a TimerSet needs an open TimingWheel');
+    const onExpire = requireOnExpire<V, K>(options, 'an onExpire function');
+    const wheel = requireOpenWheel(options.wheel ?? sharedWheel());
     this.outer = wheel;
     const gameClock = new PausableClock(wheel);
     this.gameClock = gameClock;
@@ -153,15 +143,8 @@ export class TimerSet<V, K = SnapshotKey> {
   set(key: K, durationMs: number, value: V, options?: TimerSetOptions): this {
     if (typeof durationMs !== 'number' || !(durationMs >= 0) || durationMs === Infinity)
       requireMs(durationMs, 'durationMs');
-    let policy = REPLACE;
-    let maxStacks = Infinity;
-    if (options !== undefined) {
-      if (options === null || typeof options !== 'object') {
-        throw new TypeError(`options must be an object, got ${describeValue(options)}`);
-      }
-      if (options.policy !== undefined) policy = policyCode(options.policy);
-      if (options.maxStacks !== undefined) maxStacks = requireMaxStacks(options.maxStacks);
-    }
+    const policy = options === undefined ? REPLACE : policyOf(options);
+    const maxStacks = options?.maxStacks === undefined ? Infinity : requireMaxStacks(options.maxStacks);
     if (this.closed || this.outer.isClosed) throw this.closedError();
     this.store.set(key, durationMs, value, policy, maxStacks);
     return this;
@@ -294,14 +277,7 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   snapshot(): TimerSetSnapshot<V> {
-    const timers = saveTimers(this.store);
-    return {
-      format: SNAPSHOT_FORMAT,
-      version: SNAPSHOT_VERSION,
-      savedAt: Date.now(),
-      paused: this.gameClock.paused,
-      timers,
-    };
+    return snapshotOf(this.store, this.gameClock.paused);
   }
 
   /**
@@ -316,17 +292,8 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   static restore<V>(saved: TimerSetSnapshot<V>, options: TimerSetRestoreOptions<V>): TimerSet<V, SnapshotKey> {
-    const snapshot = readSnapshot<V>(saved);
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(`options must be an object with onExpire and offline, got ${describeValue(options)}`);
-    }
-    if (options.offline !== 'frozen' && options.offline !== 'elapsed') {
-      throw new RangeError(`offline must be 'frozen' or 'elapsed', got ${describeValue(options.offline)}`);
-    }
-    const values = snapshot.timers.map((timer) => copyJsonValue(timer.value, timer.key) as V);
+    const { snapshot, values, elapsedMs } = planRestore(saved, options);
     const set = new TimerSet<V, SnapshotKey>({ wheel: options.wheel, onExpire: options.onExpire });
-    const elapsedMs =
-      options.offline === 'elapsed' && !snapshot.paused ? Math.max(0, Date.now() - snapshot.savedAt) : 0;
     if (snapshot.paused) set.gameClock.pause();
     loadTimers(set.store, snapshot.timers, values, elapsedMs);
     return set;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SetLevels } from '../src/timer-set-levels.js';
+import { STAMP } from '../src/timer-set-slab.js';
 
-/** The level rings alone: timers filed for a due tick, found again by the next-event search. */
+/** The level buckets alone: timers filed for a due tick, found again by the next-event search. */
 class Levels extends SetLevels {
   add(tick: number): number {
     const s = this.allocStack(0);
@@ -13,6 +14,18 @@ class Levels extends SetLevels {
   remove(s: number): void {
     this.unlink(s);
     this.freeStack(s);
+  }
+
+  /** Takes the next event's bucket and returns its entries' [index, stamp] pairs. */
+  takeNext(): [number, number][] {
+    this.takeBucket(this.nextEventBucket());
+    const out: [number, number][] = [];
+    for (let i = 0; i < this.batchLength; i += 2) out.push([this.batch[i], this.batch[i + 1]]);
+    return out;
+  }
+
+  tidy(): void {
+    this.compact();
   }
 
   /** The next event's tick and the level it was found at, or [-1, -1]. */
@@ -27,10 +40,6 @@ class Levels extends SetLevels {
 
   clearAll(): void {
     this.sweep();
-  }
-
-  fresh(): number {
-    return this.allocStack(0);
   }
 }
 
@@ -52,23 +61,48 @@ describe('SetLevels', () => {
     expect(levels.next()).toEqual([1_000, 0]);
   });
 
-  it('clears a bucket when its last timer is unlinked, so the search moves on', () => {
+  it('leaves an unlinked timer’s entry stale, with the old stamp, until its bucket is read', () => {
     const levels = new Levels();
     const a = levels.add(5);
     const b = levels.add(5);
-    levels.add(9);
     levels.remove(a);
+    expect(levels.stale).toBe(1);
     expect(levels.next()).toEqual([5, 0]);
-    levels.remove(b);
-    expect(levels.next()).toEqual([9, 0]);
+    expect(levels.takeNext()).toEqual([
+      [a, 0],
+      [b, 0],
+    ]);
+    expect(levels.w[(a << 3) | STAMP]).toBe(1);
+    expect(levels.next()).toEqual([-1, -1]);
   });
 
-  it('sweeps every bucket empty and frees every filed index for reuse', () => {
+  it('compacts stale entries away, keeping the order of the rest and clearing emptied buckets', () => {
+    const levels = new Levels();
+    const [a, b, c] = [levels.add(7), levels.add(7), levels.add(7)];
+    const d = levels.add(9);
+    levels.remove(b);
+    levels.remove(d);
+    levels.tidy();
+    expect(levels.stale).toBe(0);
+    expect(levels.takeNext()).toEqual([
+      [a, 0],
+      [c, 0],
+    ]);
+    expect(levels.next()).toEqual([-1, -1]);
+  });
+
+  it('sweeps every bucket empty', () => {
     const levels = new Levels();
     const filed = [3, 200, 300, 70_000, 2 ** 31 + 5].map((tick) => levels.add(tick));
+    for (const s of filed) levels.remove(s);
     levels.clearAll();
+    expect(levels.stale).toBe(0);
     expect(levels.next()).toEqual([-1, -1]);
-    const reused = filed.map(() => levels.fresh());
-    expect(reused.sort((x, y) => x - y)).toEqual([...filed].sort((x, y) => x - y));
+  });
+
+  it('grows a bucket past its first array, keeping the filing order', () => {
+    const levels = new Levels();
+    const filed = Array.from({ length: 1_000 }, () => levels.add(42));
+    expect(levels.takeNext().map(([s]) => s)).toEqual(filed);
   });
 });

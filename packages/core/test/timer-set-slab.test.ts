@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DUE, grown, NEWER, NEXT, OLDER, OWNER, PREV, StackSlab } from '../src/timer-set-slab.js';
+import { DUE, grown, NEWER, OLDER, OWNER, STAMP, StackSlab } from '../src/timer-set-slab.js';
 
 /** The slab's protected API, opened up for the test. */
 class Slab extends StackSlab {
@@ -33,15 +33,23 @@ describe('timer-set-slab', () => {
     it('keeps a timer’s integer fields and its due time in one buffer, 32 bytes per timer', () => {
       const slab = new Slab();
       const s = slab.alloc(5);
-      slab.w[(s << 3) | NEXT] = 11;
-      slab.w[(s << 3) | PREV] = 12;
+      slab.w[(s << 3) | STAMP] = 11;
       slab.w[(s << 3) | NEWER] = 13;
       slab.w[(s << 3) | OLDER] = 14;
       slab.t[(s << 2) | DUE] = 123.5;
       expect(slab.w.buffer).toBe(slab.t.buffer);
-      expect(Array.from(slab.w.subarray(s << 3, (s << 3) + 5))).toEqual([11, 12, 5, 13, 14]);
+      expect(Array.from(slab.w.subarray(s << 3, (s << 3) + 5))).toEqual([11, 0, 5, 13, 14]);
       expect(slab.t[(s << 2) | DUE]).toBe(123.5);
       expect(slab.w.byteLength / 256).toBe(32);
+    });
+
+    it('keeps an index’s stamp when it is freed and handed out again', () => {
+      const slab = new Slab();
+      const s = slab.alloc(1);
+      slab.w[(s << 3) | STAMP] = 41;
+      slab.release(s);
+      expect(slab.alloc(2)).toBe(s);
+      expect(slab.w[(s << 3) | STAMP]).toBe(41);
     });
 
     it('doubles its buffer when full, keeping every field', () => {

@@ -94,42 +94,61 @@ describe('SetWheel', () => {
     expect(wheel.fired).toEqual([]);
   });
 
-  it('never fires a discarded timer, frees it when its bucket comes up and gives the wake-up back when empty', () => {
+  it('never fires a discarded timer, frees its index at once and gives the wake-up back when empty', () => {
     const clock = new ManualClock(0);
     const wheel = new RecordingWheel(clock);
     const keep = wheel.add(300);
     const other = wheel.add(300);
     const gone = wheel.add(300);
     wheel.drop(gone);
-    expect([wheel.pending, wheel.dead]).toEqual([2, 1]);
+    expect([wheel.pending, wheel.stale]).toEqual([2, 1]);
+    // Its index is free already: the next timer takes it, and the stale entry does not fire it.
+    const next = wheel.add(300);
+    expect(next).toBe(gone);
     clock.advance(300);
     expect(wheel.fired).toEqual([
       [300, keep],
       [300, other],
+      [300, next],
     ]);
-    expect(wheel.dead).toBe(0);
-    // Its index is free again: the next timers take it before growing.
-    const next = [wheel.add(10), wheel.add(10), wheel.add(70_000)];
-    expect(next).toContain(gone);
-    wheel.drop(next[2]);
-    expect([wheel.pending, wheel.dead]).toEqual([2, 1]);
-    clock.advance(100_000);
-    expect(wheel.fired.map(([, s]) => s)).toEqual([keep, other, next[0], next[1]]);
-    expect([wheel.pending, wheel.dead]).toEqual([0, 0]);
+    expect(wheel.stale).toBe(0);
+    const far = wheel.add(70_000);
+    wheel.drop(far);
+    expect([wheel.pending, wheel.stale]).toEqual([0, 0]);
     expect(clock.runNext()).toBe(false);
   });
 
-  it('keeps discarded timers still filed no more than the live ones, whatever the pattern', () => {
+  it('keeps stale entries within twice the live ones (plus a slack), whatever the pattern', () => {
     const clock = new ManualClock(0);
     const wheel = new RecordingWheel(clock);
     const live = Array.from({ length: 100 }, () => wheel.add(60_000));
-    for (let i = 0; i < 10_000; i++) wheel.drop(wheel.add(60_000));
+    let most = 0;
+    for (let i = 0; i < 10_000; i++) {
+      wheel.drop(wheel.add(60_000));
+      most = Math.max(most, wheel.stale);
+    }
     expect(wheel.pending).toBe(live.length);
-    expect(wheel.dead).toBeLessThanOrEqual(live.length);
-    expect(wheel.capacity()).toBeLessThanOrEqual(1_024);
+    expect(most).toBeLessThanOrEqual(2 * live.length + 1_025);
+    expect(wheel.capacity()).toBe(256);
     clock.advance(60_000);
     expect(wheel.fired.map(([, s]) => s)).toEqual(live);
-    expect(wheel.dead).toBe(0);
+    expect(wheel.stale).toBe(0);
+  });
+
+  it('fires a timer moved earlier once, at its new time, though its old entry is still filed', () => {
+    const clock = new ManualClock(0);
+    const wheel = new RecordingWheel(clock);
+    const s = wheel.add(500);
+    wheel.move(s, 100);
+    wheel.onFire = (fired) => {
+      if (clock.now() === 100) wheel.add(600);
+      expect(fired).toBe(s);
+    };
+    clock.advance(1_000);
+    expect(wheel.fired).toEqual([
+      [100, s],
+      [700, s],
+    ]);
   });
 
   it('fires a timer set for the current tick from a callback in the same pass', () => {

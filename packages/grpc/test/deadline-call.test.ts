@@ -75,7 +75,9 @@ function makeCall({ expiresAt = 1_000, budgetMs = expiresAt, idleMs = Infinity, 
   const wheel = new TimingWheel({ clock });
   wheels.push(wheel);
   const next = new NextCall();
-  const call = new DeadlineCall(next, wheel, PATH, limit, expiresAt, budgetMs, idleMs, signal);
+  // The method's configured timeout is the budget when `limit` names it; the clock starts at 0.
+  const plan = { path: PATH, timeoutMs: budgetMs, timeoutFrom: 'method' as const, idleMs };
+  const call = new DeadlineCall(next, wheel, plan, limit, expiresAt, expiresAt - budgetMs, signal);
   const app = appListener();
   return { clock, wheel, next, call, app };
 }

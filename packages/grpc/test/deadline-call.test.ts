@@ -115,13 +115,13 @@ describe('deadline-call', () => {
       expect(wheel.size).toBe(1);
     });
 
-    it('arms one wheel handle that does not keep the process alive', () => {
+    it('arms one wheel handle that keeps the process alive while the call is pending, as grpc-js’s own deadline timer does', () => {
       const { call, app, wheel } = makeCall({ expiresAt: 1_000, idleMs: 100 });
       call.start(new Metadata(), app.listener);
       expect(wheel.size).toBe(1);
-      // The call keeps the process alive while it runs; its timer must not (a private field, read on purpose).
+      // grpc-js's resolving call arms a ref'ed setTimeout for its deadline (a private field, read on purpose).
       const timer = (call as unknown as { timer: TimerHandle }).timer;
-      expect(timer.hasRef()).toBe(false);
+      expect(timer.hasRef()).toBe(true);
       expect(timer.expiresAt).toBe(100);
     });
   });

@@ -2,31 +2,17 @@
  * deadlineInterceptor: the client entry function that gives calls a deadline and idle limit from the wheel.
  * Must not depend on: the server interceptor or another adapter.
  */
-import { InterceptingCall, propagate as Propagate, status as Status } from '@grpc/grpc-js';
-import type { Interceptor, InterceptorOptions } from '@grpc/grpc-js';
+import { propagate as Propagate, status as Status } from '@grpc/grpc-js';
+import type { InterceptingCall, Interceptor, InterceptorOptions } from '@grpc/grpc-js';
 import { captureContext, currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
 import { deadlineChannel, publishDeadline } from './channels.js';
-import { DeadlineCall } from './deadline-call.js';
+import { DeadlineCall, type ClientMethodPlan } from './deadline-call.js';
 import { spentDetails } from './details.js';
 import { msUntil } from './grpc-timeout.js';
 import { isTimeout } from './parent-abort.js';
 import { DEFAULTS, optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
 import { SpentCall } from './spent-call.js';
 import type { DeadlineInterceptorOptions, DeadlineLimit, MethodDeadlineOptions } from './types.js';
-
-/** One setting and where it came from. */
-interface Setting {
-  readonly ms: number;
-  readonly from: DeadlineLimit;
-}
-
-/** What the options say about one method, worked out on its first call and kept. */
-interface MethodPlan {
-  readonly timeout: Setting;
-  readonly streamIdleMs: number;
-}
-
-const NONE: Setting = { ms: Infinity, from: 'default' };
 
 /** The reason a handler's outgoing call is refused when its parent call was cancelled. */
 const PARENT_CANCELLED =
@@ -65,24 +51,24 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
   const overrides = parseOverrides(raw.overrides, 'overrides', parseMethodOptions);
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
 
-  const base: MethodPlan = {
-    timeout: timeoutMs === Infinity ? NONE : { ms: timeoutMs, from: 'default' },
-    streamIdleMs,
-  };
-  const plans = new Map<string, MethodPlan>();
-  const planFor = (path: string): MethodPlan => {
+  const plans = new Map<string, ClientMethodPlan>();
+  const planFor = (method: InterceptorOptions['method_definition']): ClientMethodPlan => {
+    const path = method.path;
     let plan = plans.get(path);
     if (plan === undefined) {
       const service = overrides.services.get(serviceKeyOf(path));
-      const method = overrides.methods.get(path);
+      const own = overrides.methods.get(path);
+      const [configuredMs, from]: [number, ClientMethodPlan['timeoutFrom']] =
+        own?.timeoutMs !== undefined
+          ? [own.timeoutMs, 'method']
+          : service?.timeoutMs !== undefined
+            ? [service.timeoutMs, 'service']
+            : [timeoutMs, 'default'];
       plan = {
-        timeout:
-          method?.timeoutMs !== undefined
-            ? { ms: method.timeoutMs, from: 'method' }
-            : service?.timeoutMs !== undefined
-              ? { ms: service.timeoutMs, from: 'service' }
-              : base.timeout,
-        streamIdleMs: method?.streamIdleMs ?? service?.streamIdleMs ?? base.streamIdleMs,
+        path,
+        timeoutMs: configuredMs,
+        timeoutFrom: from,
+        idleMs: method.responseStream ? (own?.streamIdleMs ?? service?.streamIdleMs ?? streamIdleMs) : Infinity,
       };
       plans.set(path, plan);
     }
@@ -90,13 +76,11 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
   };
 
   return (callOptions: InterceptorOptions, nextCall) => {
-    const method = callOptions.method_definition;
-    const path = method.path;
-    const plan = planFor(path);
+    const plan = planFor(callOptions.method_definition);
     const wheel = wheelOption ?? sharedWheel();
     const now = freshNow(wheel.clock); // a call costs far more than a clock read
-    let expiresAt = now + plan.timeout.ms;
-    let limit = plan.timeout.from;
+    let expiresAt = now + plan.timeoutMs;
+    let limit: DeadlineLimit = plan.timeoutFrom;
 
     const explicit = callOptions.deadline;
     const hasExplicit = explicit !== undefined && explicit !== Infinity;
@@ -126,20 +110,18 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
     }
     if (expiresAt <= now) {
-      publishDeadline('client', path, limit, 0, 0, captureContext(deadlineChannel));
-      return new SpentCall(Status.DEADLINE_EXCEEDED, spentDetails(limit, path));
+      publishDeadline('client', plan.path, limit, 0, 0, captureContext(deadlineChannel));
+      return new SpentCall(Status.DEADLINE_EXCEEDED, spentDetails(limit, plan.path));
     }
 
-    const idleMs = method.responseStream ? plan.streamIdleMs : Infinity;
-    if (expiresAt === Infinity && idleMs === Infinity) return new InterceptingCall(nextCall(callOptions));
+    // Nothing to time: the rest of the chain as it is (grpc-js only uses it through the interface, as below).
+    if (expiresAt === Infinity && plan.idleMs === Infinity) return nextCall(callOptions) as unknown as InterceptingCall;
     // grpc-js would arm a setTimeout for an explicit or parent deadline; the wheel times it instead.
     const next =
       hasExplicit || parent !== undefined
         ? nextCall({ ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE })
         : nextCall(callOptions);
-    // A configured limit is reported as configured (80, not the 79.99999999999997 of a float difference).
-    const budgetMs = expiresAt === now + plan.timeout.ms ? plan.timeout.ms : expiresAt - now;
-    const call = new DeadlineCall(next, wheel, path, limit, expiresAt, budgetMs, idleMs, ambient?.signal);
+    const call = new DeadlineCall(next, wheel, plan, limit, expiresAt, now, ambient?.signal);
     // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
     // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
     // which DeadlineCall implements without the base class's unused per-call fields.

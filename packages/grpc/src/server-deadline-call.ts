@@ -41,6 +41,50 @@ function clientCancelledReason(): DOMException {
   return new DOMException('The client cancelled the call', 'AbortError');
 }
 
+/**
+ * Delivering one listener event inside a scope without a closure per event: `scope.run()` calls
+ * its function at once, synchronously, so the event waits in these variables for the one shared
+ * function below (a closure and its context per call otherwise: ~70 B and ~40 ns, Node 24).
+ */
+const RECEIVE_METADATA = 0;
+const RECEIVE_MESSAGE = 1;
+const RECEIVE_HALF_CLOSE = 2;
+const CANCEL = 3;
+type ListenerEvent = typeof RECEIVE_METADATA | typeof RECEIVE_MESSAGE | typeof RECEIVE_HALF_CLOSE | typeof CANCEL;
+let eventListener: InterceptingServerListener | undefined;
+let eventKind: ListenerEvent = CANCEL;
+let eventValue: unknown;
+
+function deliverEvent(): void {
+  const listener = eventListener!;
+  const value = eventValue;
+  eventListener = undefined;
+  eventValue = undefined;
+  switch (eventKind) {
+    case RECEIVE_METADATA:
+      return listener.onReceiveMetadata(value as Metadata);
+    case RECEIVE_MESSAGE:
+      return listener.onReceiveMessage(value);
+    case RECEIVE_HALF_CLOSE:
+      return listener.onReceiveHalfClose();
+    case CANCEL:
+      return listener.onCancel();
+  }
+}
+
+/** Runs one event of `listener` with `scope` as the ambient deadline. */
+function inScope(
+  scope: DeadlineScope,
+  listener: InterceptingServerListener,
+  kind: ListenerEvent,
+  value: unknown,
+): void {
+  eventListener = listener;
+  eventKind = kind;
+  eventValue = value;
+  scope.run(deliverEvent);
+}
+
 /** The call's life. OPEN: events flow. FINISHED: one status went out, the rest is dropped. */
 const WAITING = 0;
 const OPEN = 1;
@@ -154,7 +198,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface {
     if (this.phase === WAITING && !this.begin(metadata)) return;
     if (this.phase === FINISHED) return;
     const scope = this.scope;
-    if (scope !== undefined && this.plan.requestStream) scope.run(() => this.listener!.onReceiveMetadata(metadata));
+    if (scope !== undefined && this.plan.requestStream) inScope(scope, this.listener!, RECEIVE_METADATA, metadata);
     else this.listener!.onReceiveMetadata(metadata);
   }
 
@@ -162,7 +206,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface {
   onReceiveMessage(message: unknown): void {
     if (this.phase !== OPEN) return;
     const scope = this.scope;
-    if (scope !== undefined && this.plan.requestStream) scope.run(() => this.listener!.onReceiveMessage(message));
+    if (scope !== undefined && this.plan.requestStream) inScope(scope, this.listener!, RECEIVE_MESSAGE, message);
     else this.listener!.onReceiveMessage(message);
   }
 
@@ -170,7 +214,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface {
   onReceiveHalfClose(): void {
     if (this.phase !== OPEN) return;
     const scope = this.scope;
-    if (scope !== undefined) scope.run(() => this.listener!.onReceiveHalfClose());
+    if (scope !== undefined) inScope(scope, this.listener!, RECEIVE_HALF_CLOSE, undefined);
     else this.listener!.onReceiveHalfClose();
   }
 
@@ -188,7 +232,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface {
     if (this.listener === undefined) return;
     // Inside the scope when the call ended by a cancel or a deadline, so the handler's
     // 'cancelled' listener sees why in currentDeadline().signal.
-    if (scope !== undefined) scope.run(() => this.listener!.onCancel());
+    if (scope !== undefined) inScope(scope, this.listener, CANCEL, undefined);
     else this.listener.onCancel();
   }
 

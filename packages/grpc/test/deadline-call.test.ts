@@ -75,7 +75,9 @@ function makeCall({ expiresAt = 1_000, budgetMs = expiresAt, idleMs = Infinity, 
   const wheel = new TimingWheel({ clock });
   wheels.push(wheel);
   const next = new NextCall();
-  const call = new DeadlineCall(next, wheel, PATH, limit, expiresAt, budgetMs, idleMs, signal);
+  // The method's configured timeout is the budget when `limit` names it; the clock starts at 0.
+  const plan = { path: PATH, timeoutMs: budgetMs, timeoutFrom: 'method' as const, idleMs };
+  const call = new DeadlineCall(next, wheel, plan, limit, expiresAt, expiresAt - budgetMs, signal);
   const app = appListener();
   return { clock, wheel, next, call, app };
 }
@@ -113,13 +115,13 @@ describe('deadline-call', () => {
       expect(wheel.size).toBe(1);
     });
 
-    it('arms one wheel handle that does not keep the process alive', () => {
+    it('arms one wheel handle that keeps the process alive while the call is pending, as grpc-js’s own deadline timer does', () => {
       const { call, app, wheel } = makeCall({ expiresAt: 1_000, idleMs: 100 });
       call.start(new Metadata(), app.listener);
       expect(wheel.size).toBe(1);
-      // The call keeps the process alive while it runs; its timer must not (a private field, read on purpose).
+      // grpc-js's resolving call arms a ref'ed setTimeout for its deadline (a private field, read on purpose).
       const timer = (call as unknown as { timer: TimerHandle }).timer;
-      expect(timer.hasRef()).toBe(false);
+      expect(timer.hasRef()).toBe(true);
       expect(timer.expiresAt).toBe(100);
     });
   });

@@ -9,10 +9,16 @@ describe('grpc-timeout', () => {
       expect(grpcTimeoutValue(120_000)).toBe('2M');
       expect(grpcTimeoutValue(3_600_000)).toBe('1H');
       expect(grpcTimeoutValue(250)).toBe('250m');
-      expect(grpcTimeoutValue(1500.2)).toBe('1500200u');
-      expect(grpcTimeoutValue(0.0005)).toBe('500n');
       expect(grpcTimeoutValue(30 * 86_400_000)).toBe('720H');
       expect(grpcTimeoutValue(365 * 86_400_000)).toBe('8760H');
+    });
+
+    it('rounds a fraction of a millisecond up to a whole one, as grpc-js sends its own deadlines', () => {
+      // A grpc-js server reads `1500200u` as (1500200 * 0.001) | 0 = 1500 ms: less than the budget.
+      expect(grpcTimeoutValue(1500.2)).toBe('1501m');
+      expect(grpcTimeoutValue(0.0005)).toBe('1m');
+      expect(grpcTimeoutValue(29_999.873_123)).toBe('30S');
+      expect(grpcTimeoutValue(59_999.000_001)).toBe('1M');
     });
 
     it('rounds up in the finest unit that fits 8 digits when no unit is exact', () => {
@@ -20,12 +26,20 @@ describe('grpc-timeout', () => {
       expect(grpcTimeoutValue(1e12)).toBe('16666667M');
       expect(grpcTimeoutValue(100_000_000.5)).toBe('100001S');
       expect(grpcTimeoutValue(2 ** 31 - 1)).toBe('2147484S');
-      expect(grpcTimeoutValue(29_999.873_123)).toBe('29999874u');
+    });
+
+    it('gives the same value for the same whole milliseconds, call after call', () => {
+      expect(grpcTimeoutValue(59_999.2)).toBe('1M');
+      expect(grpcTimeoutValue(59_999.9)).toBe('1M');
+      expect(grpcTimeoutValue(250)).toBe('250m');
+      expect(grpcTimeoutValue(59_999.9)).toBe('1M');
     });
 
     it('never says less than the budget', () => {
       for (const ms of [0.3, 1.0000004, 999.9999, 86_400_001.5, 1e12 + 1, 2 ** 40 + 0.5, 123_456_789.123]) {
-        expect(parseGrpcTimeout(grpcTimeoutValue(ms))! - ms).toBeGreaterThan(-1e-6);
+        expect(parseGrpcTimeout(grpcTimeoutValue(ms))! - ms).toBeGreaterThanOrEqual(0);
+        // What a grpc-js server reads (`(digits * unit) | 0`) is never less either.
+        if (ms <= MAX_GRPC_TIMEOUT_MS) expect(parseGrpcTimeout(grpcTimeoutValue(ms))! | 0).toBeGreaterThanOrEqual(ms);
       }
     });
 

@@ -2,7 +2,7 @@
  * NativeDriver: the one native timer that wakes a wheel, and setTimeout's delay limit.
  * Must not depend on: the wheel's internals or any adapter package (it only calls the wake-up it is given).
  */
-import { freshNow, type Clock, type WakeupDriver } from './clock.js';
+import { atJobEnd, freshNow, type Clock, type WakeupDriver } from './clock.js';
 
 /** setTimeout's largest delay; anything longer fires after 1 ms with a TimeoutOverflowWarning. */
 export const MAX_NATIVE_DELAY_MS = 2 ** 31 - 1;
@@ -76,14 +76,15 @@ export class NativeDriver implements WakeupDriver {
    * Applied to the native timer once, at the end of the current job: `wheel.schedule(...).unref()`
    * on an otherwise unref'ed wheel flips the wish twice in a row, and a native `ref()` plus
    * `unref()` per schedule would cost more than the schedule. The loop only looks at the timer's
-   * ref state after the job and its microtasks, so it never sees a stale one.
+   * ref state after the job and its microtasks, so it never sees a stale one. Nothing is queued
+   * while no native timer is armed (the next `arm` applies the wish) or when the timer already
+   * has the state asked for.
    */
   setRef(ref: boolean): void {
     this.ref = ref;
-    if (!this.refSyncQueued) {
-      this.refSyncQueued = true;
-      queueMicrotask(this.syncRef);
-    }
+    if (this.timer === undefined || this.refSyncQueued || this.appliedRef === ref) return;
+    this.refSyncQueued = true;
+    atJobEnd(this.syncRef);
   }
 
   close(): void {

@@ -95,14 +95,19 @@
  */
 import { freshNow, isDrivingClock, systemClock, type Clock } from './clock.js';
 import { NativeDriver } from './native-driver.js';
-import { MAX_DELAY_MS, sumUp, TickScale } from './tick-scale.js';
+import * as tickScale from './tick-scale.js';
 import * as timerState from './timer-handle.js';
-import { TimerHandle, type TimerCallback } from './timer-handle.js';
+import type { TimerCallback } from './timer-handle.js';
 import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from './options-kit.js';
 import type { TimingWheelOptions } from './wheel-types.js';
 import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 
-const { isUnrefDelay } = timerState;
+// Module-level copies: compiled to CommonJS, an imported binding is a property read off the
+// other module's exports object at every use, and `schedule` uses TimerHandle and MAX_DELAY_MS
+// on every call (see the measurement in wheel-filing.ts).
+const { isUnrefDelay, TimerHandle } = timerState;
+type TimerHandle = timerState.TimerHandle;
+const { MAX_DELAY_MS, sumUp, TickScale } = tickScale;
 
 /** The brand every copy of this package puts on its wheels: see {@link isTimingWheel}. */
 const WHEEL_BRAND = Symbol.for('@tickwheel/core.TimingWheel@0');

@@ -121,6 +121,9 @@ export abstract class WheelFiling extends WheelLevels {
   /** A pending handle stopped being pending while unref'ed ones exist: count it, tell the driver. */
   private leftPending(handle: TimerHandle): void {
     if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount--;
+    // The last one, cancelled outside a pass: give the native timer back before telling the
+    // driver (the caller would disarm next), so that it does not queue a re-ref of a timer that goes.
+    if (this.pendingCount === 0 && !this.processing) this.disarm();
     this.syncRef();
   }
 

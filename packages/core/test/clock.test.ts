@@ -61,6 +61,17 @@ describe('SystemClock', () => {
       clock.endJob();
       expect(clock.now()).toBeGreaterThanOrEqual(fresh + 3);
     });
+
+    it('drops a reading taken after endJob when the job ends, like the first one', async () => {
+      const clock = new SystemClock();
+      clock.now();
+      clock.endJob(); // as a wheel does before each callback of a pass
+      const second = clock.now();
+      busyLoop(3);
+      expect(clock.now()).toBe(second);
+      await Promise.resolve();
+      expect(clock.now()).toBeGreaterThanOrEqual(second + 3);
+    });
   });
 
   describe('the clock contract', () => {

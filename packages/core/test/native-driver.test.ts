@@ -205,5 +205,22 @@ describe('NativeDriver (system clock)', () => {
       );
       expect(res.stdout.trim()).toBe('fired');
     });
+
+    it("lets the process exit after request-at-a-time unref'ed timers, each cancelled in a later job", () => {
+      const started = Date.now();
+      const res = runScript(
+        `const w = new core.TimingWheel(); (async () => { for (let i = 0; i < 50; i++) { const h = w.schedule(5000, () => console.log('fired')).unref(); await null; h.cancel(); await new Promise((r) => setImmediate(r)); } w.schedule(5000, () => console.log('fired')).unref(); })();`,
+      );
+      expect(res.status).toBe(0);
+      expect(res.stdout).toBe('');
+      expect(Date.now() - started).toBeLessThan(4000);
+    });
+
+    it("holds the process for a ref'ed timer scheduled once unref'ed ones emptied the wheel", () => {
+      const res = runScript(
+        `const w = new core.TimingWheel(); (async () => { for (let i = 0; i < 50; i++) { const h = w.schedule(5000, () => console.log('unref fired')).unref(); await null; h.cancel(); } w.schedule(200, () => console.log('fired')); })();`,
+      );
+      expect(res.stdout.trim()).toBe('fired');
+    });
   });
 });

@@ -72,6 +72,14 @@ const COUNTED = Object.keys(CANDIDATES).filter(
   (candidate) => candidate !== 'bridge-on' || process.env.BENCH_CHANNEL_BRIDGE !== '0',
 );
 
+/**
+ * Counts per candidate (BENCH_CHANNEL_REPEATS, default 1), alternating candidates; a row shows
+ * their median. A count does not depend on the machine's load, but it does move with when the
+ * garbage collector and the optimizer happen to run: repeated counts of one build on Node 20's
+ * fetch kernel (~56k instructions per request) differ by up to ~1%, the size of the target.
+ */
+const REPEATS = Math.max(1, Math.floor(Number(process.env.BENCH_CHANNEL_REPEATS ?? 1)));
+
 /** Valgrind runs at once (each is single-threaded); BENCH_CHANNEL_JOBS overrides. */
 const JOBS = Math.max(1, Number(process.env.BENCH_CHANNEL_JOBS ?? 2));
 
@@ -133,22 +141,32 @@ export async function channelInstructionScenarios(suite) {
   const built = compiledOut(packages, false);
   try {
     const jobs = [];
-    for (const spec of specs)
-      for (const candidate of COUNTED)
-        jobs.push(() => countAsync(spec.kernel, candidate, candidate === 'compiled-out' ? stripped : built));
+    for (let repeat = 0; repeat < REPEATS; repeat++)
+      for (const spec of specs)
+        for (const candidate of COUNTED)
+          jobs.push(() => countAsync(spec.kernel, candidate, candidate === 'compiled-out' ? stripped : built));
     const counts = await fewAtATime(jobs);
     const out = [];
     specs.forEach((spec, i) => {
       const results = {};
       COUNTED.forEach((candidate, j) => {
-        const count = counts[i * COUNTED.length + j];
-        results[CANDIDATES[candidate]] = { median: count.perOp, samples: [count.perOp], counts: count };
+        const mine = Array.from(
+          { length: REPEATS },
+          (_, repeat) => counts[(repeat * specs.length + i) * COUNTED.length + j],
+        );
+        const samples = mine.map((count) => count.perOp);
+        const middle = [...samples].sort((a, b) => a - b)[(REPEATS - 1) >> 1];
+        results[CANDIDATES[candidate]] = {
+          median: middle,
+          samples,
+          counts: REPEATS === 1 ? mine[0] : mine,
+        };
       });
       const off = results[CANDIDATES['compiled-out']].median;
       const unused = results[CANDIDATES['no-subscriber']].median;
       const bridged = results[CANDIDATES['bridge-on']]?.median;
       const kernel = CHANNEL_KERNELS[spec.kernel];
-      const how = `valgrind --tool=cachegrind, node --predictable --no-concurrent-recompilation; (instructions of a ${kernel.longOps.toLocaleString('en-US')}-op run - those of a ${kernel.shortOps.toLocaleString('en-US')}-op run) / ${(kernel.longOps - kernel.shortOps).toLocaleString('en-US')}, each after a ${kernel.warmOps.toLocaleString('en-US')}-op warm-up, on a ManualClock wheel (lib/channel-kernels.mjs \`${spec.kernel}\`). "${CHANNEL_CANDIDATES.compiledOut}" is the same build with every hasSubscribers read replaced by false (lib/channel-candidates.mjs). One count per candidate: it does not depend on the machine's load.`;
+      const how = `valgrind --tool=cachegrind, node --predictable --no-concurrent-recompilation; (instructions of a ${kernel.longOps.toLocaleString('en-US')}-op run - those of a ${kernel.shortOps.toLocaleString('en-US')}-op run) / ${(kernel.longOps - kernel.shortOps).toLocaleString('en-US')}, each after a ${kernel.warmOps.toLocaleString('en-US')}-op warm-up, on a ManualClock wheel (lib/channel-kernels.mjs \`${spec.kernel}\`). "${CHANNEL_CANDIDATES.compiledOut}" is the same build with every hasSubscribers read replaced by false (lib/channel-candidates.mjs). ${REPEATS === 1 ? 'One count per candidate' : `The median of ${REPEATS} counts per candidate, alternating`}: a count does not depend on the machine's load.`;
       out.push({
         ...scenario({
           id: `channels-instructions-${spec.kernel}`,

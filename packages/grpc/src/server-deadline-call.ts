@@ -24,7 +24,8 @@ type PartialStatus = Pick<StatusObject, 'code' | 'details'> & { metadata?: Metad
 /** What the options say about one method, worked out on its first call and shared by its calls. */
 export interface ServerMethodPlan {
   readonly path: string;
-  readonly wheel: TimingWheel;
+  /** Replaced by the interceptor when it is the shared wheel and someone closed it. */
+  wheel: TimingWheel;
   readonly defaultTimeoutMs: number;
   readonly maxTimeoutMs: number;
   /**

@@ -2,7 +2,7 @@
  * serverDeadlineInterceptor: the server entry function that runs each handler inside its call's deadline.
  * Must not depend on: the client interceptor or another adapter.
  */
-import { ServerInterceptingCall } from '@grpc/grpc-js';
+import { Metadata, ServerInterceptingCall, status } from '@grpc/grpc-js';
 import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from '@grpc/grpc-js';
 import { sharedWheel } from '@tickwheel/core';
 import { msUntil } from './grpc-timeout.js';
@@ -65,6 +65,11 @@ export function serverDeadlineInterceptor(options?: ServerDeadlineInterceptorOpt
 
   return (methodDefinition, call) => {
     const plan = planFor(methodDefinition);
+    // sharedWheel() hands out a new wheel once the old one was closed; a plan must not keep the old.
+    if (plan.wheel.isClosed) {
+      if (wheelOption !== undefined) return closedWheelCall(call, plan.path);
+      plan.wheel = sharedWheel();
+    }
     const arrivedAt = Date.now();
     let budgetMs = msUntil(call.getDeadline(), arrivedAt);
     if (budgetMs < WRAPPED_BELOW_MS) {
@@ -110,6 +115,24 @@ function disarmGrpcJsTimer(call: ServerInterceptingCallInterface): boolean {
   // the Timeout and its closure for the rest of the call.
   base.deadlineTimer = null;
   return true;
+}
+
+/**
+ * A call that arrives after the `wheel` option was closed ends at once with `INTERNAL` and says
+ * why: timing it would throw inside grpc-js's event handling (an uncaught exception, and a call
+ * that never ends), and serving it untimed would drop its deadline without a word.
+ */
+function closedWheelCall(call: ServerInterceptingCallInterface, path: string): ServerInterceptingCall {
+  return new ServerInterceptingCall(call, {
+    start(next) {
+      next();
+      call.sendStatus({
+        code: status.INTERNAL,
+        details: `@tickwheel/grpc: the wheel given to serverDeadlineInterceptor was closed; ${path} cannot be timed`,
+        metadata: new Metadata(),
+      });
+    },
+  });
 }
 
 function parseServerMethodOptions(entry: unknown, name: string): ServerMethodDeadlineOptions {

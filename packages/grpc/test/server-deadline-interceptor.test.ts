@@ -1,5 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
-import { createDeadline, currentDeadline, ManualClock, TimingWheel, type DeadlineScope } from '@tickwheel/core';
+import {
+  createDeadline,
+  currentDeadline,
+  ManualClock,
+  sharedWheel,
+  TimingWheel,
+  type DeadlineScope,
+} from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { serverDeadlineInterceptor } from '../src/server-deadline-interceptor.js';
 import type { ServerDeadlineInterceptorOptions } from '../src/types.js';
@@ -450,5 +457,43 @@ describe('serverDeadlineInterceptor', () => {
       expect(() => serverDeadlineInterceptor(options as ServerDeadlineInterceptorOptions)).toThrow(type);
       expect(() => serverDeadlineInterceptor(options as ServerDeadlineInterceptorOptions)).toThrow(message);
     });
+
+    it('times calls on the new shared wheel after the shared one was closed (no wheel option)', async () => {
+      const server = await startServer([[EchoService.service, echoImplementation(newLog())]], {
+        interceptors: [serverDeadlineInterceptor({ defaultTimeoutMs: 60_000 })],
+      });
+      running.push(server);
+      const client = echoClient(server.address);
+      clients.push(client);
+      await ready(client);
+      const first = await unary(client, { text: 'x' });
+      expect(first.err).toBeNull();
+      const closed = sharedWheel();
+      closed.close();
+      const second = await unary(client, { text: 'x' });
+      expect(second.err).toBeNull();
+      expect(second.res?.remainingMs).toBeGreaterThan(59_000);
+      expect(sharedWheel()).not.toBe(closed);
+      expect(sharedWheel().isClosed).toBe(false);
+    }, 10_000); // before the fix the second call hung until the test's timeout
+
+    it('ends a call with INTERNAL, naming the cause, when its wheel option was closed', async () => {
+      const wheel = new TimingWheel();
+      const log = newLog();
+      const server = await startServer([[EchoService.service, echoImplementation(log)]], {
+        interceptors: [serverDeadlineInterceptor({ defaultTimeoutMs: 60_000, wheel })],
+      });
+      running.push(server);
+      const client = echoClient(server.address);
+      clients.push(client);
+      await ready(client);
+      wheel.close();
+      const { err } = await unary(client, { text: 'x' });
+      expect(err?.code).toBe(grpc.status.INTERNAL);
+      expect(err?.details).toBe(
+        '@tickwheel/grpc: the wheel given to serverDeadlineInterceptor was closed; /tickwheel.test.Echo/Unary cannot be timed',
+      );
+      expect(log.signals).toHaveLength(0); // the handler never ran
+    }, 10_000); // before the fix the call hung and the timer's error escaped as an uncaught exception
   });
 });

@@ -29,6 +29,41 @@ const KILL_PENDING = 2;
 const READ_SINCE_MARK = 4;
 /** The controller let go of it (closed, removed, dead, stopped); it is never filed again. */
 const DETACHED = 8;
+/** `lastRead` is this record's own {@link Reading} (a read event wrote it), rewritten in place by the next. */
+const OWN_READING = 16;
+/** The socket has no byte counter to sample (a socket not open yet, or a stand-in without one). */
+const NO_COUNTER = 32;
+/** The flags take the low bits of `bits`; the byte counter's mark the bits above them. */
+const FLAG_BITS = 6;
+/**
+ * The mark keeps the counter modulo 2^24, so that `bits` stays a small integer (31-bit Smis on
+ * every V8 build) stored in the record itself. A peer that sent a multiple of 16 MiB between two
+ * samples, and no frame a listener saw, is taken for quiet once: it is pinged, and answers.
+ */
+const MARK_MODULUS = 2 ** 24;
+
+/**
+ * A clock reading that records point to instead of holding the time themselves: a field holding a
+ * fractional double is a 16-byte number box per record (V8 keeps no unboxed doubles), and a field
+ * made tagged gets a fresh box per write. The pongs of one I/O poll, and the reads a pass notices,
+ * share one (see {@link readingAt}); a record that hears reads one by one (a `'message'`
+ * listener, with reader idleness) owns one and rewrites it in place, so no read allocates.
+ */
+export class Reading {
+  constructor(public at: number) {}
+}
+
+let lastShared = new Reading(NaN);
+
+/**
+ * The shared reading of time `now`: the one handed out last when it is of the same time (every
+ * record of a pass, every pong of a poll), else a new one. One allocation per pass or poll, none
+ * per record (benchmarks/results/ws.json, heap per connection).
+ */
+export function readingAt(now: number): Reading {
+  if (lastShared.at !== now) lastShared = new Reading(now);
+  return lastShared;
+}
 
 /**
  * One pass's pings: the clock reading they count as sent at, shared by every record pinged in
@@ -65,20 +100,20 @@ export class WriteAndIdle {
  * (`prev`/`next` are its links there). Activity only writes fields here; the schedule moves it
  * when it comes due, or when a pong answers its ping.
  *
- * Eleven fields, the flags packed into one small integer, because there is one per connection
- * (benchmarks/results/ws.json, heap per connection); see the constructor for how the times are
- * stored, and {@link PingPass} for why `lastPingAt` is not one of them.
+ * Ten fields, no number box of its own, because there is one per connection (benchmarks/results/
+ * ws.json, heap per connection): the flags and the byte counter's mark share one small integer,
+ * the last read and the last ping are references to shared readings ({@link Reading},
+ * {@link PingPass}), and `attachedAt` is tagged (see the constructor).
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;
   next: DueLink | undefined = undefined;
-  lastReadAt: number;
+  /** The last read (`lastReadAt` is its time); undefined until the first, which leaves it at `attachedAt`. */
+  private lastRead: Reading | undefined = undefined;
   /** The pass that sent the last ping (its `sentAt` is this record's `lastPingAt`); undefined before the first. */
   lastPing: PingPass | undefined = undefined;
-  /** The transport's `bytesRead` when last sampled; -1 when the socket has no readable counter. */
-  readMark: number;
-  /** AWAITING_PONG | KILL_PENDING | READ_SINCE_MARK | DETACHED. */
-  flags = 0;
+  /** Flags (AWAITING_PONG ... NO_COUNTER) in the low FLAG_BITS, the byte counter's mark above them. */
+  private bits: number;
   /**
    * Round trip of the last answered ping in whole microseconds, -1 before the first: a small
    * integer is stored in the object itself, a fractional ms figure would be a boxed double.
@@ -95,47 +130,63 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     readonly socket: S,
     attachedAt: number,
   ) {
-    // `attachedAt`, written once, is tagged (null first, the trick of core's TimerHandle): records
-    // attached in one job share the heap number of its clock reading. `lastReadAt`, rewritten
-    // every round, keeps V8's double representation: a 16-byte box per record written in place. Tagged, every pong allocated a fresh heap number referenced from an old record, and the
-    // young-generation GC that cost took ~20% more CPU per connection and period than the box's
-    // bytes are worth (in-process heartbeat with 10k fake sockets, Node 24: 950 -> 780 ns).
+    // Tagged (null first, the trick of core's TimerHandle): the field points to the heap number
+    // of the clock reading, which the records attached in one job share, instead of a box of its
+    // own. Written once; the reads after it live in `lastRead`.
     this.attachedAt = TAGGED;
     this.attachedAt = attachedAt;
-    this.lastReadAt = attachedAt;
-    this.readMark = bytesReadOf(socket);
+    const read = bytesReadOf(socket);
+    this.bits = read < 0 ? NO_COUNTER : markOf(read) << FLAG_BITS;
+  }
+
+  /** When anything was last read (a message, ping or pong; `attachedAt` until then). */
+  get lastReadAt(): number {
+    return this.lastRead === undefined ? this.attachedAt : this.lastRead.at;
+  }
+  /** A read at `at` (what a read listener records: see {@link Connection.read}). */
+  set lastReadAt(at: number) {
+    if ((this.bits & OWN_READING) !== 0) this.lastRead!.at = at;
+    else {
+      this.lastRead = new Reading(at);
+      this.bits |= OWN_READING;
+    }
+  }
+
+  /** The transport's `bytesRead` (modulo 2^24) when last sampled; -1 when the socket has no readable counter. */
+  get readMark(): number {
+    return (this.bits & NO_COUNTER) !== 0 ? -1 : this.bits >>> FLAG_BITS;
   }
 
   /** A ping is outstanding (see `answered` for whether anything came since). */
   get awaitingPong(): boolean {
-    return (this.flags & AWAITING_PONG) !== 0;
+    return (this.bits & AWAITING_PONG) !== 0;
   }
   set awaitingPong(value: boolean) {
-    this.flags = value ? this.flags | AWAITING_PONG : this.flags & ~AWAITING_PONG;
+    this.bits = value ? this.bits | AWAITING_PONG : this.bits & ~AWAITING_PONG;
   }
 
   get killPending(): boolean {
-    return (this.flags & KILL_PENDING) !== 0;
+    return (this.bits & KILL_PENDING) !== 0;
   }
   set killPending(value: boolean) {
-    this.flags = value ? this.flags | KILL_PENDING : this.flags & ~KILL_PENDING;
+    this.bits = value ? this.bits | KILL_PENDING : this.bits & ~KILL_PENDING;
   }
 
   get readSinceMark(): boolean {
-    return (this.flags & READ_SINCE_MARK) !== 0;
+    return (this.bits & READ_SINCE_MARK) !== 0;
   }
   set readSinceMark(value: boolean) {
-    this.flags = value ? this.flags | READ_SINCE_MARK : this.flags & ~READ_SINCE_MARK;
+    this.bits = value ? this.bits | READ_SINCE_MARK : this.bits & ~READ_SINCE_MARK;
   }
 
   /** False once the controller let go of it. */
   get watched(): boolean {
-    return (this.flags & DETACHED) === 0;
+    return (this.bits & DETACHED) === 0;
   }
 
   /** The controller lets go of it: checks still running for it stop. */
   detach(): void {
-    this.flags |= DETACHED;
+    this.bits |= DETACHED;
   }
 
   /** When the last ping was sent (see {@link PingPass}); NaN before the first. */
@@ -147,7 +198,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   pinged(pass: PingPass): void {
     this.lastPing = pass;
     this.pingsSent++;
-    this.flags |= AWAITING_PONG;
+    this.bits |= AWAITING_PONG;
   }
 
   /** Last completed send (the attach time when writes are not tracked). */
@@ -157,28 +208,29 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
 
   /** A ping is outstanding and nothing was read since it was sent. */
   get unanswered(): boolean {
-    return (this.flags & AWAITING_PONG) !== 0 && this.lastReadAt < this.lastPing!.sentAt;
+    return (this.bits & AWAITING_PONG) !== 0 && this.lastReadAt < this.lastPing!.sentAt;
   }
 
-  /** A read event at `now` (a message or ping listener). */
+  /** A read event at `now` (a message or ping listener): written in place, no allocation after the first. */
   read(now: number): void {
     this.lastReadAt = now;
-    this.flags |= READ_SINCE_MARK;
+    this.bits |= READ_SINCE_MARK;
   }
 
   /**
-   * A pong at `now`. Returns true when it answers our outstanding ping (its round trip is
-   * recorded), false when it is unsolicited or something else answered first.
+   * A pong at `now` (the poll's shared reading, see poll-reading.ts). Returns true when it
+   * answers our outstanding ping (its round trip is recorded), false when it is unsolicited or
+   * something else answered first.
    */
   pong(now: number): boolean {
     const answers = this.unanswered;
-    this.lastReadAt = now;
+    this.sharedRead(now);
     if (!answers) {
-      this.flags |= READ_SINCE_MARK;
+      this.bits |= READ_SINCE_MARK;
       return false;
     }
     this.rttUs = Math.round((now - this.lastPing!.sentAt) * 1_000);
-    this.flags = (this.flags | READ_SINCE_MARK) & ~AWAITING_PONG;
+    this.bits = (this.bits | READ_SINCE_MARK) & ~AWAITING_PONG;
     return true;
   }
 
@@ -188,18 +240,18 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
    * `removeAllListeners()` takes ours too), a peer that sends anything is seen alive.
    */
   noticeReads(now: number): void {
-    const read = bytesReadOf(this.socket);
-    if (read < 0) return;
-    if (read !== this.readMark && (this.flags & READ_SINCE_MARK) === 0) this.lastReadAt = now;
-    this.readMark = read;
-    this.flags &= ~READ_SINCE_MARK;
+    const bits = this.bits;
+    if ((bits & NO_COUNTER) !== 0) return;
+    const mark = markOf(bytesReadOf(this.socket));
+    if (mark !== bits >>> FLAG_BITS && (bits & READ_SINCE_MARK) === 0) this.sharedRead(now);
+    this.bits = (this.bits & (2 ** FLAG_BITS - 1) & ~READ_SINCE_MARK) | (mark << FLAG_BITS);
   }
 
   /** The earliest time anything is due on this connection; Infinity when nothing ever is. */
   dueAt(o: ResolvedOptions): number {
     let due = Infinity;
     if (o.pingIntervalMs > 0) {
-      if ((this.flags & AWAITING_PONG) !== 0) {
+      if ((this.bits & AWAITING_PONG) !== 0) {
         due = this.lastPing!.sentAt + o.pongTimeoutMs;
       } else {
         due = this.lastReadAt + o.pingIntervalMs;
@@ -209,9 +261,10 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     }
     const x = this.extra;
     if (x === undefined) return due;
-    if (o.readerIdleMs > 0) due = Math.min(due, Math.max(this.lastReadAt, x.reader) + o.readerIdleMs);
+    const lastReadAt = this.lastReadAt;
+    if (o.readerIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
     if (o.writerIdleMs > 0) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
-    if (o.allIdleMs > 0) due = Math.min(due, Math.max(this.lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
+    if (o.allIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
     return due;
   }
 
@@ -229,4 +282,15 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
       pingsSent: this.pingsSent,
     };
   }
+
+  /** A read at `now` that other records share (a poll's pongs, a pass's noticed reads). */
+  private sharedRead(now: number): void {
+    this.lastRead = readingAt(now);
+    this.bits &= ~OWN_READING;
+  }
+}
+
+/** `read` (>= 0) as kept in `bits`. */
+function markOf(read: number): number {
+  return read % MARK_MODULUS;
 }

@@ -34,13 +34,16 @@
  * happen while pings run), nor are the pongs ws sends by itself in answer to the peer's pings.
  *
  * Closing a socket unfiles its record (O(1); the due time's handle is cancelled when it was the
- * last one) and forgets it, so no timer outlives its socket. Handles are unref'ed: an open
+ * last one) and forgets it, so no timer outlives its socket: the heartbeat hears it from ws's
+ * frame reader, not from a listener of its own among the socket's `'close'` listeners
+ * (close-watch.ts). Handles are unref'ed: an open
  * socket keeps the process alive, a heartbeat never does.
  */
 import { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
+import { CloseWatch } from './close-watch.js';
 import { Connection, WriteAndIdle } from './connection.js';
 import { DueSchedule } from './due-schedule.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
@@ -85,7 +88,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   // so attaching allocates no closures per connection for them.
   private readonly onRead: (this: WebSocket) => void;
   private readonly onPong: (this: WebSocket) => void;
-  private readonly onClose: (this: WebSocket) => void;
+  /** Hears each watched socket close, without a listener in its `'close'` list (see close-watch.ts). */
+  private readonly closeWatch: CloseWatch;
 
   /**
    * @param target - a `WebSocketServer` (with its own HTTP server, an external one, or `noServer`) or one `WebSocket`
@@ -130,13 +134,10 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       // An answer files the record under its next ping at once: nothing runs at the deadline.
       if (c.pong(now) && !c.killPending) schedule.file(c, c.dueAt(o));
     };
-    // ws calls this listener with the socket as `this`, so the controller needs another name.
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const controller = this;
-    this.onClose = function (this: WebSocket): void {
-      const c = connections.get(this as S);
-      if (c !== undefined) controller.detach(c);
-    };
+    this.closeWatch = new CloseWatch((socket) => {
+      const c = connections.get(socket as S);
+      if (c !== undefined) this.detach(c);
+    });
     this.intake = new SocketIntake<S>(target, (socket) => this.attach(socket));
     running.set(target, this as unknown as HeartbeatController<WebSocket>);
   }
@@ -239,7 +240,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       socket.on('ping', this.onRead);
     }
     socket.on('pong', this.onPong);
-    socket.on('close', this.onClose);
+    this.closeWatch.watch(socket);
     this.connections.set(socket, c);
     this.schedule.file(c, c.dueAt(o));
   }
@@ -253,7 +254,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     socket.removeListener('message', this.onRead);
     socket.removeListener('ping', this.onRead);
     socket.removeListener('pong', this.onPong);
-    socket.removeListener('close', this.onClose);
+    this.closeWatch.unwatch(socket);
   }
 }
 

@@ -1,0 +1,110 @@
+/**
+ * CloseWatch: how a heartbeat hears that a watched socket is closing, without joining its `'close'` listeners.
+ * Must not depend on: timers, the wheel or the heartbeat's records (ws's shapes and Node's streams only).
+ *
+ * A ws server that tracks its clients (the default) puts one `'close'` listener on every socket.
+ * Node's EventEmitter keeps a single listener as the function itself, so a second one turns it
+ * into an array: 64 B per socket on Node 20 and 22, 104 B on Node 24 and 26 (where each listener
+ * array also carries a symbol-keyed property), a third one (an app that listens too) grows the
+ * array to 19 slots. That was the largest item of the heartbeat's heap per connection
+ * (benchmarks/results/ws.json; heap snapshots of 2,000 connections).
+ *
+ * So the watch listens to the socket's frame reader instead: ws's `_receiver`, a Writable stream
+ * whose listener table Node creates with a slot for `'finish'` and one for `'close'` (filling an
+ * empty slot costs no memory). ws ends the reader when the transport ends or closes
+ * (`socketOnEnd`, `socketOnClose`); it then emits `'finish'`, and only after that, from its own
+ * `'finish'` listener added later, does ws emit the socket's `'close'`. A reader that failed on a
+ * bad frame is destroyed instead and emits `'close'`, while ws closes the socket. Either way the
+ * heartbeat lets go of the socket before (or as) it is CLOSED, and the user's listener lists are
+ * left alone: `ws.listeners('close')` reads the same as without a heartbeat, and
+ * `ws.removeAllListeners()` cannot take this hook.
+ *
+ * The reader is found by its shape, and the socket from the reader by the one symbol-keyed
+ * property that points back to it (ws's `kWebSocket`). A socket without such a reader (a
+ * stand-in, another implementation) gets a plain `'close'` listener. One case is not seen: ws
+ * closing a paused socket whose buffered bytes then fail to parse removes the reader's listeners
+ * before its `'close'`; the heartbeat then drops the record at its next check, which finds the
+ * socket CLOSED (as it does after a user removed a plain `'close'` listener).
+ */
+import type { EventEmitter } from 'node:events';
+import type { WebSocket } from 'ws';
+
+/** ws's frame reader, as far as the watch relies on it. */
+interface FrameReader extends EventEmitter {
+  _writableState: object;
+  [back: symbol]: unknown;
+}
+
+/** The symbol under which readers point back to their socket (ws's `kWebSocket`), once found. */
+let backLink: symbol | undefined;
+
+/** The socket `reader` belongs to, by its back-reference; undefined when it has none. */
+function socketOf(reader: FrameReader): WebSocket | undefined {
+  if (backLink !== undefined) {
+    const socket = reader[backLink];
+    if (socket !== undefined) return socket as WebSocket;
+  }
+  // The first reader seen, or one of another copy of ws: find the property that points back.
+  for (const key of Object.getOwnPropertySymbols(reader)) {
+    const value = reader[key] as { _receiver?: unknown } | null;
+    if (value !== null && typeof value === 'object' && value._receiver === reader) {
+      backLink = key;
+      return value as WebSocket;
+    }
+  }
+  return undefined;
+}
+
+/** `socket`'s frame reader, when it has one that points back to it. */
+function readerOf(socket: WebSocket): FrameReader | undefined {
+  const reader = (socket as { _receiver?: unknown })._receiver as FrameReader | null | undefined;
+  if (
+    reader === null ||
+    typeof reader !== 'object' ||
+    typeof reader.on !== 'function' ||
+    typeof reader._writableState !== 'object' ||
+    socketOf(reader) !== socket
+  )
+    return undefined;
+  return reader;
+}
+
+/** See the module comment. */
+export class CloseWatch {
+  /** On a reader: `this` is the reader. */
+  private readonly onReaderEnd: (this: FrameReader) => void;
+  /** On a socket without a reader: `this` is the socket. */
+  private readonly onSocketClose: (this: WebSocket) => void;
+
+  /** @param closing - called once with each watched socket that is closing or closed */
+  constructor(closing: (socket: WebSocket) => void) {
+    this.onReaderEnd = function (this: FrameReader): void {
+      const socket = socketOf(this);
+      if (socket !== undefined) closing(socket);
+    };
+    this.onSocketClose = function (this: WebSocket): void {
+      closing(this);
+    };
+  }
+
+  /** Starts watching `socket` (an OPEN one: ws gives it its reader before `'open'`). */
+  watch(socket: WebSocket): void {
+    const reader = readerOf(socket);
+    if (reader === undefined) {
+      socket.on('close', this.onSocketClose);
+      return;
+    }
+    reader.on('finish', this.onReaderEnd);
+    reader.on('close', this.onReaderEnd);
+  }
+
+  /** Stops watching `socket`. */
+  unwatch(socket: WebSocket): void {
+    const reader = readerOf(socket);
+    if (reader !== undefined) {
+      reader.removeListener('finish', this.onReaderEnd);
+      reader.removeListener('close', this.onReaderEnd);
+    }
+    socket.removeListener('close', this.onSocketClose);
+  }
+}

@@ -76,9 +76,6 @@ export class PingPass {
   constructor(public sentAt: number) {}
 }
 
-/** The first value of `attachedAt`: not a number, so that the field is tagged (see the constructor). */
-const TAGGED = null as unknown as number;
-
 /**
  * What only writer/all idleness and `trackWrites` need, in an object of its own so that the
  * default heartbeat (pings only) does not carry five empty fields per connection.
@@ -100,10 +97,10 @@ export class WriteAndIdle {
  * (`prev`/`next` are its links there). Activity only writes fields here; the schedule moves it
  * when it comes due, or when a pong answers its ping.
  *
- * Ten fields, no number box of its own, because there is one per connection (benchmarks/results/
+ * Nine fields, no number box of its own, because there is one per connection (benchmarks/results/
  * ws.json, heap per connection): the flags and the byte counter's mark share one small integer,
  * the last read and the last ping are references to shared readings ({@link Reading},
- * {@link PingPass}), and `attachedAt` is tagged (see the constructor).
+ * {@link PingPass}), and `attachedAt` is a whole ms.
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;
@@ -120,21 +117,25 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
    */
   rttUs = -1;
   pingsSent = 0;
-  /** Only with writer/all idleness, reader idleness or `trackWrites`. */
-  extra: WriteAndIdle | undefined = undefined;
+  /**
+   * Only with writer/all idleness, reader idleness or `trackWrites` (a {@link MarkedConnection});
+   * otherwise undefined, read from the prototype: the default record has no field for it.
+   */
+  declare readonly extra: WriteAndIdle | undefined;
 
-  /** When the heartbeat started watching it. */
+  /**
+   * When the heartbeat started watching it, rounded up to the whole ms (the wheel's resolution):
+   * a small integer, stored in the record itself. Every due time is rounded up to the whole ms
+   * when filed, so no ping or idle event comes sooner for it; an exact reading would be a number
+   * box per record (each connection is attached in a job of its own, so no two share one).
+   */
   readonly attachedAt: number;
 
   constructor(
     readonly socket: S,
     attachedAt: number,
   ) {
-    // Tagged (null first, the trick of core's TimerHandle): the field points to the heap number
-    // of the clock reading, which the records attached in one job share, instead of a box of its
-    // own. Written once; the reads after it live in `lastRead`.
-    this.attachedAt = TAGGED;
-    this.attachedAt = attachedAt;
+    this.attachedAt = Math.ceil(attachedAt);
     const read = bytesReadOf(socket);
     this.bits = read < 0 ? NO_COUNTER : markOf(read) << FLAG_BITS;
   }
@@ -288,6 +289,13 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     this.lastRead = readingAt(now);
     this.bits &= ~OWN_READING;
   }
+}
+
+Object.defineProperty(Connection.prototype, 'extra', { value: undefined, writable: true });
+
+/** A record that also keeps write and idle marks, for the options that need them. */
+export class MarkedConnection<S extends WebSocket = WebSocket> extends Connection<S> {
+  override readonly extra = new WriteAndIdle(this.attachedAt);
 }
 
 /** `read` (>= 0) as kept in `bits`. */

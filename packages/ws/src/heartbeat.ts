@@ -44,7 +44,7 @@ import { freshNow } from '@tickwheel/core';
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { CloseWatch } from './close-watch.js';
-import { Connection, WriteAndIdle } from './connection.js';
+import { Connection, MarkedConnection } from './connection.js';
 import { DueSchedule } from './due-schedule.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
@@ -224,14 +224,13 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const o = this.options;
     const clock = o.wheel.clock;
     const now = clock.now();
-    const c = new Connection(socket, now);
-    if (o.trackWrites || o.readerIdleMs > 0 || o.allIdleMs > 0) {
-      const x = (c.extra = new WriteAndIdle(now));
-      if (o.trackWrites) {
-        x.sendTracker = new SendTracker(socket, (err) => {
-          if (err == null) x.lastWriteAt = clock.now();
-        });
-      }
+    const marked = o.trackWrites || o.readerIdleMs > 0 || o.allIdleMs > 0;
+    const c = marked ? new MarkedConnection(socket, now) : new Connection(socket, now);
+    if (o.trackWrites) {
+      const x = c.extra!;
+      x.sendTracker = new SendTracker(socket, (err) => {
+        if (err == null) x.lastWriteAt = clock.now();
+      });
     }
     // Pings only need to know that something arrived, which the byte counter tells when the record
     // comes due: no listener runs per message. Reader idleness needs the exact time of each read.

@@ -13,11 +13,27 @@
  * work and each process stays within its file-descriptor limit (N sockets each). Per run:
  *
  * 0. warm-up: one run of each candidate on 1 000 connections, not recorded;
- * 1. heap: full GC before the clients connect and after one heartbeat round; the difference / N;
- * 2. CPU: `process.cpuUsage()` of the server process over 3 periods P, divided by 3;
- * 3. dead peers: the child stops reading on K of the connections (`ws.pause()`: pings go
+ * 1. CPU: `process.cpuUsage()` of the server process over 3 periods P, divided by 3;
+ * 2. dead peers: the child stops reading on K of the connections (`ws.pause()`: pings go
  *    unanswered) and reports when; the server logs when each one is terminated. Reported: stall
  *    to termination (p50/p99), and ping to termination (the `pongTimeoutMs` guarantee).
+ *
+ * Heap per connection has runs of its own, HEAP_ROUNDS per candidate (default 5), alternating,
+ * each with the server in a fresh process (this file with `--heap-server`): V8 sizes objects of a
+ * class by the properties the first few instances got, so in a shared process the README's
+ * `isAlive` on ws's WebSocket was stored in the object (8 B) or in an extra property array
+ * (40 B) depending on which candidate happened to create the first sockets. Each run:
+ * N fresh connections, one heartbeat round (1.5 P after the last one opened, so that every one
+ * was pinged and answered), then the heap SETTLED with them open, all of them closed (the
+ * candidate still attached), the heap settled again; (open - closed) / N. Settled: full GCs,
+ * with a pause between them for callbacks they queue, until two readings of `heapUsed`, each
+ * taken right after a GC, differ by less than SETTLE_BYTES (a reading taken after the pause
+ * counted the young garbage of the pings and pongs exchanged in it: up to 130 B per connection
+ * more for a heartbeat that pings connections as they come due). Measuring what the connections retain against the same
+ * process state with them closed, instead of against `heapUsed` before they connected, keeps
+ * out what the run allocates once (compiled code, the wheel's levels, a previous run's garbage
+ * still reachable): a single GC before connecting and after the round moved a candidate's
+ * samples by up to 200 B per connection on Node 22 (2,558 / 2,360 / 2,560 B in one run).
  *
  * Then the mixed-traffic runs, on M fresh connections (default 4 000) of which every other one
  * sends a 16-byte message every TALK_MS (500 ms), the app on the server listening to messages
@@ -28,8 +44,8 @@
  *
  *   node --expose-gc suites/ws.mjs          # or: npm run bench -- ws
  *
- * BENCH_REPEATS overrides the rounds (default 3), BENCH_WS_CONNECTIONS the N (default 10 000),
- * BENCH_WS_MIXED_CONNECTIONS the M (default 4 000).
+ * BENCH_REPEATS overrides the rounds (default 3), BENCH_WS_HEAP_ROUNDS the heap rounds (default 5),
+ * BENCH_WS_CONNECTIONS the N (default 10 000), BENCH_WS_MIXED_CONNECTIONS the M (default 4 000).
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -40,6 +56,9 @@ import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { gc, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const HEAP_ROUNDS = Number(process.env.BENCH_WS_HEAP_ROUNDS ?? 5);
+/** The heap is settled when two readings in a row, each after a full GC, differ by less than this. */
+const SETTLE_BYTES = 16 * 1024;
 const CONNECTIONS = Number(process.env.BENCH_WS_CONNECTIONS ?? 10_000);
 /** Heartbeat period (the README's interval and our pingIntervalMs), ms. */
 const PERIOD_MS = 2_000;
@@ -230,21 +249,19 @@ async function cpuPerPeriod(onStart = () => {}) {
   return { cpuMsPerPeriod: ((cpu.user + cpu.system) / 1000) * (PERIOD_MS / elapsed), elapsed };
 }
 
-/** One run of one candidate on fresh connections: heap, CPU, and (unless `none`) dead-peer detection. */
+/** One run of one candidate on fresh connections: CPU, and (unless `none`) dead-peer detection. */
 async function runOnce(name, child, connections = CONNECTIONS) {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, backlog: 4096 });
   await new Promise((resolve) => wss.once('listening', resolve));
   wss.on('connection', (ws) => ws.on('error', onError));
   const detections = [];
-  /** Socket to its remote port, filled only after the heap figure is taken. */
+  /** Socket to its remote port, filled only after the CPU figure is taken. */
   const portOf = new Map();
   const candidate = CANDIDATES[name](wss, detections, portOf);
 
   const phase = (what) => process.env.BENCH_DEBUG && console.log(`    ${name} ${connections}: ${what}`);
-  // Let the previous run's sockets finish closing, so its garbage is not counted against this one.
+  // Let the previous run's sockets finish closing.
   await sleep(500);
-  gc();
-  const heapBefore = process.memoryUsage().heapUsed;
   let accepted = 0;
   wss.on('connection', () => accepted++);
   const { count, failed } = await request(
@@ -259,10 +276,7 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   phase('connected');
 
   const { cpuMsPerPeriod } = await cpuPerPeriod();
-  gc();
-  const heapPerConnection = (process.memoryUsage().heapUsed - heapBefore) / wss.clients.size;
-
-  phase('measured cpu and heap');
+  phase('measured cpu');
   let stallToDead = [];
   let pingToDead = [];
   if (name !== 'none') {
@@ -290,7 +304,71 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   phase('closed');
   // Healthy (never stalled) connections terminated as dead anywhere in the run.
   const falseDeaths = detections.length - stallToDead.length;
-  return { count, cpuMsPerPeriod, heapPerConnection, stallToDead, pingToDead, falseDeaths };
+  return { count, cpuMsPerPeriod, stallToDead, pingToDead, falseDeaths };
+}
+
+/** `heapUsed` once full GCs stop changing it (see the module comment). */
+async function settledHeapUsed() {
+  let last = Infinity;
+  for (let i = 0; i < 20; i++) {
+    // Read right after the GC: what the I/O of the pause below allocates (a heartbeat that pings
+    // as connections come due does so all the time) is young garbage, not what they retain.
+    gc();
+    const used = process.memoryUsage().heapUsed;
+    if (Math.abs(used - last) < SETTLE_BYTES) return used;
+    last = used;
+    // Callbacks the GC queued (weak references, native handles' finalizers) run, and are collected next time.
+    await sleep(20);
+  }
+  return last;
+}
+
+/**
+ * One heap run of one candidate, in a server process of its own (see the module comment): what N
+ * connections retain after a heartbeat round, as the settled heap with them open minus the
+ * settled heap once they are closed.
+ */
+export async function heapRun(name, child, connections = CONNECTIONS) {
+  const server = fork(fileURLToPath(import.meta.url), ['--heap-server', name], {
+    stdio: 'inherit',
+    execArgv: ['--expose-gc'],
+  });
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  const { url } = await new Promise((resolve) => server.once('message', resolve));
+  const { count } = await request(child, { cmd: 'connect', url, count: connections }, 'connected');
+  const { heapUsed: withConnections, open } = await request(server, { cmd: 'measure-open', count }, 'open');
+  await request(child, { cmd: 'close' }, 'closed');
+  const { heapUsed: closed } = await request(server, { cmd: 'measure-closed' }, 'closed');
+  await exited;
+  return (withConnections - closed) / open;
+}
+
+/** The server process of one heap run: the candidate on a fresh server, measured on request. */
+async function heapServerMain(name) {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, backlog: 4096 });
+  await new Promise((resolve) => wss.once('listening', resolve));
+  wss.on('connection', (ws) => ws.on('error', onError));
+  let accepted = 0;
+  wss.on('connection', () => accepted++);
+  const candidate = CANDIDATES[name](wss, [], new Map());
+  process.on('message', async (message) => {
+    if (message.cmd === 'measure-open') {
+      while (accepted < message.count) await sleep(10);
+      // One heartbeat round after the last connection opened: every one was pinged and answered.
+      await sleep(PERIOD_MS * 1.5);
+      const open = wss.clients.size;
+      process.send({ cmd: 'open', heapUsed: await settledHeapUsed(), open });
+    } else if (message.cmd === 'measure-closed') {
+      for (const ws of wss.clients) ws.terminate();
+      while (wss.clients.size > 0) await sleep(10);
+      const heapUsed = await settledHeapUsed();
+      candidate.stop();
+      await new Promise((resolve) => wss.close(resolve));
+      process.send({ cmd: 'closed', heapUsed }, () => process.exit(0));
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send({ cmd: 'listening', url: `ws://127.0.0.1:${wss.address().port}` });
 }
 
 /**
@@ -354,7 +432,6 @@ export async function run() {
       const r = await runOnce(name, child);
       connections = Math.min(connections, r.count);
       cpu[name].push(r.cpuMsPerPeriod);
-      heap[name].push(r.heapPerConnection);
       if (name !== 'none') {
         detect[name].p50.push(percentile(r.stallToDead, 50));
         detect[name].p99.push(percentile(r.stallToDead, 99));
@@ -364,11 +441,20 @@ export async function run() {
         detect[name].falseDeaths.push(r.falseDeaths);
       }
       console.log(
-        `  round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period, heap ${Math.round(r.heapPerConnection)} B/conn` +
+        `  round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period` +
           (name === 'none'
             ? ''
             : `, stall->dead p50 ${percentile(r.stallToDead, 50).toFixed(0)} p99 ${percentile(r.stallToDead, 99).toFixed(0)} ms, ping->dead max ${Math.max(...r.pingToDead).toFixed(1)} ms, healthy terminated ${r.falseDeaths}`),
       );
+    }
+  }
+  // Heap: runs of their own, alternating, HEAP_ROUNDS per candidate.
+  for (let round = 0; round < HEAP_ROUNDS; round++) {
+    const order = names.slice(round % names.length).concat(names.slice(0, round % names.length));
+    for (const name of order) {
+      const perConnection = await heapRun(name, child);
+      heap[name].push(perConnection);
+      console.log(`  heap round ${round + 1} ${name}: ${Math.round(perConnection)} B/conn`);
     }
   }
   // Mixed traffic: half the connections talk. Same alternation; the floor is each round's `none`.
@@ -430,7 +516,7 @@ export async function run() {
       baseline: 'readme',
       results: summarize(heap),
       target: { maxOver: 128 },
-      note: `${setup}. (heapUsed after full GC with every connection open and one heartbeat round done - heapUsed before connecting) / connections; includes ws's own per-connection objects, which 'none' shows alone.`,
+      note: `${setup}. Runs of their own, ${HEAP_ROUNDS} per candidate, alternating: (heapUsed settled by full GCs with every connection open after one heartbeat round - heapUsed settled again once they all closed, the candidate still attached) / connections; includes ws's own per-connection objects, which 'none' shows alone.`,
     }),
     scenario({
       id: 'detect-p50',
@@ -530,6 +616,8 @@ export async function run() {
 
 if (process.argv[2] === '--clients') {
   await clientMain();
+} else if (process.argv[2] === '--heap-server') {
+  await heapServerMain(process.argv[3]);
 } else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (typeof globalThis.gc !== 'function') {
     console.error('run with --expose-gc (node --expose-gc suites/ws.mjs) so memory figures are exact');
@@ -541,6 +629,7 @@ if (process.argv[2] === '--clients') {
     command: 'npm run bench -- ws',
     repeats: REPEATS,
     extra: {
+      heapRounds: HEAP_ROUNDS,
       connections,
       mixedConnections: MIXED_CONNECTIONS,
       talkMs: TALK_MS,

@@ -170,6 +170,53 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     expect([code, reason.toString()]).toEqual([4001, 'idle']);
   });
 
+  describe('close', () => {
+    it("forgets a socket before ws emits its 'close', without a listener among the socket's 'close' listeners", async () => {
+      const { wss, url } = await startServer();
+      const beat = track(heartbeat(wss, { pingIntervalMs: 5_000 }));
+      const accepted = next<WebSocket>(wss, 'connection');
+      const client = await connect(url);
+      const server = await accepted;
+      expect(beat.size).toBe(1);
+      // ws's own (the server tracks its clients) and nothing else, as without a heartbeat.
+      expect(server.listenerCount('close')).toBe(1);
+      const seen = new Promise<[number, boolean]>((resolve) =>
+        server.once('close', () => resolve([beat.size, beat.state(server) === undefined])),
+      );
+      client.close(1000, 'bye');
+      expect(await seen).toEqual([0, true]);
+    });
+
+    it('drops the record the moment the socket closes after the user removed every socket listener', async () => {
+      const { wss, url } = await startServer();
+      const beat = track(heartbeat(wss, { pingIntervalMs: 5_000 }));
+      const accepted = next<WebSocket>(wss, 'connection');
+      const client = await connect(url);
+      const server = await accepted;
+      server.removeAllListeners();
+      client.terminate();
+      await waitFor(() => server.readyState === WebSocket.CLOSED, 5_000, 'the server side to close');
+      expect(beat.size).toBe(0);
+    });
+
+    it('drops the record of a peer whose bad frame makes ws close the socket', async () => {
+      const { wss, url } = await startServer();
+      const beat = track(heartbeat(wss, { pingIntervalMs: 5_000 }));
+      const accepted = next<WebSocket>(wss, 'connection');
+      const client = await connect(url);
+      const server = await accepted;
+      const failed = next<Error>(server, 'error');
+      // A masked frame with the reserved opcode 3: the server's frame reader fails on it.
+      (client as unknown as { _socket: { write(b: Buffer): void } })._socket.write(
+        Buffer.from([0x83, 0x80, 0, 0, 0, 0]),
+      );
+      expect((await failed).message).toMatch(/opcode/i);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(beat.size).toBe(0);
+      expect(server.readyState).not.toBe(WebSocket.OPEN);
+    });
+  });
+
   describe('#stop', () => {
     it('detaches everything and leaves the connections open', async () => {
       const { wss, url } = await startServer();

@@ -69,7 +69,10 @@ export type IdleKind = 'reader' | 'writer' | 'all';
  * shared wheel), not wall-clock dates.
  */
 export interface LivenessState {
-  /** When the heartbeat started watching the connection. */
+  /**
+   * When the heartbeat started watching the connection, rounded up to the whole millisecond (the
+   * wheel's resolution), so it may read up to 1 ms after the clock did at that moment.
+   */
   readonly attachedAt: number;
   /**
    * Last read activity: a message, ping or pong received (initially `attachedAt`). Exact with

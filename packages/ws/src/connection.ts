@@ -100,7 +100,8 @@ export class WriteAndIdle {
  * Nine fields, no number box of its own, because there is one per connection (benchmarks/results/
  * ws.json, heap per connection): the flags and the byte counter's mark share one small integer,
  * the last read and the last ping are references to shared readings ({@link Reading},
- * {@link PingPass}), and `attachedAt` is a whole ms.
+ * {@link PingPass}), and `attachedAt` is a whole ms. Heap snapshots of 10,000 server connections
+ * (Node 20): 96 B per record and no number box, against 112 B and two 16-byte boxes before.
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;

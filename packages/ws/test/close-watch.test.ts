@@ -8,8 +8,7 @@ import { FakeSocket } from './helpers/fake-socket.js';
 const kSocket = Symbol('websocket');
 
 function withReader(socket: FakeSocket): EventEmitter {
-  const reader = Object.assign(new EventEmitter(), { _writableState: {} }) as EventEmitter & Record<symbol, unknown>;
-  reader[kSocket] = socket;
+  const reader = Object.assign(new EventEmitter(), { _writableState: {}, [kSocket]: socket });
   (socket as unknown as { _receiver: EventEmitter })._receiver = reader;
   return reader;
 }

@@ -171,12 +171,17 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
   });
 
   describe('close', () => {
-    it("forgets a socket before ws emits its 'close', without a listener among the socket's 'close' listeners", async () => {
+    /** A heartbeat on a real server, one client, and the server's side of its connection. */
+    async function watchedPair(): Promise<{ beat: HeartbeatController; client: WebSocket; server: WebSocket }> {
       const { wss, url } = await startServer();
       const beat = track(heartbeat(wss, { pingIntervalMs: 5_000 }));
       const accepted = next<WebSocket>(wss, 'connection');
       const client = await connect(url);
-      const server = await accepted;
+      return { beat, client, server: await accepted };
+    }
+
+    it("forgets a socket before ws emits its 'close', without a listener among the socket's 'close' listeners", async () => {
+      const { beat, client, server } = await watchedPair();
       expect(beat.size).toBe(1);
       // ws's own (the server tracks its clients) and nothing else, as without a heartbeat.
       expect(server.listenerCount('close')).toBe(1);
@@ -188,11 +193,7 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     });
 
     it('drops the record the moment the socket closes after the user removed every socket listener', async () => {
-      const { wss, url } = await startServer();
-      const beat = track(heartbeat(wss, { pingIntervalMs: 5_000 }));
-      const accepted = next<WebSocket>(wss, 'connection');
-      const client = await connect(url);
-      const server = await accepted;
+      const { beat, client, server } = await watchedPair();
       server.removeAllListeners();
       client.terminate();
       await waitFor(() => server.readyState === WebSocket.CLOSED, 5_000, 'the server side to close');
@@ -200,11 +201,7 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     });
 
     it('drops the record of a peer whose bad frame makes ws close the socket', async () => {
-      const { wss, url } = await startServer();
-      const beat = track(heartbeat(wss, { pingIntervalMs: 5_000 }));
-      const accepted = next<WebSocket>(wss, 'connection');
-      const client = await connect(url);
-      const server = await accepted;
+      const { beat, client, server } = await watchedPair();
       const failed = next<Error>(server, 'error');
       // A masked frame with the reserved opcode 3: the server's frame reader fails on it.
       (client as unknown as { _socket: { write(b: Buffer): void } })._socket.write(

@@ -22,7 +22,14 @@
  * each with the server in a fresh process (this file with `--heap-server`): V8 sizes objects of a
  * class by the properties the first few instances got, so in a shared process the README's
  * `isAlive` on ws's WebSocket was stored in the object (8 B) or in an extra property array
- * (40 B) depending on which candidate happened to create the first sockets. Each run:
+ * (40 B) depending on which candidate happened to create the first sockets. The same sizing
+ * makes ws's and Node's own per-socket objects (net.Socket, its WritableState) come out one of
+ * two ways, depending on whether the first sockets had been read from and written to before the
+ * process had created a few more: 88-95 B per connection apart (3 property arrays against 16 B
+ * of in-object room; heap snapshots of 3,000 connections, Node 24), for every candidate alike,
+ * at random from one process to the next. So each heap server first takes SHAPING_CONNECTIONS
+ * sockets one at a time, pings each and waits for its pong (as a server whose clients arrive over
+ * time does), closes them and runs a full GC, which ends the sizing. Each run then:
  * N fresh connections, one heartbeat round (1.5 P after the last one opened, so that every one
  * was pinged and answered), then the heap SETTLED with them open, all of them closed (the
  * candidate still attached), the heap settled again; (open - closed) / N. Settled: full GCs,
@@ -57,6 +64,8 @@ import { gc, median, percentile, printScenario, scenario, writeResults } from '.
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const HEAP_ROUNDS = Number(process.env.BENCH_WS_HEAP_ROUNDS ?? 5);
+/** Heap runs: how many first sockets of the server process go one by one through a ping (see the module comment). */
+const SHAPING_CONNECTIONS = 10;
 /** The heap is settled when two readings in a row, each after a full GC, differ by less than this. */
 const SETTLE_BYTES = 16 * 1024;
 const CONNECTIONS = Number(process.env.BENCH_WS_CONNECTIONS ?? 10_000);
@@ -335,6 +344,13 @@ export async function heapRun(name, child, connections = CONNECTIONS) {
   });
   const exited = new Promise((resolve) => server.once('exit', resolve));
   const { url } = await new Promise((resolve) => server.once('message', resolve));
+  // The first sockets of the process, one at a time, each through a ping and its pong (see the module comment).
+  for (let i = 0; i < SHAPING_CONNECTIONS; i++) {
+    await request(child, { cmd: 'connect', url, count: 1 }, 'connected');
+    await request(server, { cmd: 'shape' }, 'shaped');
+  }
+  await request(child, { cmd: 'close' }, 'closed');
+  await request(server, { cmd: 'forget' }, 'forgot');
   const { count } = await request(child, { cmd: 'connect', url, count: connections }, 'connected');
   const { heapUsed: withConnections, open } = await request(server, { cmd: 'measure-open', count }, 'open');
   await request(child, { cmd: 'close' }, 'closed');
@@ -351,8 +367,23 @@ async function heapServerMain(name) {
   let accepted = 0;
   wss.on('connection', () => accepted++);
   const candidate = CANDIDATES[name](wss, [], new Map());
+  let shaped = 0;
   process.on('message', async (message) => {
-    if (message.cmd === 'measure-open') {
+    if (message.cmd === 'shape') {
+      while (accepted <= shaped) await sleep(1);
+      shaped++;
+      const ws = [...wss.clients].at(-1);
+      const answered = new Promise((resolve) => ws.once('pong', resolve));
+      ws.ping();
+      await answered;
+      process.send({ cmd: 'shaped' });
+    } else if (message.cmd === 'forget') {
+      while (wss.clients.size > 0) await sleep(10);
+      // A full GC also ends V8's slack tracking of every class still in it.
+      gc();
+      accepted = 0;
+      process.send({ cmd: 'forgot' });
+    } else if (message.cmd === 'measure-open') {
       while (accepted < message.count) await sleep(10);
       // One heartbeat round after the last connection opened: every one was pinged and answered.
       await sleep(PERIOD_MS * 1.5);

@@ -64,8 +64,18 @@ console.log(JSON.stringify(require('@tickwheel/core').sharedWheel() === sharedWh
     expect(out).toBe(true);
   });
 
-  it('keeps its argument checks internal: they are on @tickwheel/core/internal, not the public entry', () => {
-    const checks = ['requireMs', 'optionalMs', 'requireFunction', 'requirePowerOfTwo', 'describeValue', 'optionKit'];
+  it('keeps its argument checks and adapter-only routes internal: on @tickwheel/core/internal, not the public entry', () => {
+    const checks = [
+      'requireMs',
+      'optionalMs',
+      'requireFunction',
+      'requirePowerOfTwo',
+      'describeValue',
+      'optionKit',
+      'scheduleTask',
+      'scheduleTaskAt',
+      'ownedDeadline',
+    ];
     const out = run(
       'internal.cjs',
       `const pub = require('@tickwheel/core');
@@ -76,7 +86,10 @@ console.log(JSON.stringify({
   internal: checks.filter((name) => typeof internal[name] === 'function'),
 }));`,
     );
-    expect(out).toEqual({ pub: [], internal: ['requireFunction', 'describeValue', 'optionKit'] });
+    expect(out).toEqual({
+      pub: [],
+      internal: ['requireFunction', 'describeValue', 'optionKit', 'scheduleTask', 'scheduleTaskAt', 'ownedDeadline'],
+    });
   });
 
   it('ships type declarations first in the import and require branches of the exports map', () => {

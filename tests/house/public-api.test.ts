@@ -71,6 +71,7 @@ const INTERNAL = [
   'scheduleTask',
   'scheduleTaskAt',
   'ownedDeadline',
+  'enableAmbientDeadlines',
 ];
 
 describe('public API (every package’s index.ts)', () => {

@@ -9,5 +9,5 @@ export type { OptionKit } from './options-kit.js';
 export { guardedPublisher, typedChannel } from './channel-kit.js';
 export { scheduleTask, scheduleTaskAt } from './timer-task.js';
 export type { TimerTask } from './timer-handle.js';
-export { ownedDeadline } from './deadline.js';
+export { enableAmbientDeadlines, ownedDeadline } from './deadline.js';
 export type { DeadlineOwner } from './deadline.js';

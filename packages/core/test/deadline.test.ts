@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDeadline, currentDeadline, ManualClock, TimingWheel, withDeadline } from '../src/index.js';
-import { ownedDeadline, type DeadlineOwner } from '../src/internal.js';
+import { enableAmbientDeadlines, ownedDeadline, type DeadlineOwner } from '../src/internal.js';
 
 function manualWheel() {
   const clock = new ManualClock(0);
@@ -277,5 +277,26 @@ describe('deadline', () => {
     clock.advance(20);
     expect(reasons).toHaveLength(1);
     expect(wheel.size).toBe(0);
+  });
+
+  it('enableAmbientDeadlines (core/internal) changes no ambient deadline, inside one or outside, and can repeat', async () => {
+    const { clock, wheel } = manualWheel();
+    enableAmbientDeadlines();
+    expect(currentDeadline()).toBeUndefined();
+    await withDeadline(
+      100,
+      async () => {
+        const d = currentDeadline()!;
+        enableAmbientDeadlines();
+        expect(currentDeadline()).toBe(d);
+        await Promise.resolve();
+        expect(currentDeadline()).toBe(d);
+        clock.advance(100);
+        expect(d.signal.aborted).toBe(true);
+      },
+      { wheel },
+    );
+    enableAmbientDeadlines();
+    expect(currentDeadline()).toBeUndefined();
   });
 });

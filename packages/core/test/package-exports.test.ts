@@ -75,6 +75,7 @@ console.log(JSON.stringify(require('@tickwheel/core').sharedWheel() === sharedWh
       'scheduleTask',
       'scheduleTaskAt',
       'ownedDeadline',
+      'enableAmbientDeadlines',
     ];
     const out = run(
       'internal.cjs',
@@ -88,7 +89,15 @@ console.log(JSON.stringify({
     );
     expect(out).toEqual({
       pub: [],
-      internal: ['requireFunction', 'describeValue', 'optionKit', 'scheduleTask', 'scheduleTaskAt', 'ownedDeadline'],
+      internal: [
+        'requireFunction',
+        'describeValue',
+        'optionKit',
+        'scheduleTask',
+        'scheduleTaskAt',
+        'ownedDeadline',
+        'enableAmbientDeadlines',
+      ],
     });
   });
 

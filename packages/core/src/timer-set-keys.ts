@@ -33,7 +33,7 @@ export abstract class KeyRecords<K, V> extends SetWheel {
   /** Per key slot `k`: its key at `2k`, its value at `2k + 1` (one cache line for both). */
   kv: unknown[] = [];
   /** Per key slot `k`, at `4k +` OLDEST, NEWEST, COUNT, PAUSED. */
-  kw = new Int32Array(64 * KEY_WORDS);
+  kw = new Int32Array(8 * KEY_WORDS);
   private freeKeys: number[] = [];
 
   valueAt(k: number): V {

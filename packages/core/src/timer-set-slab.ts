@@ -39,7 +39,8 @@ export const OLDER = 4;
 export const DUE = 3;
 /** Int32 words per timer. */
 const WORDS = 8;
-const INITIAL_CAPACITY = 256;
+/** Small, for the game whose every entity has a set of its own; the buffer doubles as it fills. */
+const INITIAL_CAPACITY = 8;
 
 export abstract class StackSlab {
   /** The timers' integer fields: timer `s` at `w[(s << 3) | FIELD]`. */

@@ -100,6 +100,18 @@ describe('SetLevels', () => {
     expect(levels.next()).toEqual([-1, -1]);
   });
 
+  it('builds a level’s bucket arrays only when a timer first needs that level, keeping the lower levels’ buckets', () => {
+    const levels = new Levels();
+    const tables = (): number => (levels as unknown as { entries: Int32Array[] }).entries.length;
+    expect(tables()).toBe(0);
+    const soon = levels.add(5);
+    expect(tables()).toBe(256);
+    levels.add(70_000);
+    expect(tables()).toBe(3 * 256);
+    expect(levels.takeNext()).toEqual([[soon, 0]]);
+    expect(levels.next()).toEqual([65_536, 2]);
+  });
+
   it('grows a bucket past its first array, keeping the filing order', () => {
     const levels = new Levels();
     const filed = Array.from({ length: 1_000 }, () => levels.add(42));

@@ -40,7 +40,14 @@ describe('timer-set-slab', () => {
       expect(slab.w.buffer).toBe(slab.t.buffer);
       expect(Array.from(slab.w.subarray(s << 3, (s << 3) + 5))).toEqual([11, 0, 5, 13, 14]);
       expect(slab.t[(s << 2) | DUE]).toBe(123.5);
+      for (let i = 1; i < 256; i++) slab.alloc(0);
       expect(slab.w.byteLength / 256).toBe(32);
+    });
+
+    it('starts with room for 8 timers, so that a set per game entity stays small', () => {
+      const slab = new Slab();
+      slab.alloc(0);
+      expect(slab.w.byteLength).toBe(8 * 32);
     });
 
     it('keeps an index’s stamp when it is freed and handed out again', () => {

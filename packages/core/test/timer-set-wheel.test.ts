@@ -129,7 +129,8 @@ describe('SetWheel', () => {
     }
     expect(wheel.pending).toBe(live.length);
     expect(most).toBeLessThanOrEqual(2 * live.length + 1_025);
-    expect(wheel.capacity()).toBe(256);
+    // 101 timers live at most: freed indices are reused, the slab doubled from 8 to 128 only.
+    expect(wheel.capacity()).toBe(128);
     clock.advance(60_000);
     expect(wheel.fired.map(([, s]) => s)).toEqual(live);
     expect(wheel.stale).toBe(0);

@@ -15,6 +15,11 @@
  *   hooks for every promise and resource of the process, which the server interceptor's ambient
  *   deadline cannot avoid: its ratio to `bare` is the floor of any ALS-based ambient deadline
  *   there. On Node 24 and later (AsyncContextFrame) it costs nothing.
+ * - `als-floor` (heap only): `bare` with the least server interceptor that gives handlers an
+ *   ambient store: one object per call implementing grpc-js's call interface, running the
+ *   half-close in an AsyncLocalStorage `run()`. What it holds over `bare` is the floor of any
+ *   interceptor with an ALS-based ambient deadline (on Node 20 and 22, the store's slot on every
+ *   async resource, grpc-js's own deadline timers included).
  *
  * Each candidate lives in its own worker process (this file with `--worker <name>`), holding its
  * server and client (one HTTP/2 connection) for the whole run; the parent only tells the workers
@@ -60,6 +65,10 @@ const DEADLINE_MS = 60_000;
 const CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client', 'bare-als'];
 /** The candidates of the heap and allocation scenarios. */
 const MEMORY_CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client'];
+/** The heap scenario adds the ALS floor. */
+const HEAP_CANDIDATES = [...MEMORY_CANDIDATES, 'als-floor'];
+/** Every worker the run starts. */
+const WORKERS = [...CANDIDATES, 'als-floor'];
 
 const identity = (value) => value;
 const ECHO = {
@@ -75,15 +84,85 @@ const SERVICE = { Echo: ECHO };
 const BenchClient = grpc.makeGenericClientConstructor(SERVICE, 'Bench');
 const PAYLOAD = Buffer.alloc(32, 7);
 
+/** The ALS floor's store: one for every call, as the floor is about the run, not the store's size. */
+const FLOOR_STORE = { ambient: true };
+const floorStorage = new AsyncLocalStorage();
+function deliverHalfClose(listener) {
+  listener.onReceiveHalfClose();
+}
+
+/**
+ * The `als-floor` candidate's server call: the least a server interceptor can hold per call to
+ * run the handler in an ambient store (grpc-js only uses an interceptor's result through its
+ * call interface, as @tickwheel/grpc's server call does).
+ */
+class AlsFloorCall {
+  constructor(next) {
+    this.next = next;
+    this.listener = undefined;
+  }
+  start(listener) {
+    this.listener = listener;
+    this.next.start(this);
+  }
+  sendMetadata(metadata) {
+    this.next.sendMetadata(metadata);
+  }
+  sendMessage(message, callback) {
+    this.next.sendMessage(message, callback);
+  }
+  sendStatus(status) {
+    this.next.sendStatus(status);
+  }
+  getDeadline() {
+    return this.next.getDeadline();
+  }
+  startRead() {
+    this.next.startRead();
+  }
+  getPeer() {
+    return this.next.getPeer();
+  }
+  getHost() {
+    return this.next.getHost();
+  }
+  getAuthContext() {
+    return this.next.getAuthContext();
+  }
+  getConnectionInfo() {
+    return this.next.getConnectionInfo();
+  }
+  getMetricsRecorder() {
+    return this.next.getMetricsRecorder();
+  }
+  onReceiveMetadata(metadata) {
+    this.listener.onReceiveMetadata(metadata);
+  }
+  onReceiveMessage(message) {
+    this.listener.onReceiveMessage(message);
+  }
+  onReceiveHalfClose() {
+    floorStorage.run(FLOOR_STORE, deliverHalfClose, this.listener);
+  }
+  onCancel() {
+    this.listener.onCancel();
+  }
+}
+
 /**
  * One candidate: a server whose handler answers at once, or holds the call while `holding`,
  * and a connected client.
  */
 async function candidate(name) {
   // Only a tickwheel worker loads the package: the bare one runs grpc-js alone, as its users do.
-  const tickwheel = name.startsWith('bare') ? undefined : await import('@tickwheel/grpc');
+  const tickwheel = name.startsWith('bare') || name === 'als-floor' ? undefined : await import('@tickwheel/grpc');
   if (name === 'bare-als') new AsyncLocalStorage().run(true, () => undefined);
-  const serverInterceptors = name === 'tickwheel' ? [tickwheel.serverDeadlineInterceptor()] : [];
+  const serverInterceptors =
+    name === 'tickwheel'
+      ? [tickwheel.serverDeadlineInterceptor()]
+      : name === 'als-floor'
+        ? [(_method, call) => new AlsFloorCall(call)]
+        : [];
   const clientInterceptors = tickwheel ? [tickwheel.deadlineInterceptor({ timeoutMs: DEADLINE_MS })] : [];
   const callOptions = tickwheel ? () => ({}) : () => ({ deadline: Date.now() + DEADLINE_MS });
   const held = [];
@@ -243,7 +322,7 @@ async function serveWorker(name) {
 }
 
 export async function run() {
-  const workers = Object.fromEntries(CANDIDATES.map((name) => [name, worker(name)]));
+  const workers = Object.fromEntries(WORKERS.map((name) => [name, worker(name)]));
   try {
     // One at a time, like every measurement: warming up is a measurement's load too.
     for (const w of Object.values(workers)) await w.ready();
@@ -267,7 +346,7 @@ async function measureAll(workers) {
   const throughputCpu = Object.fromEntries(
     Object.entries(perCpuSecond).map(([name, s]) => [name, { median: median(s), samples: s }]),
   );
-  const heap = await alternate(each('heap', undefined, MEMORY_CANDIDATES), REPEATS);
+  const heap = await alternate(each('heap', undefined, HEAP_CANDIDATES), REPEATS);
   const allocated = await alternate(each('allocated', undefined, MEMORY_CANDIDATES), REPEATS);
 
   const scenarios = [
@@ -333,6 +412,16 @@ async function measureAll(workers) {
       results: heap,
       target: { maxOver: 256 },
       note: "Both sides of each call live in this process, so the figure is client plus server state; with the server interceptor it includes each handler's ambient deadline (one wheel handle, no AbortSignal unless the handler reads it), which bare grpc-js does not provide.",
+    }),
+    scenario({
+      id: 'heap-per-in-flight-call-als-floor',
+      title: `Heap bytes per in-flight unary call (${IN_FLIGHT} held open), bare grpc-js plus a server interceptor that only enters an AsyncLocalStorage run per call vs bare grpc-js`,
+      unit: 'bytes',
+      higherIsBetter: false,
+      subject: 'als-floor',
+      baseline: 'bare',
+      results: heap,
+      note: "The floor of an ALS-based ambient deadline: one interceptor object per call and, on Node 20 and 22, the store's slot on every async resource (grpc-js's own deadline Timeouts included, which @tickwheel/grpc's interceptors replace).",
     }),
     scenario({
       id: 'heap-per-in-flight-call-client-only',

@@ -13,7 +13,10 @@
  * work and each process stays within its file-descriptor limit (N sockets each). Per run:
  *
  * 0. warm-up: one run of each candidate on 1 000 connections, not recorded;
- * 1. CPU: `process.cpuUsage()` of the server process over 3 periods P, divided by 3;
+ * 1. CPU: `process.cpuUsage()` of the server process over 2 periods P, divided by 2, and the
+ *    same divided by the pings sent in that window (CPU per ping: our pings go out every
+ *    P + up to pingSlackMs, the README's every P); the 1-minute load average as each window
+ *    ends goes into the notes next to the figures (the machine is shared);
  * 2. dead peers: the child stops reading on K of the connections (`ws.pause()`: pings go
  *    unanswered) and reports when; the server logs when each one is terminated. Reported: stall
  *    to termination (p50/p99), and ping to termination (the `pongTimeoutMs` guarantee).
@@ -36,8 +39,8 @@
  * with a pause between them for callbacks they queue, until two readings of `heapUsed`, each
  * taken right after a GC, differ by less than SETTLE_BYTES (a reading taken after the pause
  * counted the young garbage of the pings and pongs exchanged in it: up to 130 B per connection
- * more for a heartbeat that pings connections as they come due). Measuring what the connections retain against the same
- * process state with them closed, instead of against `heapUsed` before they connected, keeps
+ * more for a heartbeat that pings connections as they come due). Measuring what the connections
+ * retain against the same process state with them closed, instead of against `heapUsed` before they connected, keeps
  * out what the run allocates once (compiled code, the wheel's levels, a previous run's garbage
  * still reachable): a single GC before connecting and after the round moved a candidate's
  * samples by up to 200 B per connection on Node 22 (2,558 / 2,360 / 2,560 B in one run).
@@ -55,6 +58,7 @@
  * BENCH_WS_CONNECTIONS the N (default 10 000), BENCH_WS_MIXED_CONNECTIONS the M (default 4 000).
  */
 import { fork } from 'node:child_process';
+import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { heartbeat } from '@tickwheel/ws';
@@ -191,6 +195,8 @@ function attachReadme(wss, detections, portOf) {
     ws.on('pong', heartbeatListener);
   });
   const ticks = [];
+  // Measurement only: pings sent, for CPU per ping.
+  let pings = 0;
   const interval = setInterval(function ping() {
     ticks.push(wallNow());
     wss.clients.forEach(function each(ws) {
@@ -200,10 +206,11 @@ function attachReadme(wss, detections, portOf) {
         return ws.terminate();
       }
       ws.isAlive = false;
+      pings++;
       ws.ping();
     });
   }, PERIOD_MS);
-  return { stop: () => clearInterval(interval) };
+  return { stop: () => clearInterval(interval), pings: () => pings };
 }
 
 function attachTickwheel(wss, detections, portOf) {
@@ -215,13 +222,13 @@ function attachTickwheel(wss, detections, portOf) {
   beat.on('dead', (event) =>
     detections.push({ port: portOf.get(event.socket), at: wallNow(), waitedMs: event.waitedMs }),
   );
-  return { stop: () => beat.stop() };
+  return { stop: () => beat.stop(), pings: () => beat.stats().pingsSent };
 }
 
 const CANDIDATES = {
   tickwheel: attachTickwheel,
   readme: attachReadme,
-  none: () => ({ stop() {} }),
+  none: () => ({ stop() {}, pings: () => 0 }),
 };
 
 /** Sends a command to the client process and waits for the reply of the given name. */
@@ -247,15 +254,23 @@ async function startClients() {
  * After a warm-up that takes every connection through one full heartbeat round, the server's
  * CPU (user + system) over CPU_PERIODS periods, per period. `onStart` runs as counting starts.
  */
-async function cpuPerPeriod(onStart = () => {}) {
+async function cpuPerPeriod(candidate, onStart = () => {}) {
   await sleep(PERIOD_MS * 1.5);
   onStart();
+  const pings0 = candidate.pings();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await sleep(PERIOD_MS * CPU_PERIODS);
   const cpu = process.cpuUsage(cpu0);
   const elapsed = performance.now() - t0;
-  return { cpuMsPerPeriod: ((cpu.user + cpu.system) / 1000) * (PERIOD_MS / elapsed), elapsed };
+  const perPeriod = PERIOD_MS / elapsed;
+  return {
+    cpuMsPerPeriod: ((cpu.user + cpu.system) / 1000) * perPeriod,
+    pingsPerPeriod: (candidate.pings() - pings0) * perPeriod,
+    // The machine is shared: the 1-minute load average as the window ends, kept with each CPU figure.
+    load: os.loadavg()[0],
+    elapsed,
+  };
 }
 
 /** One run of one candidate on fresh connections: CPU, and (unless `none`) dead-peer detection. */
@@ -284,7 +299,7 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   while (accepted < count) await sleep(10);
   phase('connected');
 
-  const { cpuMsPerPeriod } = await cpuPerPeriod();
+  const { cpuMsPerPeriod, pingsPerPeriod, load } = await cpuPerPeriod(candidate);
   phase('measured cpu');
   let stallToDead = [];
   let pingToDead = [];
@@ -313,7 +328,7 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   phase('closed');
   // Healthy (never stalled) connections terminated as dead anywhere in the run.
   const falseDeaths = detections.length - stallToDead.length;
-  return { count, cpuMsPerPeriod, stallToDead, pingToDead, falseDeaths };
+  return { count, cpuMsPerPeriod, pingsPerPeriod, load, stallToDead, pingToDead, falseDeaths };
 }
 
 /** `heapUsed` once full GCs stop changing it (see the module comment). */
@@ -423,15 +438,28 @@ async function runMixed(name, child, connections = MIXED_CONNECTIONS) {
   );
   await request(child, { cmd: 'talk' }, 'talking');
   let received0 = 0;
-  const { cpuMsPerPeriod, elapsed } = await cpuPerPeriod(() => (received0 = received));
+  const { cpuMsPerPeriod, pingsPerPeriod, load, elapsed } = await cpuPerPeriod(candidate, () => (received0 = received));
   const messagesPerPeriod = (received - received0) * (PERIOD_MS / elapsed);
   candidate.stop();
   for (const ws of wss.clients) ws.terminate();
   await request(child, { cmd: 'close' }, 'closed');
   await new Promise((resolve) => wss.close(resolve));
   while (wss.clients.size > 0) await sleep(10);
-  return { count, cpuMsPerPeriod, messagesPerPeriod };
+  return { count, cpuMsPerPeriod, pingsPerPeriod, load, messagesPerPeriod };
 }
+
+const round2 = (x) => Math.round(x * 100) / 100;
+/** `name [loads]` for each candidate: the 1-minute load average at the end of each CPU window, in run order. */
+const loadNote = (loads) =>
+  `1-min load average at the end of each CPU window: ${Object.entries(loads)
+    .map(([n, l]) => `${n} ${l.join('/')}`)
+    .join(', ')}`;
+/** Medians of pings sent per period, per candidate that pings. */
+const pingNote = (pings) =>
+  `Pings sent per period (medians): ${Object.entries(pings)
+    .filter(([n]) => n !== 'none')
+    .map(([n, p]) => `${n} ${Math.round(median(p)).toLocaleString('en-US')}`)
+    .join(', ')}`;
 
 function summarize(samples) {
   return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
@@ -443,6 +471,9 @@ export async function run() {
   const names = Object.keys(CANDIDATES);
   const cpu = Object.fromEntries(names.map((n) => [n, []]));
   const heap = Object.fromEntries(names.map((n) => [n, []]));
+  const pings = Object.fromEntries(names.map((n) => [n, []]));
+  const cpuPerPing = { tickwheel: [], readme: [] };
+  const loads = Object.fromEntries(names.map((n) => [n, []]));
   // Warm-up: one small run of each candidate, so one-time costs (compiled code, lazily built
   // module state, the shared wheel's levels) do not land in the first measured run's figures.
   for (const name of names) {
@@ -463,6 +494,9 @@ export async function run() {
       const r = await runOnce(name, child);
       connections = Math.min(connections, r.count);
       cpu[name].push(r.cpuMsPerPeriod);
+      pings[name].push(r.pingsPerPeriod);
+      loads[name].push(round2(r.load));
+      if (name !== 'none') cpuPerPing[name].push((r.cpuMsPerPeriod * 1000) / r.pingsPerPeriod);
       if (name !== 'none') {
         detect[name].p50.push(percentile(r.stallToDead, 50));
         detect[name].p99.push(percentile(r.stallToDead, 99));
@@ -472,7 +506,7 @@ export async function run() {
         detect[name].falseDeaths.push(r.falseDeaths);
       }
       console.log(
-        `  round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period` +
+        `  round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period (load ${r.load.toFixed(2)}), ${Math.round(r.pingsPerPeriod)} pings/period` +
           (name === 'none'
             ? ''
             : `, stall->dead p50 ${percentile(r.stallToDead, 50).toFixed(0)} p99 ${percentile(r.stallToDead, 99).toFixed(0)} ms, ping->dead max ${Math.max(...r.pingToDead).toFixed(1)} ms, healthy terminated ${r.falseDeaths}`),
@@ -494,6 +528,9 @@ export async function run() {
   let mixedConnections = MIXED_CONNECTIONS;
   let messagesPerPeriod = 0;
   const messages = Object.fromEntries(names.map((n) => [n, []]));
+  const mixedPings = Object.fromEntries(names.map((n) => [n, []]));
+  const mixedLoads = Object.fromEntries(names.map((n) => [n, []]));
+  const ownCostPerPing = { tickwheel: [], readme: [] };
   await runMixed('tickwheel', child, WARMUP_CONNECTIONS);
   for (let round = 0; round < REPEATS; round++) {
     const order = names.slice(round % names.length).concat(names.slice(0, round % names.length));
@@ -508,15 +545,19 @@ export async function run() {
       delivered[name] = r.messagesPerPeriod;
       mixed[name].push(r.cpuMsPerPeriod);
       messages[name].push(r.messagesPerPeriod);
+      mixedPings[name].push(r.pingsPerPeriod);
+      mixedLoads[name].push(round2(r.load));
       console.log(
-        `  mixed round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period, ${Math.round(r.messagesPerPeriod)} messages/period`,
+        `  mixed round ${round + 1} ${name}: cpu ${r.cpuMsPerPeriod.toFixed(1)} ms/period (load ${r.load.toFixed(2)}), ${Math.round(r.messagesPerPeriod)} messages/period, ${Math.round(r.pingsPerPeriod)} pings/period`,
       );
     }
     // The floor is the traffic's own cost, so it is taken at the traffic each candidate carried:
     // a loaded client answering a burst of pings sends fewer messages that period, and a
     // candidate whose run carried less traffic would otherwise be credited with the difference.
     for (const name of ['tickwheel', 'readme']) {
-      ownCost[name].push(totals[name] - totals.none * (delivered[name] / delivered.none));
+      const own = totals[name] - totals.none * (delivered[name] / delivered.none);
+      ownCost[name].push(own);
+      ownCostPerPing[name].push((own * 1000) / mixedPings[name].at(-1));
     }
   }
 
@@ -536,7 +577,17 @@ export async function run() {
       baseline: 'readme',
       results: summarize(cpu),
       target: { ratio: 1 },
-      note: `${setup}. user+system CPU of the server process over ${CPU_PERIODS} periods / ${CPU_PERIODS}; 'none' is the floor with no heartbeat. Every idle connection gets one ping and sends one pong per period with either design, and those writes and reads dominate.`,
+      note: `${setup}. user+system CPU of the server process over ${CPU_PERIODS} periods / ${CPU_PERIODS}; 'none' is the floor with no heartbeat. Every idle connection gets one ping and sends one pong per period with either design, and those writes and reads dominate. ${pingNote(pings)} (ours: a quiet connection is pinged pingIntervalMs after its last read, on the pingSlackMs grid, so every pingIntervalMs + up to pingSlackMs). ${loadNote(loads)}.`,
+    }),
+    scenario({
+      id: 'cpu-per-ping',
+      title: 'Server CPU per ping sent (idle connections)',
+      unit: 'µs',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(cpuPerPing),
+      note: `The CPU per period above / the pings sent in that window, per run: the ping's write, its pong's read and each design's own work per connection. ${loadNote(loads)}.`,
     }),
     scenario({
       id: 'heap-per-connection',
@@ -624,7 +675,7 @@ export async function run() {
       subject: 'tickwheel',
       baseline: 'readme',
       results: summarize(mixed),
-      note: `${mixedSetup}. Totals; 'none' is the floor (the same traffic with no heartbeat). The README pattern pings every socket every period; ours pings only the quiet half. Messages per period delivered (medians): ${names.map((n) => `${n} ${Math.round(median(messages[n])).toLocaleString('en-US')}`).join(', ')}.`,
+      note: `${mixedSetup}. Totals; 'none' is the floor (the same traffic with no heartbeat). The README pattern pings every socket every period; ours pings only the quiet half. Messages per period delivered (medians): ${names.map((n) => `${n} ${Math.round(median(messages[n])).toLocaleString('en-US')}`).join(', ')}. ${pingNote(mixedPings)}. ${loadNote(mixedLoads)}.`,
     }),
     scenario({
       id: 'mixed-heartbeat-cpu',
@@ -635,7 +686,17 @@ export async function run() {
       baseline: 'readme',
       results: summarize(ownCost),
       target: { ratio: 1 / 0.55 },
-      note: `${mixedSetup}. Each round's total minus the same round's floor ('none') scaled to the messages that candidate's run delivered (floor x messages / floor's messages; the floor is nearly all message handling), so that a run whose client sent less while answering pings is not credited with the traffic it lost. Messages per period (medians): ${names.map((n) => `${n} ${Math.round(median(messages[n])).toLocaleString('en-US')}`).join(', ')}. Target: at most 0.55x the README pattern's (ratio >= ${(1 / 0.55).toFixed(2)}).`,
+      note: `${mixedSetup}. Each round's total minus the same round's floor ('none') scaled to the messages that candidate's run delivered (floor x messages / floor's messages; the floor is nearly all message handling), so that a run whose client sent less while answering pings is not credited with the traffic it lost. Messages per period (medians): ${names.map((n) => `${n} ${Math.round(median(messages[n])).toLocaleString('en-US')}`).join(', ')}. Target: at most 0.55x the README pattern's (ratio >= ${(1 / 0.55).toFixed(2)}). ${pingNote(mixedPings)}. ${loadNote(mixedLoads)}.`,
+    }),
+    scenario({
+      id: 'mixed-heartbeat-cpu-per-ping',
+      title: 'Mixed traffic: heartbeat CPU above the floor, per ping sent',
+      unit: 'µs',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'readme',
+      results: summarize(ownCostPerPing),
+      note: `The heartbeat CPU above the floor / the pings sent in that window, per round: what a quiet connection's ping costs each design, with ours also paying for the talking half it does not ping (one visit per period each). ${loadNote(mixedLoads)}.`,
     }),
   );
   for (const sc of scenarios) printScenario(sc);

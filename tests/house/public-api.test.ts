@@ -60,8 +60,19 @@ const EXPORTS: Record<string, string[]> = {
   '@tickwheel/ws': ['DEFAULTS', 'DEFAULT_PONG_TIMEOUT_MS', 'HeartbeatController', 'WS_TERMINATE_CHANNEL', 'heartbeat'],
 };
 
-/** What no public entry may export: core's internal option kit and argument checks. */
-const INTERNAL = ['optionKit', 'orDefault', 'describeValue', 'requireFunction', 'requireMs', 'copyJson'];
+/** What no public entry may export: core's internal option kit, argument checks and adapter-only routes. */
+const INTERNAL = [
+  'optionKit',
+  'orDefault',
+  'describeValue',
+  'requireFunction',
+  'requireMs',
+  'copyJson',
+  'scheduleTask',
+  'scheduleTaskAt',
+  'ownedDeadline',
+  'enableAmbientDeadlines',
+];
 
 describe('public API (every package’s index.ts)', () => {
   it.each(Object.entries(EXPORTS))('%s exports exactly its public names', (name, expected) => {

@@ -4,7 +4,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sharedWheel } from './shared-wheel.js';
-import type { TimerHandle } from './timer-handle.js';
+import type { TimerHandle, TimerTask } from './timer-handle.js';
+import { scheduleTask, scheduleTaskAt } from './timer-task.js';
 import type { TimingWheel } from './timing-wheel.js';
 import { describeValue, requireFunction, requireMs } from './options-kit.js';
 
@@ -66,6 +67,24 @@ type GlobalWithStorage = typeof globalThis & { [STORAGE_KEY]?: AsyncLocalStorage
 const storage = ((globalThis as GlobalWithStorage)[STORAGE_KEY] ??= new AsyncLocalStorage<Deadline>());
 
 /**
+ * @internal Switches the ambient store on now rather than at the first deadline's `run()`. On
+ * Node 20 and 22 an enabled AsyncLocalStorage adds its slot to every async resource made from
+ * then on; a class whose instances V8 has already sized (after its first few) gets the slot in
+ * an out-of-object property array instead, 40 B per object (the AsyncResource of each in-flight
+ * gRPC client stream, heap snapshot of 1,000 held calls, Node 20). A server interceptor, which
+ * will enter deadlines on its first call anyway, calls this when it is made. Idempotent; it
+ * changes no deadline and `currentDeadline()` stays as it was. Not public API.
+ */
+export function enableAmbientDeadlines(): void {
+  // run() switches the store on unless the store given is the current one (`undefined` outside any).
+  if (storage.getStore() === undefined) storage.run(ENABLING, noop);
+}
+
+/** The store `enableAmbientDeadlines` runs nothing under. */
+const ENABLING = null as unknown as Deadline;
+function noop(): void {}
+
+/**
  * The ambient deadline of the current async context, or `undefined` outside any.
  *
  * @example
@@ -97,19 +116,50 @@ export function createDeadline(timeoutMs: number, options: DeadlineOptions = {})
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`options must be an object, got ${describeValue(options)}`);
   }
-  const parent = storage.getStore();
-  const wheel = options.wheel ?? parent?.wheel ?? sharedWheel();
-  const ownExpiresAt = wheel.clock.now() + timeoutMs;
-  const parentWins = parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < ownExpiresAt;
   const onAbort =
     options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
+  return newScope(timeoutMs, options.wheel, options.signal, onAbort);
+}
+
+/**
+ * @internal Told by a method call when a deadline from {@link ownedDeadline} aborts: what
+ * `onAbort` is for {@link createDeadline}, without a bound function per deadline.
+ */
+export interface DeadlineOwner {
+  deadlineAborted(reason: unknown): void;
+}
+
+/**
+ * @internal {@link createDeadline} for a per-request owner (the gRPC server's call) that wants
+ * to hear of the abort first: `owner.deadlineAborted(reason)` is called where `onAbort` would be.
+ * A bound `onAbort` per request took 48 B while the request was in flight (heap snapshot of
+ * 1,000 gRPC calls, Node 20). Not public API (`@tickwheel/core/internal`).
+ *
+ * @throws RangeError/TypeError for a bad `timeoutMs`
+ */
+export function ownedDeadline(timeoutMs: number, wheel: TimingWheel | undefined, owner: DeadlineOwner): DeadlineScope {
+  requireMs(timeoutMs, 'timeoutMs');
+  return newScope(timeoutMs, wheel, undefined, owner);
+}
+
+/** Works out a new scope's wheel and expiry from the ambient deadline, and makes it. */
+function newScope(
+  timeoutMs: number,
+  wheelOption: TimingWheel | undefined,
+  signal: AbortSignal | undefined,
+  onAbort: AbortHook | undefined,
+): Scope {
+  const parent = storage.getStore();
+  const wheel = wheelOption ?? parent?.wheel ?? sharedWheel();
+  const ownExpiresAt = wheel.clock.now() + timeoutMs;
+  const parentWins = parent !== undefined && parent.wheel.clock === wheel.clock && parent.expiresAt < ownExpiresAt;
   // Its own timeout goes through schedule(), so that the same MAX_DELAY_MS rule applies exactly.
   return new Scope(
     wheel,
     parentWins ? parent.expiresAt : ownExpiresAt,
     parentWins ? undefined : timeoutMs,
     parent,
-    options.signal,
+    signal,
     onAbort,
   );
 }
@@ -155,56 +205,81 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
+/** Who hears of an abort first: the `onAbort` option, or an owner's method ({@link ownedDeadline}). */
+type AbortHook = ((reason: unknown) => void) | DeadlineOwner;
+
+/** What `abortReason` holds until the scope aborts (`undefined` is a valid reason). */
+const NOT_ABORTED: unknown = Symbol('not aborted');
+
+/** What only some scopes need: a signal someone read, nested scopes, listeners to undo. */
+interface ScopeLinks {
+  controller: AbortController | undefined;
+  children: Set<Scope> | undefined;
+  unlinks: Array<() => void> | undefined;
+}
+
 /**
  * A deadline's state. The AbortController behind `signal` is created only when someone reads
  * `signal` (about 1 KB and a few µs each), since most deadlines are disposed without anybody
  * listening. Nested deadlines register with their parent scope directly rather than as event
  * listeners on its signal, so any number of them can hang off one request.
+ *
+ * What a pending deadline holds was cut with heap snapshots of 1,000 gRPC calls in flight (Node
+ * 20): the scope is its timer's task (the wheel calls `timerFired`, no bound method: 48 B), its
+ * owner's hook is a method call (`ownedDeadline`, 48 B), every field is set in the constructor so
+ * that all scopes share one map with their fields in the object, and what only some scopes use
+ * (a signal, nested scopes, listeners) waits in one `links` object made on first use, so that a
+ * scope nobody listens to is six fields (72 B).
  */
-class Scope implements DeadlineScope {
-  private controller: AbortController | undefined;
-  private abortReason: unknown;
-  private aborted = false;
+class Scope implements DeadlineScope, TimerTask {
+  readonly wheel: TimingWheel;
+  readonly expiresAt: number;
+  private readonly onAbort: AbortHook | undefined;
   private timer: TimerHandle | undefined;
-  private children: Set<Scope> | undefined;
-  private unlinks: Array<() => void> | undefined;
+  /** The abort's reason once aborted, else NOT_ABORTED. */
+  private abortReason: unknown;
+  private links: ScopeLinks | undefined;
 
   constructor(
-    readonly wheel: TimingWheel,
-    readonly expiresAt: number,
+    wheel: TimingWheel,
+    expiresAt: number,
     ownTimeoutMs: number | undefined,
     parent: Deadline | undefined,
     signal: AbortSignal | undefined,
-    private readonly onAbort: ((reason: unknown) => void) | undefined,
+    onAbort: AbortHook | undefined,
   ) {
+    this.wheel = wheel;
+    this.expiresAt = expiresAt;
+    this.onAbort = onAbort;
+    this.timer = undefined;
+    this.abortReason = NOT_ABORTED;
+    this.links = undefined;
     if (parent instanceof Scope) {
-      if (parent.aborted) this.abort(parent.abortReason);
+      if (parent.abortReason !== NOT_ABORTED) this.abort(parent.abortReason);
       else this.nestIn(parent);
     } else if (parent !== undefined) {
       this.follow(parent.signal);
     }
-    if (signal !== undefined && !this.aborted) this.follow(signal);
-    if (this.aborted) return;
+    if (signal !== undefined && this.abortReason === NOT_ABORTED) this.follow(signal);
+    if (this.abortReason !== NOT_ABORTED) return;
     if (wheel.clock.now() >= expiresAt) {
       this.abort(deadlineExceededReason());
     } else {
-      // A bound method, not an arrow: an arrow would make this constructor allocate a context
-      // for `this` on every call and keep it with the timer (a pending deadline took 88 B for
-      // the arrow and its context, 48 B bound; heap snapshot of 1,000 gRPC calls in flight).
-      const onTimeout = this.timedOut.bind(this);
-      this.timer =
-        ownTimeoutMs === undefined ? wheel.scheduleAt(expiresAt, onTimeout) : wheel.schedule(ownTimeoutMs, onTimeout);
+      const timer =
+        ownTimeoutMs === undefined ? scheduleTaskAt(wheel, expiresAt, this) : scheduleTask(wheel, ownTimeoutMs, this);
+      this.timer = timer;
       // A deadline alone never holds the process open; the work it bounds does that.
-      this.timer.unref();
+      timer.unref();
     }
   }
 
   get signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.abortReason);
+    const links = this.linked();
+    if (links.controller === undefined) {
+      links.controller = new AbortController();
+      if (this.abortReason !== NOT_ABORTED) links.controller.abort(this.abortReason);
     }
-    return this.controller.signal;
+    return links.controller.signal;
   }
 
   remaining(): number {
@@ -217,35 +292,47 @@ class Scope implements DeadlineScope {
   }
 
   abort(reason: unknown = deadlineExceededReason()): void {
-    if (this.aborted) return;
-    this.aborted = true;
+    if (this.abortReason !== NOT_ABORTED) return;
     this.abortReason = reason;
-    this.onAbort?.(reason);
-    this.controller?.abort(reason);
-    if (this.children !== undefined) for (const child of [...this.children]) child.abort(reason);
+    const onAbort = this.onAbort;
+    if (typeof onAbort === 'function') onAbort(reason);
+    else onAbort?.deadlineAborted(reason);
+    const links = this.links;
+    if (links !== undefined) {
+      links.controller?.abort(reason);
+      if (links.children !== undefined) for (const child of [...links.children]) child.abort(reason);
+    }
     this.dispose();
   }
 
   dispose(): void {
     this.timer?.cancel();
     this.timer = undefined;
-    const unlinks = this.unlinks;
-    this.unlinks = undefined;
-    if (unlinks !== undefined) for (const unlink of unlinks) unlink();
+    const links = this.links;
+    const unlinks = links?.unlinks;
+    if (unlinks === undefined) return;
+    links!.unlinks = undefined;
+    for (const unlink of unlinks) unlink();
   }
 
   [Symbol.dispose](): void {
     this.dispose();
   }
 
-  private timedOut(): void {
+  /** @internal The wheel's call when the deadline passes (the scope is its timer's task). */
+  timerFired(): void {
     this.abort(deadlineExceededReason());
+  }
+
+  private linked(): ScopeLinks {
+    return (this.links ??= { controller: undefined, children: undefined, unlinks: undefined });
   }
 
   /** Registers with an enclosing scope, which aborts its children directly. */
   private nestIn(parent: Scope): void {
-    (parent.children ??= new Set()).add(this);
-    this.onDispose(() => parent.children!.delete(this));
+    const siblings = (parent.linked().children ??= new Set());
+    siblings.add(this);
+    this.onDispose(() => siblings.delete(this));
   }
 
   private follow(signal: AbortSignal): void {
@@ -259,6 +346,6 @@ class Scope implements DeadlineScope {
   }
 
   private onDispose(unlink: () => void): void {
-    (this.unlinks ??= []).push(unlink);
+    (this.linked().unlinks ??= []).push(unlink);
   }
 }

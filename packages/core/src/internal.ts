@@ -7,3 +7,7 @@ export { copyJson } from './json-value.js';
 export type { JsonRefusal } from './json-value.js';
 export type { OptionKit } from './options-kit.js';
 export { guardedPublisher, typedChannel } from './channel-kit.js';
+export { scheduleTask, scheduleTaskAt } from './timer-task.js';
+export type { TimerTask } from './timer-handle.js';
+export { enableAmbientDeadlines, ownedDeadline } from './deadline.js';
+export type { DeadlineOwner } from './deadline.js';

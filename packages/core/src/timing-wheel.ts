@@ -97,7 +97,7 @@ import { freshNow, isDrivingClock, systemClock, type Clock } from './clock.js';
 import { NativeDriver } from './native-driver.js';
 import * as tickScale from './tick-scale.js';
 import * as timerState from './timer-handle.js';
-import type { TimerCallback } from './timer-handle.js';
+import type { TimerCallback, TimerTask } from './timer-handle.js';
 import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from './options-kit.js';
 import type { TimingWheelOptions } from './wheel-types.js';
 import { WheelPass, type ErrorHandler } from './wheel-pass.js';
@@ -108,6 +108,9 @@ import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 const { isUnrefDelay, TimerHandle } = timerState;
 type TimerHandle = timerState.TimerHandle;
 const { MAX_DELAY_MS, sumUp, TickScale } = tickScale;
+
+/** The callback a task's handle holds for the moment between its scheduling and its task's store. */
+function taskPlaceholder(): void {}
 
 /** The brand every copy of this package puts on its wheels: see {@link isTimingWheel}. */
 const WHEEL_BRAND = Symbol.for('@tickwheel/core.TimingWheel@0');
@@ -213,6 +216,24 @@ export class TimingWheel extends WheelPass {
     const tick = ahead > MAX_DELAY_MS ? Infinity : this._scale.dueTick(timeMs - this._scale.originMs);
     const handle = new TimerHandle(this, callback, tick, ahead > 0 ? ahead : 0);
     this.add(handle);
+    return handle;
+  }
+
+  /**
+   * @internal {@link TimingWheel.schedule} for a {@link TimerTask}: same rules, same errors for a
+   * bad delay. Reached through `scheduleTask` (`timer-task.ts`), which copes with wheels of
+   * other copies of core that lack it.
+   */
+  _scheduleTask(delayMs: number, task: TimerTask): TimerHandle {
+    const handle = this.schedule(delayMs, taskPlaceholder);
+    handle._callback = task;
+    return handle;
+  }
+
+  /** @internal {@link TimingWheel.scheduleAt} for a {@link TimerTask}; see `_scheduleTask`. */
+  _scheduleTaskAt(timeMs: number, task: TimerTask): TimerHandle {
+    const handle = this.scheduleAt(timeMs, taskPlaceholder);
+    handle._callback = task;
     return handle;
   }
 

@@ -185,7 +185,9 @@ export abstract class WheelPass extends WheelFiling {
     // not from the wake-up's, which a long callback before it would have made stale.
     this.readClock.endJob?.();
     try {
-      handle._callback.call(undefined, handle);
+      const callback = handle._callback;
+      if (typeof callback === 'function') callback.call(undefined, handle);
+      else callback.timerFired(handle);
     } catch (error) {
       this.report(error, handle);
     }

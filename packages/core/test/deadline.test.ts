@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDeadline, currentDeadline, ManualClock, TimingWheel, withDeadline } from '../src/index.js';
+import { enableAmbientDeadlines, ownedDeadline, type DeadlineOwner } from '../src/internal.js';
 
 function manualWheel() {
   const clock = new ManualClock(0);
@@ -200,5 +201,102 @@ describe('deadline', () => {
       clock.advance(100);
       expect(scope.signal.aborted).toBe(false);
     });
+  });
+
+  describe('ownedDeadline (core/internal)', () => {
+    /** An owner that logs its calls, with `this` checked. */
+    function owner(order: string[]): DeadlineOwner {
+      const self: DeadlineOwner = {
+        deadlineAborted(this: DeadlineOwner, reason) {
+          expect(this).toBe(self);
+          order.push(`owner:${(reason as DOMException | Error).name}`);
+        },
+      };
+      return self;
+    }
+
+    it('tells its owner once, before its signal and its nested deadlines abort', () => {
+      const { clock, wheel } = manualWheel();
+      const order: string[] = [];
+      const scope = ownedDeadline(100, wheel, owner(order));
+      scope.signal.addEventListener('abort', () => order.push('signal'));
+      const child = scope.run(() => createDeadline(1000, { onAbort: () => order.push('child') }));
+      expect(scope.expiresAt).toBe(100);
+      clock.advance(99);
+      expect(order).toEqual([]);
+      clock.advance(1);
+      scope.abort();
+      expect(order).toEqual(['owner:TimeoutError', 'signal', 'child']);
+      expect(child.signal.aborted).toBe(true);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('passes a cancel reason to the owner, and tells it nothing after dispose', () => {
+      const { clock, wheel } = manualWheel();
+      const order: string[] = [];
+      const cancelled = ownedDeadline(100, wheel, owner(order));
+      cancelled.abort(new Error('client cancelled'));
+      const disposed = ownedDeadline(100, wheel, owner(order));
+      disposed.dispose();
+      clock.advance(200);
+      expect(order).toEqual(['owner:Error']);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('nests in the ambient deadline and takes the earlier expiry, like createDeadline', () => {
+      const { clock, wheel } = manualWheel();
+      const order: string[] = [];
+      const outer = createDeadline(50, { wheel });
+      const scope = outer.run(() => ownedDeadline(1000, undefined, owner(order)));
+      expect(scope.wheel).toBe(wheel);
+      expect(scope.expiresAt).toBe(50);
+      clock.advance(50);
+      expect(order).toEqual(['owner:TimeoutError']);
+    });
+
+    it('tells its owner during creation when the budget is already spent, and checks timeoutMs', () => {
+      const { wheel } = manualWheel();
+      const order: string[] = [];
+      const scope = ownedDeadline(0, wheel, owner(order));
+      expect(order).toEqual(['owner:TimeoutError']);
+      expect(scope.signal.aborted).toBe(true);
+      expect(() => ownedDeadline(-1, wheel, owner(order))).toThrow(/timeoutMs/);
+    });
+  });
+
+  it('times out on a wheel of another copy of core, which has no timer-task path', () => {
+    const { clock, wheel } = manualWheel();
+    Object.defineProperty(wheel, '_scheduleTask', { value: undefined });
+    Object.defineProperty(wheel, '_scheduleTaskAt', { value: undefined });
+    const reasons: unknown[] = [];
+    createDeadline(30, { wheel, onAbort: (reason) => reasons.push(reason) });
+    const outer = createDeadline(10, { wheel });
+    const nested = outer.run(() => createDeadline(20)); // the parent's expiry wins: scheduleAt
+    clock.advance(10);
+    expect(nested.signal.aborted).toBe(true);
+    clock.advance(20);
+    expect(reasons).toHaveLength(1);
+    expect(wheel.size).toBe(0);
+  });
+
+  it('enableAmbientDeadlines (core/internal) changes no ambient deadline, inside one or outside, and can repeat', async () => {
+    const { clock, wheel } = manualWheel();
+    enableAmbientDeadlines();
+    expect(currentDeadline()).toBeUndefined();
+    await withDeadline(
+      100,
+      async () => {
+        const d = currentDeadline()!;
+        enableAmbientDeadlines();
+        expect(currentDeadline()).toBe(d);
+        await Promise.resolve();
+        expect(currentDeadline()).toBe(d);
+        clock.advance(100);
+        expect(d.signal.aborted).toBe(true);
+      },
+      { wheel },
+    );
+    enableAmbientDeadlines();
+    expect(currentDeadline()).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@
 import { status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
 import { captureContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { scheduleTaskAt, type TimerTask } from '@tickwheel/core/internal';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { expiredDetails, idleDetails } from './details.js';
 import {
@@ -32,6 +33,9 @@ export interface ClientMethodPlan {
   readonly idleMs: number;
 }
 
+/** The first value of a number field that must stay tagged (see the constructor). */
+const TAGGED = null;
+
 /** Why a handler's outgoing call stops when the server call it was made for is cancelled. */
 const AMBIENT_CANCELLED = 'Cancelled: the deadline this call inherited was aborted (its parent call was cancelled)';
 
@@ -48,27 +52,30 @@ const AMBIENT_CANCELLED = 'Cancelled: the deadline this call inherited was abort
  * an interceptor's result through that interface.
  *
  * What differs from call to call is kept to a minimum: the method's settings stay in its shared
- * plan, and the budget is worked out from the plan only when a status reports it. Each number
- * field that holds a fraction takes a heap box of its own per call (16 B on Node 20), and the
- * two it dropped (the budget and the idle limit, besides a start time) were 48 B per call in
- * flight, heap snapshot of 1,000 held calls on Node 20.
+ * plan. Each number field that holds a fraction takes a heap box of its own per call (16 B on
+ * Node 20): of the clock readings it keeps only its start, with the budget beside it as a whole
+ * number in a tagged field (the deadline is their sum), after dropping the idle limit and a
+ * second copy of the budget (48 B per call in flight, heap snapshots of 1,000 held calls, Node 20).
  *
  * The handle expires at the earlier of the deadline and, for a response stream with an idle
  * limit, the last received message plus that limit. A message pushes it later with an O(1)
  * `refresh()`; the status cancels it.
  */
-export class DeadlineCall implements InterceptingCallInterface, InterceptingListener, ParentAbortListener {
+export class DeadlineCall implements InterceptingCallInterface, InterceptingListener, ParentAbortListener, TimerTask {
   private listener: Partial<InterceptingListener> | undefined = undefined;
   private timer: TimerHandle | undefined = undefined;
   /** The caller's context for the deadline channel's subscribers (see core's channels.ts). */
   private readonly context: unknown = captureContext(deadlineChannel);
 
+  /** The call's budget from `takenAt`, `Infinity` for none (idle limit only); see the constructor. */
+  private readonly budgetMs: number;
+
   /**
    * @param next - the rest of the chain, made with `deadline: Infinity` so that grpc-js runs no timer of its own
    * @param plan - what the options say about the method: its path, configured timeout and idle limit
-   * @param limit - the limit that set `expiresAt`
-   * @param expiresAt - the deadline on `wheel`'s clock, `Infinity` for none (idle limit only)
+   * @param limit - the limit that set the budget
    * @param takenAt - when the interceptor read the clock to work the deadline out: the call's budget counts from there
+   * @param budgetMs - the time the call has from `takenAt` (its deadline is `takenAt + budgetMs` on `wheel`'s clock)
    * @param ambientSignal - the ambient deadline's signal; when a cancel aborts it, this call is cancelled
    */
   constructor(
@@ -76,15 +83,27 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
     private readonly wheel: TimingWheel,
     private readonly plan: ClientMethodPlan,
     private readonly limit: DeadlineLimit,
-    private readonly expiresAt: number,
     private readonly takenAt: number,
+    budgetMs: number,
     private readonly ambientSignal: AbortSignal | undefined,
-  ) {}
+  ) {
+    // The budget, not the deadline, is what the call keeps: a configured or `deadline` budget is
+    // a whole number of ms, which a tagged field holds in the object, where a deadline on the
+    // clock is a fraction and takes a 16 B heap box per call. The first store of a non-number
+    // makes V8 give the field a tagged representation (see TAGGED in core's timer-handle.ts).
+    this.budgetMs = TAGGED as unknown as number;
+    this.budgetMs = budgetMs;
+  }
+
+  /** The call's deadline on the wheel's clock, `Infinity` for none. */
+  private expiresAt(): number {
+    return this.takenAt + this.budgetMs;
+  }
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.listener = listener;
     const now = this.wheel.clock.now();
-    const expiresAt = this.expiresAt;
+    const expiresAt = this.expiresAt();
     let sent = metadata;
     if (expiresAt !== Infinity) {
       // Our own copy: the caller may reuse its Metadata object for other calls.
@@ -97,8 +116,9 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
     // Ref'ed, as grpc-js's own deadline timer is: a pending call's DEADLINE_EXCEEDED is always
     // delivered. It also spares the wheel a ref flip per call (schedule ref'ed, then unref()),
     // which the native driver applies in a microtask (~140 B and ~0.3 µs per call, Node 24).
-    // A bound method rather than an arrow: the arrow would also keep start()'s context alive (48 B per call).
-    this.timer = this.wheel.scheduleAt(firstExpiry, this.expire.bind(this));
+    // The call is its timer's task (the wheel calls timerFired): a bound method or an arrow
+    // would be one more object per call in flight (48 B bound, Node 20).
+    this.timer = scheduleTaskAt(this.wheel, firstExpiry, this);
     if (this.ambientSignal !== undefined) watchParentAbort(this.ambientSignal, this);
     this.next.start(sent, this);
   }
@@ -141,7 +161,7 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
     const timer = this.timer;
     const idleMs = this.plan.idleMs;
     if (idleMs !== Infinity && timer !== undefined && timer.pending) {
-      const left = this.expiresAt - this.wheel.clock.now();
+      const left = this.expiresAt() - this.wheel.clock.now();
       timer.refresh(left > idleMs ? idleMs : left > 0 ? left : 0);
     }
     this.listener?.onReceiveMessage?.(message);
@@ -159,18 +179,12 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
     this.next.cancelWithStatus(Status.CANCELLED, AMBIENT_CANCELLED);
   }
 
-  /** The time the call had when it was made, for the status details. */
-  private budgetMs(): number {
-    const plan = this.plan;
-    // A configured limit is reported as configured (80, not the 79.99999999999997 of a float difference).
-    return this.limit === plan.timeoutFrom ? plan.timeoutMs : this.expiresAt - this.takenAt;
-  }
-
-  private expire(): void {
+  /** @internal The wheel's call when the deadline or the idle limit passes. */
+  timerFired(): void {
     const now = this.wheel.clock.now();
     const path = this.plan.path;
-    const deadline = now >= this.expiresAt;
-    const budgetMs = deadline ? this.budgetMs() : 0;
+    const deadline = now >= this.expiresAt();
+    const budgetMs = deadline ? this.budgetMs : 0;
     const idleMs = this.plan.idleMs;
     const details = deadline ? expiredDetails(this.limit, budgetMs, path) : idleDetails(idleMs, path);
     publishDeadline(

@@ -79,7 +79,8 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
     const plan = planFor(callOptions.method_definition);
     const wheel = wheelOption ?? sharedWheel();
     const now = freshNow(wheel.clock); // a call costs far more than a clock read
-    let expiresAt = now + plan.timeoutMs;
+    // The budget from `now`, and the limit that set it: the earliest deadline wins.
+    let budgetMs = plan.timeoutMs;
     let limit: DeadlineLimit = plan.timeoutFrom;
 
     const explicit = callOptions.deadline;
@@ -88,40 +89,40 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
     const parent = (flags & Propagate.DEADLINE) !== 0 ? callOptions.parent : undefined;
     if (hasExplicit || parent !== undefined) {
       const wallNow = Date.now();
-      const explicitAt = hasExplicit ? now + msUntil(explicit, wallNow) : Infinity;
-      if (explicitAt < expiresAt) {
-        expiresAt = explicitAt;
+      const explicitMs = hasExplicit ? msUntil(explicit, wallNow) : Infinity;
+      if (explicitMs < budgetMs) {
+        budgetMs = explicitMs;
         limit = 'explicit';
       }
-      const parentAt = parent !== undefined ? now + msUntil(parent.getDeadline(), wallNow) : Infinity;
-      if (parentAt < expiresAt) {
-        expiresAt = parentAt;
+      const parentMs = parent !== undefined ? msUntil(parent.getDeadline(), wallNow) : Infinity;
+      if (parentMs < budgetMs) {
+        budgetMs = parentMs;
         limit = 'propagated';
       }
     }
     const ambient = currentDeadline();
     if (ambient !== undefined) {
-      const ambientAt = ambient.wheel.clock === wheel.clock ? ambient.expiresAt : now + ambient.remaining();
-      if (ambientAt < expiresAt) {
-        expiresAt = ambientAt;
+      const ambientMs = ambient.wheel.clock === wheel.clock ? ambient.expiresAt - now : ambient.remaining();
+      if (ambientMs < budgetMs) {
+        budgetMs = ambientMs;
         limit = 'propagated';
       }
       if (ambient.signal.aborted && !isTimeout(ambient.signal.reason))
         return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
     }
-    if (expiresAt <= now) {
+    if (budgetMs <= 0) {
       publishDeadline('client', plan.path, limit, 0, 0, captureContext(deadlineChannel));
       return new SpentCall(Status.DEADLINE_EXCEEDED, spentDetails(limit, plan.path));
     }
 
     // Nothing to time: the rest of the chain as it is (grpc-js only uses it through the interface, as below).
-    if (expiresAt === Infinity && plan.idleMs === Infinity) return nextCall(callOptions) as unknown as InterceptingCall;
+    if (budgetMs === Infinity && plan.idleMs === Infinity) return nextCall(callOptions) as unknown as InterceptingCall;
     // grpc-js would arm a setTimeout for an explicit or parent deadline; the wheel times it instead.
     const next =
       hasExplicit || parent !== undefined
         ? nextCall({ ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE })
         : nextCall(callOptions);
-    const call = new DeadlineCall(next, wheel, plan, limit, expiresAt, now, ambient?.signal);
+    const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambient?.signal);
     // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
     // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
     // which DeadlineCall implements without the base class's unused per-call fields.

@@ -5,6 +5,7 @@
 import { Metadata, ServerInterceptingCall, status } from '@grpc/grpc-js';
 import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from '@grpc/grpc-js';
 import { sharedWheel } from '@tickwheel/core';
+import { enableAmbientDeadlines } from '@tickwheel/core/internal';
 import { msUntil } from './grpc-timeout.js';
 import { DEFAULTS, optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
 import { ServerDeadlineCall, type ServerMethodPlan } from './server-deadline-call.js';
@@ -43,6 +44,10 @@ export function serverDeadlineInterceptor(options?: ServerDeadlineInterceptorOpt
   const maxTimeoutMs = optionalLimitMs(raw.maxTimeoutMs, 'maxTimeoutMs') ?? DEFAULTS.maxTimeoutMs;
   const overrides = parseOverrides(raw.overrides, 'overrides', parseServerMethodOptions);
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
+
+  // Every call enters a deadline: the ambient store is switched on now, while the server is set
+  // up, so that the async resources of its calls hold their slot in the object (core's deadline.ts).
+  enableAmbientDeadlines();
 
   const plans = new Map<string, ServerMethodPlan>();
   const planFor = (method: ServerMethodDefinition<unknown, unknown>): ServerMethodPlan => {

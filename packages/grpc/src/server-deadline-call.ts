@@ -133,6 +133,12 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
   private budgetMs: number;
   /** When the call arrived, in wall-clock ms since this module loaded (see the constructor). */
   private readonly arrivedSinceLoad: number;
+  /**
+   * When the deadline started, on the wheel's clock, for the elapsed time the diagnostics report.
+   * It cannot be worked out from the scope: under an earlier enclosing deadline the scope expires
+   * sooner than this call's budget says. A fractional clock reading costs a 16 B box per call.
+   */
+  private startedAt = 0;
 
   /**
    * @param budgetMs - what the client's `grpc-timeout` left when the call arrived, `Infinity` for none
@@ -274,6 +280,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     if (budgetMs < 0) budgetMs = 0;
     this.budgetMs = budgetMs;
     if (budgetMs === Infinity) return true;
+    this.startedAt = plan.wheel.clock.now();
     const scope = ownedDeadline(budgetMs, plan.wheel, this);
     this.scope = scope;
     if (this.phase === OPEN) return true;
@@ -310,12 +317,8 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     publishHandlerAbort(this.plan.path, reason, this.elapsed(), this.context);
   }
 
-  /**
-   * Time since the deadline started, in ms: since its scope's expiry less the budget (the
-   * start is not kept, to save its 16 B box per call). Under an enclosing deadline that was
-   * earlier than the call's own, the scope expires sooner and the figure counts from later.
-   */
+  /** Time since the deadline started, in ms. */
   private elapsed(): number {
-    return this.plan.wheel.clock.now() - (this.scope!.expiresAt - this.budgetMs);
+    return this.plan.wheel.clock.now() - this.startedAt;
   }
 }

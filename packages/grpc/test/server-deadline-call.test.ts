@@ -1,6 +1,8 @@
 import { Metadata, status, type ServerInterceptingCallInterface } from '@grpc/grpc-js';
 import { createDeadline, currentDeadline, ManualClock, TimingWheel } from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { channelListener } from '../../../tests/helpers/channel-listener.js';
+import { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL } from '../src/channels.js';
 import { expiredDetails, spentDetails } from '../src/details.js';
 import { grpcTimeoutValue, TICKWHEEL_TIMEOUT_HEADER } from '../src/grpc-timeout.js';
 import { ServerDeadlineCall, type ServerMethodPlan } from '../src/server-deadline-call.js';
@@ -204,4 +206,33 @@ describe('server-deadline-call', () => {
       parent.dispose();
     });
   });
+  describe('diagnostics', () => {
+    const listen = channelListener();
+
+    it('reports the time since its deadline started, also when an earlier enclosing deadline ends it', () => {
+      const { next, wheel, clock } = makeCall(1_000);
+      const deadlines = listen(GRPC_DEADLINE_CHANNEL);
+      const aborts = listen(GRPC_HANDLER_ABORT_CHANNEL);
+      clock.advance(7); // the clock does not start at the call's deadline
+      const parent = createDeadline(50, { wheel });
+      parent.run(() => arrive(next));
+      clock.advance(50);
+      const [, sent] = next.sent[0] as [string, SentStatus];
+      expect(sent.code).toBe(status.DEADLINE_EXCEEDED);
+      expect(deadlines).toMatchObject([{ side: 'server', budgetMs: 1_000, elapsedMs: 50 }]);
+      expect(aborts).toEqual([{ path: PATH, reason: 'deadline', elapsedMs: 50 }]);
+      parent.dispose();
+    });
+
+    it('reports the time since its deadline started when the client cancels', () => {
+      const { next, clock } = makeCall(1_000);
+      const aborts = listen(GRPC_HANDLER_ABORT_CHANNEL);
+      clock.advance(5);
+      arrive(next);
+      clock.advance(12);
+      next.listener!.onCancel();
+      expect(aborts).toEqual([{ path: PATH, reason: 'client-cancelled', elapsedMs: 12 }]);
+    });
+  });
+
 });

@@ -234,5 +234,4 @@ describe('server-deadline-call', () => {
       expect(aborts).toEqual([{ path: PATH, reason: 'client-cancelled', elapsedMs: 12 }]);
     });
   });
-
 });

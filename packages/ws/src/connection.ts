@@ -71,10 +71,26 @@ export function readingAt(now: number): Reading {
  * ping, and no 16-byte number box per record (benchmarks/results/ws.json, heap per connection).
  * `sentAt` is the pass's reading until the pass ends, then the fresh reading taken after its last
  * ping (see `LivenessCheck.endPass`), which every record of the pass sees at once.
+ *
+ * `owner` is the heartbeat whose pass it is: a record's owner is its last ping's, so a record
+ * found in a socket's slot (socket-record.ts) is known to be this heartbeat's or another's with
+ * no field of its own for it. A record not pinged yet points at its owner's pass that never
+ * happened ({@link PingPass.never}, `sentAt` NaN).
  */
 export class PingPass {
-  constructor(public sentAt: number) {}
+  constructor(
+    public sentAt: number,
+    readonly owner: object | undefined = undefined,
+  ) {}
+
+  /** The "no ping yet" pass of `owner`, for its records' `lastPing` until their first ping. */
+  static never(owner: object | undefined): PingPass {
+    return new PingPass(NaN, owner);
+  }
 }
+
+/** The "no ping yet" of records that belong to no heartbeat (built on their own, as in tests). */
+const NEVER_PINGED = PingPass.never(undefined);
 
 /**
  * What only writer/all idleness and `trackWrites` need, in an object of its own so that the
@@ -92,24 +108,29 @@ export class WriteAndIdle {
 }
 
 /**
- * What the heartbeat knows about one connection. Kept in the controller's map, never on the
- * socket, and filed in the controller's {@link DueSchedule} under the next time anything is due
- * (`prev`/`next` are its links there). Activity only writes fields here; the schedule moves it
- * when it comes due, or when a pong answers its ping.
+ * What the heartbeat knows about one connection. Kept in a hidden slot on the socket (a private
+ * class field, see socket-record.ts), and filed in the controller's {@link DueSchedule} under the
+ * next time anything is due (`prev`/`next` are its links there; through them the controller also
+ * finds every record it has). Activity only writes fields here; the schedule moves it when it
+ * comes due, or when a pong answers its ping.
  *
  * Nine fields, no number box of its own, because there is one per connection (benchmarks/results/
  * ws.json, heap per connection): the flags and the byte counter's mark share one small integer,
  * the last read and the last ping are references to shared readings ({@link Reading},
- * {@link PingPass}), and `attachedAt` is a whole ms. Heap snapshots of 10,000 server connections
- * (Node 20): 96 B per record and no number box, against 112 B and two 16-byte boxes before.
+ * {@link PingPass}, whose `owner` also tells whose record it is), and `attachedAt` is a whole ms.
+ * Heap snapshots of 10,000 server connections (Node 20): 96 B per record and no number box,
+ * against 112 B and two 16-byte boxes before.
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;
   next: DueLink | undefined = undefined;
   /** The last read (`lastReadAt` is its time); undefined until the first, which leaves it at `attachedAt`. */
   private lastRead: Reading | undefined = undefined;
-  /** The pass that sent the last ping (its `sentAt` is this record's `lastPingAt`); undefined before the first. */
-  lastPing: PingPass | undefined = undefined;
+  /**
+   * The pass that sent the last ping (its `sentAt` is this record's `lastPingAt`); before the
+   * first, the owner's {@link PingPass.never}.
+   */
+  lastPing: PingPass;
   /** Flags (AWAITING_PONG ... NO_COUNTER) in the low FLAG_BITS, the byte counter's mark above them. */
   private bits: number;
   /**
@@ -132,10 +153,15 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
    */
   readonly attachedAt: number;
 
+  /**
+   * @param never - its heartbeat's "no ping yet" pass ({@link PingPass.never}), which tells whose record it is
+   */
   constructor(
     readonly socket: S,
     attachedAt: number,
+    never: PingPass = NEVER_PINGED,
   ) {
+    this.lastPing = never;
     this.attachedAt = Math.ceil(attachedAt);
     const read = bytesReadOf(socket);
     this.bits = read < 0 ? NO_COUNTER : markOf(read) << FLAG_BITS;
@@ -193,7 +219,12 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
 
   /** When the last ping was sent (see {@link PingPass}); NaN before the first. */
   get lastPingAt(): number {
-    return this.lastPing === undefined ? NaN : this.lastPing.sentAt;
+    return this.lastPing.sentAt;
+  }
+
+  /** The heartbeat whose record it is (see {@link PingPass}). */
+  get owner(): object | undefined {
+    return this.lastPing.owner;
   }
 
   /** A ping of `pass` was sent: a pong is awaited. */
@@ -210,7 +241,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
 
   /** A ping is outstanding and nothing was read since it was sent. */
   get unanswered(): boolean {
-    return (this.bits & AWAITING_PONG) !== 0 && this.lastReadAt < this.lastPing!.sentAt;
+    return (this.bits & AWAITING_PONG) !== 0 && this.lastReadAt < this.lastPing.sentAt;
   }
 
   /** A read event at `now` (a message or ping listener): written in place, no allocation after the first. */
@@ -231,7 +262,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
       this.bits |= READ_SINCE_MARK;
       return false;
     }
-    this.rttUs = Math.round((now - this.lastPing!.sentAt) * 1_000);
+    this.rttUs = Math.round((now - this.lastPing.sentAt) * 1_000);
     this.bits = (this.bits | READ_SINCE_MARK) & ~AWAITING_PONG;
     return true;
   }
@@ -254,7 +285,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     let due = Infinity;
     if (o.pingIntervalMs > 0) {
       if ((this.bits & AWAITING_PONG) !== 0) {
-        due = this.lastPing!.sentAt + o.pongTimeoutMs;
+        due = this.lastPing.sentAt + o.pongTimeoutMs;
       } else {
         due = this.lastReadAt + o.pingIntervalMs;
         // Round up to the slack grid, so that pings due close together share one wheel pass.
@@ -279,7 +310,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
       tracksWrites: this.extra?.sendTracker !== undefined,
       // Anything received since the ping answers it; the next check clears the flag lazily.
       awaitingPong: this.unanswered,
-      lastPingAt: this.lastPing?.sentAt,
+      lastPingAt: this.pingsSent === 0 ? undefined : this.lastPing.sentAt,
       rttMs: this.rttUs < 0 ? undefined : this.rttUs / 1_000,
       pingsSent: this.pingsSent,
     };

@@ -16,6 +16,10 @@
  * the clock) wait in a held ring ({@link DueSchedule.hold}), a sentinel that is not on the wheel;
  * {@link DueSchedule.fileAll} then moves the whole ring into its group with four pointer writes,
  * however many entries it holds.
+ *
+ * The rings are also how a caller finds every entry it has (a controller's `stop()`), with no
+ * collection of its own per entry: {@link DueSchedule.entries} walks the groups (the one firing
+ * included) and whichever held rings the caller names.
  */
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
 
@@ -51,6 +55,8 @@ export class DueSchedule<E extends DueEntry> {
   private readonly groups = new Map<number, DueGroup>();
   /** The group filed into last: consecutive filings mostly share a due time. */
   private last: DueGroup | undefined = undefined;
+  /** The group whose entries are running: out of the map, its entries not run yet still in its ring. */
+  private firing: DueGroup | undefined = undefined;
 
   /**
    * @param wheel - where the groups' handles live (unref'ed: a schedule never keeps the process alive)
@@ -123,20 +129,26 @@ export class DueSchedule<E extends DueEntry> {
     if (prev === next && prev instanceof DueGroup && prev.open) this.close(prev, true);
   }
 
-  /** Cancels every handle and forgets every entry. */
+  /**
+   * Every entry filed (the group running now included, for the entries it has not run yet), then
+   * every entry held in `held`, in a new array: O(entries), for a caller that must visit them all.
+   */
+  entries(...held: DueGroup[]): E[] {
+    const out: E[] = [];
+    for (const group of this.groups.values()) collect(group, out);
+    if (this.firing !== undefined) collect(this.firing, out);
+    for (const ring of held) collect(ring, out);
+    return out;
+  }
+
+  /** Cancels every handle and forgets every entry (those of the group running now too). */
   clear(): void {
     for (const group of this.groups.values()) {
       group.open = false;
       group.handle?.cancel();
-      for (let e = group.next; e !== group;) {
-        const entry = e as E;
-        e = entry.next!;
-        entry.prev = undefined;
-        entry.next = undefined;
-      }
-      group.next = group;
-      group.prev = group;
+      empty(group);
     }
+    if (this.firing !== undefined) empty(this.firing);
     this.groups.clear();
     this.last = undefined;
   }
@@ -172,14 +184,20 @@ export class DueSchedule<E extends DueEntry> {
     // A throwing runner (a user's 'dead' or 'idle' listener) must not cost the entries after it
     // their turn, nor the wheel a round per entry: every entry runs, the errors are thrown after.
     let errors: unknown[] | undefined;
-    for (let e = group.next; e !== group; e = group.next) {
-      const entry = e as E;
-      this.unlink(entry);
-      try {
-        this.run(entry, now);
-      } catch (error) {
-        (errors ??= []).push(error);
+    const outer = this.firing;
+    this.firing = group;
+    try {
+      for (let e = group.next; e !== group; e = group.next) {
+        const entry = e as E;
+        this.unlink(entry);
+        try {
+          this.run(entry, now);
+        } catch (error) {
+          (errors ??= []).push(error);
+        }
       }
+    } finally {
+      this.firing = outer;
     }
     this.endPass();
     if (errors !== undefined) {
@@ -194,6 +212,23 @@ export class DueSchedule<E extends DueEntry> {
     entry.prev = undefined;
     entry.next = undefined;
   }
+}
+
+/** Appends the entries in `sentinel`'s ring to `out`. */
+function collect<E>(sentinel: DueGroup, out: E[]): void {
+  for (let e = sentinel.next; e !== sentinel; e = (e as DueEntry).next!) out.push(e as E);
+}
+
+/** Unfiles every entry in `sentinel`'s ring and leaves it empty. */
+function empty(sentinel: DueGroup): void {
+  for (let e = sentinel.next; e !== sentinel;) {
+    const entry = e as DueEntry;
+    e = entry.next!;
+    entry.prev = undefined;
+    entry.next = undefined;
+  }
+  sentinel.next = sentinel;
+  sentinel.prev = sentinel;
 }
 
 /** Links `entry` (unfiled) at the tail of the ring of `sentinel`. */

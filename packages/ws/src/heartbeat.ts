@@ -1,12 +1,13 @@
 /**
  * heartbeat: the entry function and HeartbeatController, pings and idle detection for a ws server or socket.
- * Must not depend on: another adapter, or state on the socket (per-connection records live in a Map).
+ * Must not depend on: another adapter, or state on the socket that user code can see (socket-record.ts).
  *
  * # Heartbeat and idle detection for ws, on the shared timing wheel
  *
  * The ws README's heartbeat pings every socket from one `setInterval` and patches an `isAlive`
- * flag onto each. This module keeps, per connection, a small record in a `Map` (never on the
- * socket), filed in a {@link DueSchedule} under the earliest of:
+ * flag onto each. This module keeps, per connection, a small record in a hidden slot on the
+ * socket (a private class field: no user code sees it, see socket-record.ts), filed in a
+ * {@link DueSchedule} under the earliest of:
  *
  * | what                 | due at                                       | then                           |
  * |----------------------|----------------------------------------------|--------------------------------|
@@ -38,6 +39,14 @@
  * frame reader, not from a listener of its own among the socket's `'close'` listeners
  * (close-watch.ts). Handles are unref'ed: an open
  * socket keeps the process alive, a heartbeat never does.
+ *
+ * The controller keeps no collection of its records: a socket's own slot leads to its record
+ * (the listeners, `state()`, `add()`, `remove()`), the schedule's rings lead to all of them
+ * (`stop()`), and a counter is `size`. That was a `Map<socket, record>`, 46 B per connection of
+ * the heartbeat's heap (benchmarks/results/ws.json, heap per connection). A socket has one slot:
+ * a second heartbeat watching the same socket (say one on the server, one on that socket, or
+ * `add()` on two) finds it taken and keeps its record in a map of its own, created then; a
+ * record knows its heartbeat through its `lastPing` (see `PingPass` in connection.ts).
  */
 import { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
@@ -50,6 +59,7 @@ import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { SendTracker } from './send-tracker.js';
+import { setSocketRecord, socketRecord } from './socket-record.js';
 import { isServer, isSocket, SocketIntake } from './socket-intake.js';
 import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, LivenessState } from './types.js';
 
@@ -78,7 +88,13 @@ const running = new WeakMap<object, HeartbeatController<WebSocket>>();
 export class HeartbeatController<S extends WebSocket = WebSocket> extends EventEmitter<HeartbeatEvents<S>> {
   /** The options in effect, defaults applied. */
   readonly options: ResolvedOptions;
-  private readonly connections = new Map<S, Connection<S>>();
+  /** Watched connections (see {@link HeartbeatController.size}). */
+  private watching = 0;
+  /**
+   * Records of sockets whose slot another heartbeat has (or that take no private field):
+   * created on the first such socket, usually never (see the module comment).
+   */
+  private spare: Map<S, Connection<S>> | undefined = undefined;
   private readonly schedule: DueSchedule<Connection<S>>;
   private readonly intake: SocketIntake<S>;
   private readonly target: object;
@@ -107,7 +123,6 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.target = target;
     const o = this.options;
     const clock = o.wheel.clock;
-    const connections = this.connections;
     const schedule = new DueSchedule<Connection<S>>(
       o.wheel,
       (c, now) => this.liveness.run(c, now),
@@ -117,25 +132,27 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.liveness = new LivenessCheck<S>(o, schedule, this.checkHost(), isServer(target) ? 'server' : 'client');
     // Fresh readings: a read is a job of its own, and `clock.now()` would queue a microtask to
     // end its cached reading, for every frame.
-    this.onRead = function (this: WebSocket): void {
-      connections.get(this as S)?.read(freshNow(clock));
-    };
     const liveness = this.liveness;
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const controller = this;
+    this.onRead = function (this: WebSocket): void {
+      controller.recordOf(this as S)?.read(freshNow(clock));
+    };
     // A pong read after a deadline proves a poll ran since (see liveness-check.ts): the poll's
     // end, not its shared reading, is when.
     const pongReading = new PollReading(clock, (at) => {
       if (at > liveness.lastPongReadAt) liveness.lastPongReadAt = at;
     });
     this.onPong = function (this: WebSocket): void {
-      const c = connections.get(this as S);
+      const c = controller.recordOf(this as S);
       if (c === undefined) return;
       // The pongs of one I/O poll share its clock reading (see poll-reading.ts).
-      const now = pongReading.at(c.lastPing === undefined ? -Infinity : c.lastPing.sentAt);
+      const now = pongReading.at(c.pingsSent === 0 ? -Infinity : c.lastPing.sentAt);
       // An answer files the record under its next ping at once: nothing runs at the deadline.
       if (c.pong(now) && !c.killPending) schedule.file(c, c.dueAt(o));
     };
     this.closeWatch = new CloseWatch((socket) => {
-      const c = connections.get(socket as S);
+      const c = this.recordOf(socket as S);
       if (c !== undefined) this.detach(c);
     });
     this.intake = new SocketIntake<S>(target, (socket) => this.attach(socket));
@@ -144,7 +161,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
 
   /** Connections being watched. */
   get size(): number {
-    return this.connections.size;
+    return this.watching;
   }
 
   /** True after {@link HeartbeatController.stop}. */
@@ -164,7 +181,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   add(socket: S): void {
     if (this.stopped) throw new Error('heartbeat is stopped: create a new one with heartbeat()');
     if (!isSocket(socket)) throw new TypeError(`add() needs a ws WebSocket, got ${describeValue(socket)}`);
-    if (!this.connections.has(socket)) this.intake.add(socket);
+    if (this.recordOf(socket) === undefined) this.intake.add(socket);
   }
 
   /**
@@ -175,7 +192,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
    */
   remove(socket: S): boolean {
     if (this.intake.forget(socket)) return true;
-    const c = this.connections.get(socket);
+    const c = this.recordOf(socket);
     if (c === undefined) return false;
     this.detach(c);
     return true;
@@ -186,12 +203,12 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
    * closed, removed, or declared dead).
    */
   state(socket: S): LivenessState | undefined {
-    return this.connections.get(socket)?.snapshot();
+    return this.recordOf(socket)?.snapshot();
   }
 
   /** Counters of this controller's life. */
   stats(): HeartbeatStats {
-    return { connections: this.connections.size, ...this.liveness.counters };
+    return { connections: this.watching, ...this.liveness.counters };
   }
 
   /**
@@ -203,7 +220,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.stopped = true;
     if (running.get(this.target) === (this as unknown)) running.delete(this.target);
     this.intake.stop();
-    for (const c of this.connections.values()) this.detach(c);
+    for (const c of this.schedule.entries(...this.liveness.heldRings)) this.detach(c);
     this.schedule.clear();
   }
 
@@ -219,13 +236,21 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     };
   }
 
+  /** This controller's record of `socket`, from the socket's slot or the spare map; undefined when it watches none. */
+  private recordOf(socket: S): Connection<S> | undefined {
+    const c = socketRecord<Connection<S>>(socket);
+    if (c !== undefined && c.owner === this.liveness) return c;
+    return this.spare?.get(socket);
+  }
+
   private attach(socket: S): void {
-    if (this.stopped || this.connections.has(socket)) return;
+    if (this.stopped || this.recordOf(socket) !== undefined) return;
     const o = this.options;
     const clock = o.wheel.clock;
     const now = clock.now();
     const marked = o.trackWrites || o.readerIdleMs > 0 || o.allIdleMs > 0;
-    const c = marked ? new MarkedConnection(socket, now) : new Connection(socket, now);
+    const never = this.liveness.never;
+    const c = marked ? new MarkedConnection(socket, now, never) : new Connection(socket, now, never);
     if (o.trackWrites) {
       const x = c.extra!;
       x.sendTracker = new SendTracker(socket, (err) => {
@@ -240,14 +265,19 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     }
     socket.on('pong', this.onPong);
     this.closeWatch.watch(socket);
-    this.connections.set(socket, c);
+    // The slot, unless another heartbeat's record is in it (or it cannot be stamped).
+    if (socketRecord(socket) !== undefined || !setSocketRecord(socket, c)) (this.spare ??= new Map()).set(socket, c);
+    this.watching++;
     this.schedule.file(c, c.dueAt(o));
   }
 
   private detach(c: Connection<S>): void {
+    if (!c.watched) return;
     const socket = c.socket;
     c.detach();
-    this.connections.delete(socket);
+    if (socketRecord(socket) === c) setSocketRecord(socket, undefined);
+    else this.spare?.delete(socket);
+    this.watching--;
     this.schedule.unfile(c);
     c.extra?.sendTracker?.restore();
     socket.removeListener('message', this.onRead);

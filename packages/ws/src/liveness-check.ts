@@ -16,13 +16,17 @@
  * nothing that arrived in time is still waiting, and waiting for another one would only add its
  * length (5-9 ms at p50 with 10k connections on the loaded benchmark machine) to the termination.
  * On time, nothing is waiting that a poll would read.
+ *
+ * A record the check takes off the schedule for a while (pinged in the pass that is running,
+ * waiting for the next poll, or idle and closing) waits in a held ring of its own, so the
+ * controller finds every record it has in the schedule's rings ({@link LivenessCheck.heldRings}).
  */
 import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
 import { PingPass, type Connection } from './connection.js';
-import { heldRing, type DueSchedule } from './due-schedule.js';
+import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeartbeatEvents, HeartbeatStats } from './types.js';
@@ -48,8 +52,12 @@ export interface CheckHost<S extends WebSocket> {
 /** See the module comment. */
 export class LivenessCheck<S extends WebSocket> {
   readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0 };
-  /** Records whose pong deadline was checked late, to check again after the next I/O poll. */
-  private afterPoll: Array<Connection<S>> = [];
+  /** Records whose pong deadline was checked late, held to check again after the next I/O poll. */
+  private readonly afterPoll = heldRing();
+  /** Records idle and closing (`closeOnIdle`): nothing is due on them any more, their close detaches them. */
+  private readonly closing = heldRing();
+  /** Its records' `lastPing` until their first ping; every pass it sends has the same owner (see `PingPass`). */
+  readonly never = PingPass.never(this);
   /**
    * When the last I/O poll that read a pong ended (a fresh reading taken right after it, see
    * poll-reading.ts), that is, the latest poll we know of: pongs are read in the poll phase,
@@ -97,14 +105,14 @@ export class LivenessCheck<S extends WebSocket> {
     let pinged = false;
     if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
       // Sent at `now` until the pass ends, see `endPass`.
-      c.pinged((this.pass ??= new PingPass(now)));
+      c.pinged((this.pass ??= new PingPass(now, this)));
       this.counters.pingsSent++;
       socket.ping();
       this.schedule.hold(c, this.pinged);
       pinged = true;
     }
 
-    if (closing) this.schedule.unfile(c);
+    if (closing) this.schedule.hold(c, this.closing);
     else if (!pinged) this.schedule.file(c, c.dueAt(o));
     if (due === undefined) return;
     if (closing) {
@@ -136,28 +144,37 @@ export class LivenessCheck<S extends WebSocket> {
     this.schedule.fileAll(this.pinged, pass.sentAt + this.o.pongTimeoutMs);
   }
 
-  /** Checks `c` again right after the next I/O poll (`setImmediate` runs after the poll phase); unfiled meanwhile. */
+  /** The rings where this check holds records off the schedule's groups (see the module comment). */
+  get heldRings(): DueGroup[] {
+    return [this.pinged, this.afterPoll, this.closing];
+  }
+
+  /** Checks `c` again right after the next I/O poll (`setImmediate` runs after the poll phase); held meanwhile. */
   private checkAfterPoll(c: Connection<S>): void {
     c.killPending = true;
-    this.afterPoll.push(c);
-    if (this.afterPoll.length === 1) setImmediate(() => this.runAfterPoll());
+    const first = this.afterPoll.next === this.afterPoll;
+    this.schedule.hold(c, this.afterPoll);
+    if (first) setImmediate(() => this.runAfterPoll());
   }
 
   private runAfterPoll(): void {
-    const list = this.afterPoll;
-    this.afterPoll = [];
-    let i = 0;
+    const ring = this.afterPoll;
     try {
-      for (; i < list.length; i++) {
-        const c = list[i];
+      // Each leaves the ring before it runs; a record detached meanwhile has left it already.
+      // Those held after this poll (a listener that ran the wheel) wait for the next one.
+      const last = ring.prev;
+      for (let e = ring.next; e !== ring; e = ring.next) {
+        const c = e as Connection<S>;
+        this.schedule.unfile(c);
         // Still pending while it runs: a check that finds it unanswered now terminates it.
-        if (c.watched) this.run(c, this.o.wheel.clock.now());
+        this.run(c, this.o.wheel.clock.now());
         c.killPending = false;
+        if (c === last) break;
       }
     } finally {
       this.endPass();
       // A 'dead' listener threw: the others are checked after the next poll, not never.
-      for (i++; i < list.length; i++) this.checkAfterPoll(list[i]);
+      if (ring.next !== ring) setImmediate(() => this.runAfterPoll());
     }
   }
 

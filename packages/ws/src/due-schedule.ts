@@ -216,13 +216,13 @@ export class DueSchedule<E extends DueEntry> {
 
 /** Appends the entries in `sentinel`'s ring to `out`. */
 function collect<E>(sentinel: DueGroup, out: E[]): void {
-  for (let e = sentinel.next; e !== sentinel; e = (e as DueEntry).next!) out.push(e as E);
+  for (let e = sentinel.next; e !== sentinel; e = (e).next!) out.push(e as E);
 }
 
 /** Unfiles every entry in `sentinel`'s ring and leaves it empty. */
 function empty(sentinel: DueGroup): void {
   for (let e = sentinel.next; e !== sentinel;) {
-    const entry = e as DueEntry;
+    const entry = e;
     e = entry.next!;
     entry.prev = undefined;
     entry.next = undefined;

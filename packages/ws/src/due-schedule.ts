@@ -216,7 +216,7 @@ export class DueSchedule<E extends DueEntry> {
 
 /** Appends the entries in `sentinel`'s ring to `out`. */
 function collect<E>(sentinel: DueGroup, out: E[]): void {
-  for (let e = sentinel.next; e !== sentinel; e = (e).next!) out.push(e as E);
+  for (let e = sentinel.next; e !== sentinel; e = e.next!) out.push(e as E);
 }
 
 /** Unfiles every entry in `sentinel`'s ring and leaves it empty. */

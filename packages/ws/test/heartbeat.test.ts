@@ -170,6 +170,125 @@ describe('heartbeat', () => {
       beat.stop();
       expect(beat.isStopped).toBe(true);
     });
+
+    it('detaches every record when a listener stops it in the middle of a pass: pinged, and not run yet', () => {
+      const server = new FakeServer();
+      const beat = heartbeat(server as never, { pingIntervalMs: 100, pingSlackMs: 0, readerIdleMs: 100, wheel });
+      const sockets = [new FakeSocket(), new FakeSocket(), new FakeSocket()];
+      for (const s of sockets) server.connect(s);
+      let idle = 0;
+      beat.on('idle', () => {
+        // The first record was pinged and is held in the pass; the others have not run yet.
+        if (++idle === 1) beat.stop();
+      });
+      clock.advance(100);
+      expect(idle).toBe(1);
+      expect(sockets.map((s) => s.pings)).toEqual([1, 0, 0]);
+      expect(beat.size).toBe(0);
+      expect(wheel.size).toBe(0);
+      for (const s of sockets) expect(s.listenerCount('message') + s.listenerCount('pong')).toBe(0);
+      clock.advance(1_000);
+      expect(sockets.map((s) => [s.pings, s.terminated])).toEqual([
+        [1, false],
+        [0, false],
+        [0, false],
+      ]);
+      expect(beat.state(sockets[0].ws)).toBeUndefined();
+    });
+
+    it('detaches a record that is closing for idleness (closeOnIdle) before its close completes', () => {
+      const { beat, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        writerIdleMs: 50,
+        closeOnIdle: true,
+        trackWrites: true,
+      });
+      clock.advance(50);
+      expect(socket.closed).toHaveLength(1);
+      expect(beat.size).toBe(1);
+      beat.stop();
+      expect(beat.size).toBe(0);
+      expect(socket.listenerCount('pong')).toBe(0);
+      expect(Object.prototype.hasOwnProperty.call(socket, 'send')).toBe(false);
+      socket.finishClose();
+      expect(wheel.size).toBe(0);
+    });
+  });
+
+  describe('a socket watched by two heartbeats', () => {
+    /** The server's heartbeat and one on one of its sockets, as an app that wants other timings for it. */
+    function watchTwice() {
+      const { server, beat, socket, dead } = watchOne({ pingIntervalMs: 100, pongTimeoutMs: 30 });
+      const own = heartbeat(socket.ws, { pingIntervalMs: 70, pongTimeoutMs: 50, pingSlackMs: 0, wheel });
+      return { server, beat, own, socket, dead };
+    }
+
+    it('gives each its own record: both ping, both see the answers, neither sees the other', () => {
+      const { beat, own, socket } = watchTwice();
+      expect([beat.size, own.size]).toEqual([1, 1]);
+      clock.advanceTo(70);
+      expect(socket.pings).toBe(1);
+      clock.advanceTo(100);
+      expect(socket.pings).toBe(2);
+      clock.advanceTo(110);
+      socket.emit('pong', Buffer.alloc(0)); // answers both
+      expect(own.state(socket.ws)).toMatchObject({ pingsSent: 1, lastPingAt: 70, rttMs: 40 });
+      expect(beat.state(socket.ws)).toMatchObject({ pingsSent: 1, lastPingAt: 100, rttMs: 10 });
+      expect(socket.terminated).toBe(false);
+      expect(Object.keys(socket).sort()).toEqual(Object.keys(new FakeSocket()).sort());
+    });
+
+    it('keeps watching with one after the other lets go, by remove() or stop(), and lets it come back', () => {
+      const { beat, own, socket, dead } = watchTwice();
+      expect(beat.remove(socket.ws)).toBe(true);
+      expect(beat.state(socket.ws)).toBeUndefined();
+      expect(own.state(socket.ws)).toBeDefined();
+      beat.add(socket.ws);
+      expect(beat.state(socket.ws)).toMatchObject({ attachedAt: 0 });
+      own.stop();
+      expect(own.state(socket.ws)).toBeUndefined();
+      expect(beat.size).toBe(1);
+      clock.advanceTo(100);
+      expect(socket.pings).toBe(1);
+      clock.advanceTo(130);
+      expect(socket.terminated).toBe(true);
+      expect(dead).toHaveLength(1);
+      expect([beat.size, own.size]).toEqual([0, 0]);
+    });
+
+    it('lets both forget a socket that closes', () => {
+      const { beat, own, socket } = watchTwice();
+      socket.finishClose();
+      expect([beat.size, own.size]).toEqual([0, 0]);
+      expect(socket.listenerCount('pong')).toBe(0);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('watches a socket handed to add() of two controllers (noServer setups)', () => {
+      const socket = new FakeSocket();
+      const first = heartbeat(new FakeServer() as never, { pingIntervalMs: 100, pingSlackMs: 0, wheel });
+      const second = heartbeat(new FakeServer() as never, { pingIntervalMs: 100, pingSlackMs: 0, wheel });
+      first.add(socket.ws);
+      second.add(socket.ws);
+      second.add(socket.ws);
+      expect([first.size, second.size]).toEqual([1, 1]);
+      clock.advanceTo(100);
+      expect(socket.pings).toBe(2);
+      expect(first.remove(socket.ws)).toBe(true);
+      expect(first.remove(socket.ws)).toBe(false);
+      expect(second.remove(socket.ws)).toBe(true);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('answers nothing about a socket another heartbeat watches', () => {
+      const { socket } = watchOne();
+      const other = heartbeat(new FakeServer() as never, { pingIntervalMs: 100, wheel });
+      expect(other.state(socket.ws)).toBeUndefined();
+      expect(other.remove(socket.ws)).toBe(false);
+      expect(other.size).toBe(0);
+    });
   });
 
   describe('close', () => {

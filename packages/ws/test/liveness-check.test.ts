@@ -194,6 +194,18 @@ describe('LivenessCheck', () => {
       close();
     });
 
+    it('lets go of a record waiting for that poll when the heartbeat stops meanwhile', async () => {
+      const { socket, dead, beat, close } = watchLate();
+      expect(beat.size).toBe(1);
+      beat.stop();
+      expect(beat.size).toBe(0);
+      expect(socket.listenerCount('pong')).toBe(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(socket.terminated).toBe(false);
+      expect(dead).toEqual([]);
+      close();
+    });
+
     it('keeps a peer whose answer is read in that poll', async () => {
       const { socket, dead, beat, close } = watchLate();
       socket.emit('pong', Buffer.alloc(0));

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { inspect } from 'node:util';
 import { TimingWheel } from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -105,6 +106,57 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     expect(dead.socket).toBe(client);
     expect(dead.waitedMs).toBeLessThanOrEqual(30 + 1 + SLACK_MS);
     await waitFor(() => client.readyState === WebSocket.CLOSED, 2_000, 'the client to close');
+  });
+
+  describe('where the record lives', () => {
+    /** What user code can reflect on a socket: every key, and the key list util.inspect prints. */
+    const reflected = (socket: WebSocket) => ({
+      ownKeys: Reflect.ownKeys(socket).map(String),
+      inspected: [...inspect(socket, { showHidden: true, depth: 0 }).matchAll(/^ {2}(\S+?):/gm)].map((m) => m[1]),
+    });
+
+    it('leaves a client and a server socket looking as without a heartbeat, even to removeAllListeners()', async () => {
+      const { wss, url } = await startServer();
+      const accepted: WebSocket[] = [];
+      wss.on('connection', (ws) => accepted.push(ws));
+      const bareClient = await connect(url);
+      await waitFor(() => accepted.length === 1, 2_000, 'the bare connection');
+      const beat = track(heartbeat(wss, { pingIntervalMs: 50, pongTimeoutMs: 30, pingSlackMs: 0 }));
+      const client = await connect(url);
+      await waitFor(() => accepted.length === 2, 2_000, 'the watched connection');
+      beat.remove(accepted[0]);
+      const own = track(heartbeat(client, { pingIntervalMs: 50, pongTimeoutMs: 30, pingSlackMs: 0 }));
+      expect(beat.state(accepted[1])).toBeDefined();
+      expect(own.state(client)).toBeDefined();
+      expect(reflected(accepted[1])).toEqual(reflected(accepted[0]));
+      expect(reflected(client)).toEqual(reflected(bareClient));
+      expect(JSON.stringify(Object.keys(client))).toBe(JSON.stringify(Object.keys(bareClient)));
+      // The user takes every listener, ours included: the records stay, and pongs still count (byte counters).
+      client.removeAllListeners();
+      accepted[1].removeAllListeners();
+      await sleep(300);
+      expect(client.readyState).toBe(WebSocket.OPEN);
+      expect(own.state(client)!.pingsSent).toBeGreaterThanOrEqual(2);
+      expect(beat.state(accepted[1])!.pingsSent).toBeGreaterThanOrEqual(2);
+      expect(own.stats().dead + beat.stats().dead).toBe(0);
+    });
+
+    it('lets a server heartbeat and one on a single socket of that server both watch it', async () => {
+      const { wss, url } = await startServer();
+      const beat = track(heartbeat(wss, { pingIntervalMs: 60, pongTimeoutMs: 40 }));
+      const accepted = next<WebSocket>(wss, 'connection');
+      const client = await connect(url);
+      const server = await accepted;
+      const own = track(heartbeat(server, { pingIntervalMs: 40, pongTimeoutMs: 30 }));
+      await sleep(300);
+      expect(beat.state(server)!.pingsSent + own.state(server)!.pingsSent).toBeGreaterThanOrEqual(3);
+      expect(own.stats().dead + beat.stats().dead).toBe(0);
+      const closed = next<number>(server, 'close');
+      client.pause(); // stops answering: the one with the shorter timeout terminates it
+      await closed;
+      await waitFor(() => beat.size + own.size === 0, 2_000, 'both to forget the socket');
+      expect(own.stats().dead + beat.stats().dead).toBe(1);
+    });
   });
 
   it('detects a dead server from an otherwise quiet client process after its loop was blocked', async () => {

@@ -107,8 +107,9 @@ export class LivenessCheck<S extends WebSocket> {
       // Sent at `now` until the pass ends, see `endPass`.
       c.pinged((this.pass ??= new PingPass(now, this)));
       this.counters.pingsSent++;
-      socket.ping();
+      // Held before the ping: a socket whose ping() throws is still filed when the pass ends.
       this.schedule.hold(c, this.pinged);
+      socket.ping();
       pinged = true;
     }
 

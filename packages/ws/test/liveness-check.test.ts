@@ -20,6 +20,31 @@ describe('LivenessCheck', () => {
       expect(socket.pings).toBe(1);
     });
 
+    it('keeps watching a socket whose ping() threw: filed under its pong deadline, found by stop()', () => {
+      const { server, beat, dead } = watchOne();
+      const socket = new (class extends FakeSocket {
+        override ping(): void {
+          super.ping();
+          throw new Error('ping failed');
+        }
+      })();
+      server.connect(socket);
+      expect(() => clock.advance(100)).toThrow(/ping failed/);
+      expect(beat.state(socket.ws)!.awaitingPong).toBe(true);
+      clock.advance(30);
+      expect(dead.map((e) => e.socket)).toContain(socket.ws);
+      const again = new (class extends FakeSocket {
+        override ping(): void {
+          throw new Error('ping failed');
+        }
+      })();
+      server.connect(again);
+      expect(() => clock.advance(100)).toThrow(/ping failed/);
+      beat.stop();
+      expect(again.listenerCount('pong')).toBe(0);
+      expect(wheel.size).toBe(0);
+    });
+
     it('never pings nor kills a connection that keeps receiving', () => {
       const { socket, dead } = watchOne();
       for (let t = 0; t < 2_000; t += 40) {

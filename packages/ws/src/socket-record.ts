@@ -56,8 +56,9 @@ class RecordSlot extends Stamp {
     this.#record = record;
   }
 
-  static get(target: object): unknown {
-    return #record in target ? target.#record : undefined;
+  static get(target: unknown): unknown {
+    // `in` throws on a primitive: a caller's `state(null)` answers undefined, as a map lookup did.
+    return typeof target === 'object' && target !== null && #record in target ? target.#record : undefined;
   }
 
   static set(target: object, record: unknown): void {
@@ -66,8 +67,8 @@ class RecordSlot extends Stamp {
   }
 }
 
-/** The record in `socket`'s slot; undefined when it has none (never stamped, or cleared). */
-export function socketRecord<R>(socket: object): R | undefined {
+/** The record in `socket`'s slot; undefined when it has none (never stamped, or cleared, or not an object). */
+export function socketRecord<R>(socket: unknown): R | undefined {
   return RecordSlot.get(socket) as R | undefined;
 }
 

@@ -79,6 +79,15 @@ describe('heartbeat', () => {
       expect(beat.state(new FakeSocket().ws)).toBeUndefined();
     });
 
+    it('answers undefined (state) and false (remove) for values that are not sockets, as for unwatched ones', () => {
+      const { beat } = watchOne();
+      for (const value of [null, undefined, 42, 'socket', {}]) {
+        expect(beat.state(value as never)).toBeUndefined();
+        expect(beat.remove(value as never)).toBe(false);
+      }
+      expect(beat.size).toBe(1);
+    });
+
     it('leaves the socket object without new properties', () => {
       const { socket } = watchOne();
       expect(Object.keys(socket).sort()).toEqual(Object.keys(new FakeSocket()).sort());

@@ -25,9 +25,10 @@ function reflect(target: object): unknown {
 }
 
 describe('socket-record', () => {
-  it('has no record for an object never stamped', () => {
+  it('has no record for an object never stamped, nor for a primitive', () => {
     expect(socketRecord({})).toBeUndefined();
     expect(socketRecord(new FakeSocket())).toBeUndefined();
+    for (const value of [null, undefined, 42, 'socket', Symbol('s')]) expect(socketRecord(value)).toBeUndefined();
   });
 
   it('keeps a record and hands back the same object', () => {

@@ -56,7 +56,8 @@ export function ratioText(ratio) {
 export function targetText(sc) {
   const t = sc.target;
   if (!t) return '–';
-  if (t.ratio !== undefined) return `≥ ${t.ratio}×`;
+  // Three significant digits: a target given as 1 / 0.55 reads 1.82, not 1.8181818181818181.
+  if (t.ratio !== undefined) return `≥ ${Number(t.ratio.toPrecision(3))}×`;
   if (t.max === 0) return `0 ${sc.unit}`;
   if (t.max !== undefined) return `≤ ${human(t.max)} ${sc.unit}`;
   if (t.maxOver !== undefined) return `≤ ${sc.baseline ?? 'baseline'} + ${human(t.maxOver)} ${sc.unit}`;

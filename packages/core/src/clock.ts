@@ -139,6 +139,14 @@ export class SystemClock implements Clock {
     return t;
   }
 
+  /**
+   * @internal True while it reads the `performance.now` it found when this module loaded (not a
+   * fake installed since), the clock libuv's timers run on (see `loopGridOriginMs`).
+   */
+  _readsNativeSource(): boolean {
+    return this.source === this.nativeSource;
+  }
+
   /** Drops this job's reading: the next `now()` reads the clock. */
   endJob(): void {
     this.cacheValid = false;

@@ -71,7 +71,10 @@ export class TickScale {
   private readonly powerOfTwo: boolean;
 
   constructor(
-    /** The clock reading that tick 0 begins at (a whole number). */
+    /**
+     * The clock reading that tick 0 begins at: a whole number, or on the system clock a whole
+     * number plus a multiple of 2^-10 (`loopGridOriginMs`), which keeps boundaries exact below 2^42.
+     */
     readonly originMs: number,
     readonly tickMs: number,
   ) {

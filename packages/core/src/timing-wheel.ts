@@ -13,7 +13,9 @@
  *
  * ## Ticks, levels and buckets
  * Time is counted in ticks of `tickMs` (any positive finite number: 1 by default, 0.3, or
- * 1000 / 60 for a 60 Hz loop) from the wheel's origin, the clock reading when it was built. A
+ * 1000 / 60 for a 60 Hz loop) from the wheel's origin, the clock reading when it was built,
+ * rounded down to a whole ms, or on the system clock to just before libuv's last millisecond
+ * boundary, so that the native timer wakes at the start of a tick (`native-driver.ts`). A
  * timer due at time `t` is due at the first tick beginning at or after `t`, and `expiresAt` is
  * that tick's start: a timer never fires before its expiry and at most one tick after it.
  *
@@ -93,8 +95,8 @@
  * ## Threading
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.
  */
-import { freshNow, isDrivingClock, systemClock, type Clock } from './clock.js';
-import { NativeDriver } from './native-driver.js';
+import { isDrivingClock, systemClock, type Clock } from './clock.js';
+import { loopGridOriginMs, NativeDriver } from './native-driver.js';
 import * as tickScale from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerCallback, TimerTask } from './timer-handle.js';
@@ -155,7 +157,7 @@ export class TimingWheel extends WheelPass {
     }
     const yieldToIoWhenLateMs = options.yieldToIoWhenLateMs ?? 10;
     if (yieldToIoWhenLateMs !== Infinity) requireMs(yieldToIoWhenLateMs, 'yieldToIoWhenLateMs');
-    const scale = new TickScale(Math.floor(freshNow(clock)), tickMs);
+    const scale = new TickScale(loopGridOriginMs(clock, tickMs), tickMs);
     let wake: () => void = () => undefined;
     const trampoline = (): void => wake();
     const driver = isDrivingClock(clock)

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SystemClock, TimingWheel } from '../src/index.js';
+import { freshNow, ManualClock, SystemClock, TimingWheel } from '../src/index.js';
+import { loopGridOriginMs, originOnLoopGrid } from '../src/native-driver.js';
 
 const distEntry = path.resolve(__dirname, '../dist/index.js');
 
@@ -171,6 +172,77 @@ describe('NativeDriver (system clock)', () => {
     it('expires first when yieldToIoWhenLateMs is Infinity (the undici #3410 failure mode)', async () => {
       expect(await blockedLoopOrder(Infinity)).toEqual(['timeout', 'response']);
     });
+  });
+
+  describe("libuv's millisecond grid", () => {
+    const LEAD = 2 ** -9;
+    const STEP = 2 ** -10;
+    /** How far `origin` lies before libuv's boundary, for a reading taken `intoMs` into hrtime's millisecond. */
+    const leadOf = (origin: number, reading: number, intoMs: number) => (((reading - intoMs - origin) % 1) + 1) % 1;
+
+    it('begins ticks 2-3 µs before the boundary, never after the reading, on 2^-10 ms steps', () => {
+      expect(originOnLoopGrid(1000.25, 0.7)).toBe(999 + 561 / 1024);
+      for (const reading of [0, 0.001, 5.5, 1000.25, 123_456.999, 2 ** 40 + 0.75]) {
+        for (const intoMs of [0, 0.0001, 0.3, 0.5, 0.998, 0.999999]) {
+          const origin = originOnLoopGrid(reading, intoMs);
+          expect(origin).toBeLessThanOrEqual(reading);
+          expect(origin).toBeGreaterThan(reading - 1);
+          expect(Number.isInteger(origin / STEP)).toBe(true);
+          const lead = leadOf(origin, reading, intoMs);
+          expect(lead).toBeGreaterThanOrEqual(LEAD - 1e-9);
+          expect(lead).toBeLessThan(LEAD + STEP + 1e-9);
+        }
+      }
+    });
+
+    it("puts a system-clock wheel's ticks on the grid of process.hrtime", () => {
+      const wheel = new TimingWheel();
+      // A tick's start lies a whole number of ms from the origin: on the same grid.
+      const tickStart = wheel.schedule(5, () => undefined).expiresAt;
+      // The closest of five back-to-back pairs, as the wheel reads them (on its clock, which an
+      // earlier test's fake timers may have re-based away from performance.now()).
+      let best = { span: Infinity, reading: 0, intoMs: 0 };
+      for (let i = 0; i < 5; i++) {
+        const before = freshNow(wheel.clock);
+        const ns = process.hrtime.bigint();
+        const after = freshNow(wheel.clock);
+        if (after - before < best.span)
+          best = { span: after - before, reading: (before + after) / 2, intoMs: Number(ns % 1_000_000n) / 1e6 };
+      }
+      const lead = leadOf(tickStart, best.reading, best.intoMs);
+      expect(lead).toBeGreaterThan(LEAD - 0.002);
+      expect(lead).toBeLessThan(LEAD + STEP + 0.002);
+      wheel.close();
+    });
+
+    it('keeps whole-ms origins on other clocks, fake timers and fractional ticks', () => {
+      expect(loopGridOriginMs(new ManualClock(1234.5), 1)).toBe(1234);
+      expect(Number.isInteger(loopGridOriginMs(new SystemClock(), 0.5))).toBe(true);
+      expect(Number.isInteger(loopGridOriginMs(new SystemClock(), 1000 / 60))).toBe(true);
+      vi.useFakeTimers();
+      expect(Number.isInteger(loopGridOriginMs(new SystemClock(), 1))).toBe(true);
+      const wheel = new TimingWheel({ clock: new SystemClock() });
+      expect(Number.isInteger(wheel.schedule(10, () => undefined).expiresAt)).toBe(true);
+      wheel.close();
+    });
+
+    it('wakes once per sparse timer: no wake-up finds its tick not yet begun', async () => {
+      // Scheduled right after a native timer fired, as a wheel's timers mostly are.
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      const wheel = new TimingWheel();
+      const fired: number[] = [];
+      const done = new Promise<void>((resolve) => {
+        for (let i = 1; i <= 8; i++)
+          wheel.schedule(i * 12, (h) => {
+            if (freshNow(wheel.clock) >= h.expiresAt) fired.push(i);
+            if (i === 8) resolve();
+          });
+      });
+      await done;
+      expect(fired).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(wheel.stats().wakeups).toBe(8);
+      wheel.close();
+    }, 5_000);
   });
 
   describe('ref / unref', () => {

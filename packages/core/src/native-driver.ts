@@ -15,10 +15,12 @@
  *
  * So a wheel on the system clock begins its ticks just before libuv's boundaries
  * ({@link loopGridOriginMs}): every native wake-up lands at the start of the tick it was armed
- * for. At 100k timers/s this took the wheel's lateness from 1.2-1.4 ms to 0.55 ms at p50 and
- * from 1.7-2.3 to 1.35-1.6 ms at p99, and removed the wasted wake-ups (`/tmp/lat/ab.mjs`, the
- * core suite's lateness scenario with both origins alternating; benchmarks/results/core.json has
- * the suite's own figures).
+ * for. In the core suite's lateness scenario (100k timers/s), run with both origins alternating
+ * in one process on Node 20-26, this took the wheel's p50 from 0.6-1.1 ms to 0.55 ms (a binary
+ * heap that fires each timer at its exact time: 0.54) and its p99 from 1.6-2.0 to 1.5-1.6 ms, and
+ * the sparse scenario's wake-ups from 20-23 to 20 per 20 timers; benchmarks/results/core.json
+ * has the suite's own figures. What is left above the heap is the tick: a timer due between a
+ * boundary and the wake-up after it waits for the next tick.
  */
 import { atJobEnd, freshNow, SystemClock, type Clock, type WakeupDriver } from './clock.js';
 

@@ -125,11 +125,20 @@ export function messageOrder(count = MESSAGES) {
   return order;
 }
 
+/**
+ * A refresh allocates nothing, so any garbage collection inside the timed loop is left over from
+ * setting up the timers: each candidate collects before its loop. Without that, a major GC that
+ * landed in one of the two runs cachegrind compares (long minus short) but not in the other read
+ * as ~170 extra instructions per refresh: Node 26 counted 169, 458 and 146 per op over 200k-600k,
+ * 600k-1M and 1M-1.4M ops; with the collection, 169, 171 and 168. Node 24's 349 in earlier
+ * results was the same artifact: 214, 216 and 214 with it.
+ */
 export const refreshing = {
   tickwheel(order) {
     const wheel = new TimingWheel();
     const handles = new Array(CONNECTIONS);
     for (let c = 0; c < CONNECTIONS; c++) handles[c] = wheel.schedule(IDLE_MS, noop);
+    gc(); // see the comment above `refreshing`
     const t0 = performance.now();
     for (let m = 0; m < order.length; m++) handles[order[m]].refresh();
     const elapsed = performance.now() - t0;
@@ -139,6 +148,7 @@ export const refreshing = {
   native(order) {
     const handles = new Array(CONNECTIONS);
     for (let c = 0; c < CONNECTIONS; c++) handles[c] = setTimeout(noop, IDLE_MS);
+    gc(); // see the comment above `refreshing`
     const t0 = performance.now();
     for (let m = 0; m < order.length; m++) handles[order[m]].refresh();
     const elapsed = performance.now() - t0;
@@ -149,6 +159,7 @@ export const refreshing = {
     const queue = new HeapTimerQueue();
     const handles = new Array(CONNECTIONS);
     for (let c = 0; c < CONNECTIONS; c++) handles[c] = queue.schedule(IDLE_MS, noop);
+    gc(); // see the comment above `refreshing`
     const t0 = performance.now();
     for (let m = 0; m < order.length; m++) handles[order[m]].refresh();
     const elapsed = performance.now() - t0;
@@ -160,6 +171,7 @@ export const refreshing = {
     const wheel = new NpmTimerWheel();
     const handles = new Array(CONNECTIONS);
     for (let c = 0; c < CONNECTIONS; c++) handles[c] = wheel.schedule(noop, IDLE_MS);
+    gc(); // see the comment above `refreshing`
     const t0 = performance.now();
     for (let m = 0; m < order.length; m++) {
       const c = order[m];
@@ -173,6 +185,7 @@ export const refreshing = {
     const list = new FloorList();
     const handles = new Array(CONNECTIONS);
     for (let c = 0; c < CONNECTIONS; c++) handles[c] = list.push(noop);
+    gc(); // see the comment above `refreshing`
     const t0 = performance.now();
     for (let m = 0; m < order.length; m++) list.moveToTail(handles[order[m]]);
     return (order.length / (performance.now() - t0)) * 1000;

@@ -9,6 +9,9 @@
  * integer number of hrtime milliseconds. `performance.now()` reads the same clock, but counts
  * from the process's start, so libuv's boundaries fall at one fixed fraction of a millisecond
  * of it, different in every process (measured: 0.40, 0.51, 0.53 and 0.85 in four processes).
+ * (Where the kernel's coarse monotonic clock ticks every ms, HZ=1000, libuv reads that one, and
+ * its boundaries come a little after the whole hrtime ms: wake-ups then land a little into the
+ * tick, never before it.)
  * A wheel whose ticks begin at whole `performance.now()` milliseconds therefore wakes that far
  * into its tick on average, or, when its tick begins just after libuv's boundary, wakes a hair
  * too early, finds nothing due, and waits a whole millisecond more (1-4 % of wake-ups).
@@ -16,8 +19,8 @@
  * So a wheel on the system clock begins its ticks just before libuv's boundaries
  * ({@link loopGridOriginMs}): every native wake-up lands at the start of the tick it was armed
  * for. In the core suite's lateness scenario (100k timers/s), run with both origins alternating
- * in one process on Node 20-26, this took the wheel's p50 from 0.6-1.1 ms to 0.55 ms (a binary
- * heap that fires each timer at its exact time: 0.54) and its p99 from 1.6-2.0 to 1.5-1.6 ms, and
+ * in one process on Node 20-26, this took the wheel's p50 from 0.6-1.4 ms to 0.55 ms (a binary
+ * heap that fires each timer at its exact time: 0.54) and its p99 from 1.6-2.4 to 1.5-1.6 ms, and
  * the sparse scenario's wake-ups from 20-23 to 20 per 20 timers; benchmarks/results/core.json
  * has the suite's own figures. What is left above the heap is the tick: a timer due between a
  * boundary and the wake-up after it waits for the next tick.
@@ -48,12 +51,12 @@ const NS_PER_MS = 1_000_000n;
  */
 export function loopGridOriginMs(clock: Clock, tickMs: number): number {
   const now = freshNow(clock);
-  const hrtime = (globalThis as { process?: { hrtime?: { bigint?: () => bigint } } }).process?.hrtime?.bigint;
+  const hrtime = (globalThis as { process?: { hrtime?: { bigint?: () => bigint } } }).process?.hrtime;
   if (
     !Number.isInteger(tickMs) ||
     !(clock instanceof SystemClock) ||
     !clock._readsNativeSource() ||
-    typeof hrtime !== 'function'
+    typeof hrtime?.bigint !== 'function'
   ) {
     return Math.floor(now);
   }
@@ -63,7 +66,7 @@ export function loopGridOriginMs(clock: Clock, tickMs: number): number {
   let intoMs = 0;
   for (let i = 0; i < 3; i++) {
     const before = clock.preciseNow();
-    const ns = hrtime();
+    const ns = hrtime.bigint();
     const after = clock.preciseNow();
     if (after - before < bestSpan) {
       bestSpan = after - before;

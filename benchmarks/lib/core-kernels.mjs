@@ -127,7 +127,7 @@ export function messageOrder(count = MESSAGES) {
 
 /**
  * A refresh allocates nothing, so any garbage collection inside the timed loop is left over from
- * setting up the timers: each candidate collects before its loop. Without that, a major GC that
+ * setting up the timers: each candidate collects before its loop. Without that, a collection that
  * landed in one of the two runs cachegrind compares (long minus short) but not in the other read
  * as ~170 extra instructions per refresh: Node 26 counted 169, 458 and 146 per op over 200k-600k,
  * 600k-1M and 1M-1.4M ops; with the collection, 169, 171 and 168. Node 24's 349 in earlier

@@ -388,7 +388,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   /** The earliest time anything is due on this connection; Infinity when nothing ever is. */
   dueAt(o: ResolvedOptions): number {
     let due = Infinity;
-    if (o.pingIntervalMs > 0) {
+    if (o.pingIntervalMs < Infinity) {
       if ((this.bits & AWAITING_PONG) !== 0) {
         due = this.lastPing.sentAt + o.pongTimeoutMs;
       } else {
@@ -400,9 +400,9 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     const x = this.extra;
     if (x === undefined) return due;
     const lastReadAt = this.lastReadAt;
-    if (o.readerIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
-    if (o.writerIdleMs > 0) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
-    if (o.allIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
+    if (o.readerIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
+    if (o.writerIdleMs < Infinity) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
+    if (o.allIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
     return due;
   }
 

@@ -134,7 +134,7 @@ export class LivenessCheck<S extends WebSocket> {
     const closing = due !== undefined && o.closeOnIdle;
 
     let pinged = false;
-    if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
+    if (!closing && o.pingIntervalMs < Infinity && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
       // Sent at `now` until the pass ends, see `endPass`.
       c.pinged((this.pass ??= new PingPass(now, this)));
       this.counters.pingsSent++;

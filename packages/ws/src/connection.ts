@@ -5,6 +5,7 @@
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';
 import type { ResolvedOptions } from './options.js';
+import type { LimitMarks } from './limits.js';
 import type { LivenessState } from './types.js';
 
 /**
@@ -153,8 +154,8 @@ export class PingPass {
 const NEVER_PINGED = PingPass.never(undefined);
 
 /**
- * What only writer/all idleness and `trackWrites` need, in an object of its own so that the
- * default heartbeat (pings only) does not carry these fields per connection.
+ * What only writer/all idleness, `trackWrites` and the connection limits need, in an object of
+ * its own so that the default heartbeat (pings only) does not carry these fields per connection.
  *
  * Writes are seen the way pings see reads: by the transport's byte counter (`bytesWritten`),
  * sampled when the connection comes due, so nothing is patched onto the socket and no listener
@@ -162,7 +163,12 @@ const NEVER_PINGED = PingPass.never(undefined);
  * peer's pings) are counted in `ownBytes` as they are sent and taken off the next sample, so
  * they are not write activity.
  */
-export class WriteAndIdle {
+export class WriteAndIdle implements LimitMarks {
+  /** Connection limits (limits.ts); all Infinity/NaN while off. */
+  firstMessageBy = Infinity;
+  closeAt = Infinity;
+  overSince = NaN;
+  drainCheckAt = Infinity;
   /** The transport's `bytesWritten` at the last sample; -1 while writes are not observed (or there is no counter). */
   writeMark = -1;
   /** Bytes of our own frames sent since the last sample, not write activity. */
@@ -403,7 +409,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     if (o.readerIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
     if (o.writerIdleMs < Infinity) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
     if (o.allIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
-    return due;
+    return Math.min(due, x.firstMessageBy, x.closeAt, x.drainCheckAt);
   }
 
   /** A copy for the caller: later activity does not change it. */

@@ -45,8 +45,9 @@ import {
 } from './connection.js';
 import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
+import { dueLimit } from './limits.js';
 import type { ResolvedOptions } from './options.js';
-import type { HeartbeatEvents, HeartbeatStats } from './types.js';
+import type { HeartbeatEvents, HeartbeatStats, LimitKind } from './types.js';
 
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
 const OPEN = 1;
@@ -68,7 +69,7 @@ export interface CheckHost<S extends WebSocket> {
 
 /** See the module comment. */
 export class LivenessCheck<S extends WebSocket> {
-  readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0 };
+  readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0, limits: 0 };
   /** Records whose pong deadline was checked late, held to check again after the next I/O poll. */
   private readonly afterPoll = heldRing();
   /** Records idle and closing (`closeOnIdle`): nothing is due on them any more, their close detaches them. */
@@ -111,7 +112,11 @@ export class LivenessCheck<S extends WebSocket> {
     }
     c.noticeReads(now);
     const x = c.extra;
-    if (x !== undefined && x.tracks) x.noticeWrites(socket, now);
+    if (x !== undefined) {
+      if (x.tracks) x.noticeWrites(socket, now);
+      const limit = dueLimit(x, socket.bufferedAmount, now, o);
+      if (limit !== undefined) return this.limit(c, limit, now);
+    }
 
     if (c.awaitingPong) {
       const deadline = c.lastPingAt + o.pongTimeoutMs;
@@ -254,6 +259,30 @@ export class LivenessCheck<S extends WebSocket> {
       // A 'dead' listener threw: the others are checked after the next poll, not never.
       if (ring.next !== ring) setImmediate(() => this.runAfterPoll());
     }
+  }
+
+  /**
+   * A connection limit was reached: a slow consumer is terminated (its queue would delay a
+   * closing handshake too); the others get a closing handshake right after the listeners return
+   * (1008 for a missing first message, 1001 at the end of a lifetime), held until their close.
+   */
+  private limit(c: Connection<S>, kind: LimitKind, now: number): void {
+    const socket = c.socket;
+    const o = this.o;
+    const state = c.snapshot();
+    this.counters.limits++;
+    if (kind === 'slowConsumer') {
+      this.host.detach(c);
+      socket.terminate();
+      publishTerminate('limit-slowConsumer', now - c.extra!.overSince, o.drainTimeoutMs, socket, this.side);
+    } else {
+      this.schedule.hold(c, this.closing);
+      const limitMs = kind === 'lifetime' ? o.maxLifetimeMs : o.firstMessageMs;
+      publishTerminate(`limit-${kind}`, now - c.attachedAt, limitMs, socket, this.side);
+    }
+    this.host.events.emit('limit', { reason: 'limit', kind, socket, state });
+    if (kind === 'lifetime' && socket.readyState === OPEN) socket.close(1001, 'connection lifetime reached');
+    else if (kind === 'firstMessage' && socket.readyState === OPEN) socket.close(1008, 'no message in time');
   }
 
   /** No answer in time: best-effort close frame, destroy the socket, report. */

@@ -1,6 +1,5 @@
 /**
  * @tickwheel/ws's diagnostics channel: the terminate message and its publish helper.
- * Must not depend on: a subscriber (@tickwheel/otel) or another adapter; it only publishes.
  *
  * The `node:diagnostics_channel` channel of `@tickwheel/ws`: a connection the heartbeat ended.
  * `@tickwheel/otel` counts them; anyone may subscribe by name.

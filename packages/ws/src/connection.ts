@@ -1,6 +1,5 @@
 /**
  * The per-connection record of a heartbeat: last read and write, pings, pong deadline and idle marks.
- * Must not depend on: another adapter, or the wheel (ws's types only; the schedule files it).
  */
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';
@@ -119,7 +118,7 @@ let lastShared = new Reading(NaN);
 /**
  * The shared reading of time `now`: the one handed out last when it is of the same time (every
  * record of a pass, every pong of a poll), else a new one. One allocation per pass or poll, none
- * per record (benchmarks/results/ws.json, heap per connection).
+ * per record.
  */
 export function readingAt(now: number): Reading {
   if (lastShared.at !== now) lastShared = new Reading(now);
@@ -129,7 +128,7 @@ export function readingAt(now: number): Reading {
 /**
  * One pass's pings: the clock reading they count as sent at, shared by every record pinged in
  * the pass. A record keeps a reference to it instead of a time of its own: one pointer write per
- * ping, and no 16-byte number box per record (benchmarks/results/ws.json, heap per connection).
+ * ping, and no number box per record.
  * `sentAt` is the pass's reading until the pass ends, then the fresh reading taken after its last
  * ping (see `LivenessCheck.endPass`), which every record of the pass sees at once.
  *
@@ -214,12 +213,10 @@ export class WriteAndIdle implements LimitMarks {
  * finds every record it has). Activity only writes fields here; the schedule moves it when it
  * comes due, or when a pong answers its ping.
  *
- * Nine fields, no number box of its own, because there is one per connection (benchmarks/results/
- * ws.json, heap per connection): the flags and the byte counter's mark share one small integer,
- * the last read and the last ping are references to shared readings ({@link Reading},
- * {@link PingPass}, whose `owner` also tells whose record it is), and `attachedAt` is a whole ms.
- * Heap snapshots of 10,000 server connections (Node 20): 96 B per record and no number box,
- * against 112 B and two 16-byte boxes before.
+ * Few fields and no number box of its own, because there is one per connection: the flags and
+ * the byte counter's mark share one small integer, the last read and the last ping are
+ * references to shared readings ({@link Reading}, {@link PingPass}, whose `owner` also tells
+ * whose record it is), and `attachedAt` is a whole ms (sizes in benchmarks/README.md).
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;

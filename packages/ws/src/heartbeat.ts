@@ -1,6 +1,5 @@
 /**
  * heartbeat: the entry function and HeartbeatController, pings and idle detection for a ws server or socket.
- * Must not depend on: another adapter, or state on the socket that user code can see (socket-record.ts).
  *
  * # Heartbeat and idle detection for ws, on the shared timing wheel
  *
@@ -43,9 +42,8 @@
  *
  * The controller keeps no collection of its records: a socket's own slot leads to its record
  * (the listeners, `state()`, `add()`, `remove()`), the schedule's rings lead to all of them
- * (`stop()`), and a counter is `size`. That was a `Map<socket, record>`: the heap per connection
- * over the README pattern went from 132-144 B to 93-108 B on Node 20-26 (suites/ws.mjs's heap
- * runs, 10,000 connections, old and new alternating in one run). A socket has one slot:
+ * (`stop()`), and a counter is `size`: a `Map<socket, record>` cost more heap per connection
+ * than the record itself saves (benchmarks/README.md). A socket has one slot:
  * a second heartbeat watching the same socket (say one on the server, one on that socket, or
  * `add()` on two) finds it taken and keeps its record in a map of its own, created then; a
  * record knows its heartbeat through its `lastPing` (see `PingPass` in connection.ts).

@@ -1,5 +1,4 @@
 // The public API of @tickwheel/ws: named exports only.
-// Must not depend on: another adapter. Nothing internal: options.ts and connection.ts stay unexported.
 export { heartbeat, HeartbeatController } from './heartbeat.js';
 export { DEFAULTS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PONG_TIMEOUT_MS } from './options.js';
 export type { ResolvedOptions } from './options.js';

@@ -1,6 +1,5 @@
 /**
  * LivenessCheck: what happens when a connection's record comes due: ping it, terminate it, or report it idle.
- * Must not depend on: another adapter, or the sockets' listeners and the record map (the controller owns those).
  *
  * A record is compared with the clock when its due time comes (see `due-schedule.ts`): reads it
  * missed are noticed from the byte counter, an outstanding ping is answered by anything read
@@ -14,7 +13,7 @@
  * ran since the deadline passed (a pong of any connection was read after it, say in the poll the
  * core driver lets run before a late wheel pass): that poll read every socket that was ready, so
  * nothing that arrived in time is still waiting, and waiting for another one would only add its
- * length (5-9 ms at p50 with 10k connections on the loaded benchmark machine) to the termination.
+ * length (milliseconds with 10k connections) to the termination.
  * On time, nothing is waiting that a poll would read.
  *
  * A ping is only a question once it is on the wire. When our own data is queued on the socket
@@ -174,7 +173,7 @@ export class LivenessCheck<S extends WebSocket> {
    * Ends a pass: the pings it sent get their time, one fresh reading taken after the last of
    * them, and their deadline `pongTimeoutMs` after it. So no peer gets less than `pongTimeoutMs`
    * from its ping to its deadline (the first pings of a long pass get up to the pass's length
-   * more), and the pass reads the clock once instead of once per ping (~100-250 ns a read).
+   * more), and the pass reads the clock once instead of once per ping.
    * Until then the pinged records wait in a held ring, filed all at once (a record a listener
    * removed or filed elsewhere meanwhile has left the ring), and share one {@link PingPass}, whose
    * time is set once for all of them.

@@ -1,6 +1,5 @@
 /**
  * The defaults of heartbeat() and the resolution of its options with core's option kit.
- * Must not depend on: ws at run time or another adapter (@tickwheel/core only); the one place defaults live.
  */
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';

@@ -1,6 +1,5 @@
 /**
  * The public types of @tickwheel/ws: heartbeat options, idle kinds, events.
- * Must not depend on: runtime code (types only).
  */
 import type { TimingWheel } from '@tickwheel/core';
 import type { WebSocket } from 'ws';

@@ -114,6 +114,14 @@ const { MAX_DELAY_MS, sumUp, TickScale } = tickScale;
 /** The callback a task's handle holds for the moment between its scheduling and its task's store. */
 function taskPlaceholder(): void {}
 
+/** The error for a bad `refreshAt` time: the kit's shape, naming the package. */
+function badTime(timeMs: unknown): Error {
+  const what = 'must be a number of ms on the wheel clock (Infinity: never fires)';
+  return typeof timeMs === 'number'
+    ? new RangeError(`@tickwheel/core: timeMs ${what}, got ${describeValue(timeMs)}`)
+    : new TypeError(`@tickwheel/core: timeMs ${what}, got ${describeValue(timeMs)} (${typeof timeMs})`);
+}
+
 /** The brand every copy of this package puts on its wheels: see {@link isTimingWheel}. */
 const WHEEL_BRAND = Symbol.for('@tickwheel/core.TimingWheel@0');
 
@@ -289,6 +297,36 @@ export class TimingWheel extends WheelPass {
     }
     handle._tick = tick;
     this.readd(handle);
+  }
+
+  /** @internal */
+  _refreshAt(handle: TimerHandle, timeMs: number): void {
+    if (typeof timeMs !== 'number' || !(timeMs > -Infinity)) throw badTime(timeMs);
+    if (this.closed) throw this.closedError();
+    const tick = this.tickAt(timeMs);
+    if (handle._prev !== null) {
+      // Later or equal: stay put, the old slot re-files it when it comes up. Earlier: move now.
+      if (tick >= handle._tick) {
+        handle._tick = tick;
+        return;
+      }
+      this.unlink(handle, null);
+      handle._tick = tick;
+      this.file(handle);
+      return;
+    }
+    handle._tick = tick;
+    this.readd(handle);
+  }
+
+  /** The due tick of absolute time `timeMs`; Infinity more than MAX_DELAY_MS after the job's reading. */
+  private tickAt(timeMs: number): number {
+    const e = timeMs - this.originMs;
+    // The common case without a clock read: the clock never reads below the origin, so a time
+    // less than MAX_DELAY_MS after the origin is less than that after now.
+    if (this.wholeMsTicks && e < MAX_DELAY_MS) return Math.ceil(e);
+    if (timeMs - this.clock.now() > MAX_DELAY_MS) return Infinity;
+    return this._scale.dueTick(e);
   }
 
   /** The due tick of a timer `delayMs` from the job's reading; Infinity past MAX_DELAY_MS. */

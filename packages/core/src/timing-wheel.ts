@@ -100,7 +100,7 @@ import { loopGridOriginMs, NativeDriver } from './native-driver.js';
 import * as tickScale from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerCallback, TimerTask } from './timer-handle.js';
-import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from './options-kit.js';
+import { describeValue, optionChecks, requireFunction, requireMs } from './options-kit.js';
 import type { TimingWheelOptions } from './wheel-types.js';
 import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 
@@ -110,6 +110,17 @@ import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 const { isUnrefDelay, TimerHandle } = timerState;
 type TimerHandle = timerState.TimerHandle;
 const { MAX_DELAY_MS, sumUp, TickScale } = tickScale;
+
+/** Checks the constructor's options, in the adapters' message shape. */
+const core = optionChecks('@tickwheel/core');
+const WHEEL_OPTIONS: readonly (keyof TimingWheelOptions)[] = [
+  'tickMs',
+  'wheelSize',
+  'clock',
+  'onError',
+  'loopLimit',
+  'yieldToIoWhenLateMs',
+];
 
 /** The callback a task's handle holds for the moment between its scheduling and its task's store. */
 function taskPlaceholder(): void {}
@@ -147,24 +158,24 @@ export class TimingWheel extends WheelPass {
 
   /** @throws TypeError/RangeError for a bad option, naming it and the value */
   constructor(options: TimingWheelOptions = {}) {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(`options must be an object, got ${describeValue(options)}`);
+    const o = core.object(options, 'options', WHEEL_OPTIONS) as TimingWheelOptions;
+    const tickMs = o.tickMs ?? 1;
+    if (typeof tickMs !== 'number') throw core.typeError('tickMs', 'must be a finite number > 0', tickMs);
+    if (!(tickMs > 0) || tickMs === Infinity) throw core.rangeError('tickMs', 'must be a finite number > 0', tickMs);
+    const wheelSize = o.wheelSize ?? 64;
+    const sizes = 'must be a power of two from 2 to 65536';
+    if (typeof wheelSize !== 'number') throw core.typeError('wheelSize', sizes, wheelSize);
+    if (!Number.isInteger(wheelSize) || wheelSize < 2 || wheelSize > 65536 || (wheelSize & (wheelSize - 1)) !== 0) {
+      throw core.rangeError('wheelSize', sizes, wheelSize);
     }
-    const tickMs = requireMs(options.tickMs ?? 1, 'tickMs');
-    if (tickMs <= 0) throw new RangeError(`tickMs must be a finite number > 0, got ${tickMs}`);
-    const wheelSize = requirePowerOfTwo(options.wheelSize ?? 64, 'wheelSize', 2, 65536);
-    const clock = options.clock ?? systemClock;
+    const clock = o.clock ?? systemClock;
     if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
-      throw new TypeError(`clock must be an object with a now() method, got ${describeValue(clock)}`);
+      throw core.typeError('clock', 'must be an object with a now() method', clock);
     }
-    const onError =
-      options.onError === undefined ? undefined : requireFunction<ErrorHandler>(options.onError, 'onError');
-    const loopLimit = options.loopLimit ?? 1000;
-    if (!Number.isInteger(loopLimit) || loopLimit < 1) {
-      throw new RangeError(`loopLimit must be an integer >= 1, got ${describeValue(loopLimit)}`);
-    }
-    const yieldToIoWhenLateMs = options.yieldToIoWhenLateMs ?? 10;
-    if (yieldToIoWhenLateMs !== Infinity) requireMs(yieldToIoWhenLateMs, 'yieldToIoWhenLateMs');
+    const onError = o.onError === undefined ? undefined : core.function<ErrorHandler>(o.onError, 'onError');
+    const loopLimit = core.integer(o.loopLimit ?? 1000, 'loopLimit', 1);
+    const yieldToIoWhenLateMs = o.yieldToIoWhenLateMs ?? 10;
+    if (yieldToIoWhenLateMs !== Infinity) core.durationMs(yieldToIoWhenLateMs, 'yieldToIoWhenLateMs');
     const scale = new TickScale(loopGridOriginMs(clock, tickMs), tickMs);
     let wake: () => void = () => undefined;
     const trampoline = (): void => wake();

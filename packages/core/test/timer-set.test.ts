@@ -866,6 +866,7 @@ describe('TimerSet', () => {
         version: 1,
         savedAt: Date.parse('2026-01-01T00:00:00Z'),
         paused: false,
+        timeScale: 1,
         timers: [
           { key: 'hero:haste', value: { name: 'haste', power: [2] }, paused: false, remainingMs: [800] },
           { key: 42, value: { name: 'bleed', power: [3] }, paused: false, remainingMs: [300, 400] },

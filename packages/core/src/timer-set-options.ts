@@ -133,6 +133,22 @@ export function requireOnExpire<V, K>(options: unknown, what: string): ExpireCal
   return requireFunction<ExpireCallback<K, V>>((options as { onExpire?: unknown }).onExpire, 'onExpire');
 }
 
+const CONSTRUCTOR_KEYS: readonly (keyof TimerSetConstructorOptions<unknown, unknown>)[] = [
+  'wheel',
+  'onExpire',
+  'timeScale',
+];
+const RESTORE_KEYS: readonly (keyof TimerSetRestoreOptions<unknown>)[] = ['wheel', 'onExpire', 'offline', 'timeScale'];
+
+/**
+ * Refuses a key the constructor (or, with `restore`, `TimerSet.restore`) does not know, as the
+ * adapters do: a misspelt `timescale` must not silently run the set at full speed.
+ * @throws TypeError naming `@tickwheel/core`, the key and the known keys
+ */
+export function refuseUnknownKeys(options: object, restore = false): void {
+  kit.object(options, 'options', restore ? RESTORE_KEYS : CONSTRUCTOR_KEYS);
+}
+
 /** `wheel` if it is an open TimingWheel. @throws TypeError for anything else, Error when it is closed */
 export function requireOpenWheel(wheel: unknown): TimingWheel {
   if (!isTimingWheel(wheel)) throw new TypeError(`wheel must be a TimingWheel, got ${describeValue(wheel)}`);

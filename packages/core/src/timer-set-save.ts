@@ -4,7 +4,7 @@
  *
  * The checks and the format of a save are in timer-set-snapshot.ts; this file walks the store.
  */
-import { requireTimeScale, type TimerSetRestoreOptions } from './timer-set-options.js';
+import { refuseUnknownKeys, requireTimeScale, type TimerSetRestoreOptions } from './timer-set-options.js';
 import {
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
@@ -90,6 +90,7 @@ export function planRestore<V>(saved: TimerSetSnapshot<V>, options: TimerSetRest
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`options must be an object with onExpire and offline, got ${describeValue(options)}`);
   }
+  refuseUnknownKeys(options, true);
   if (options.offline !== 'frozen' && options.offline !== 'elapsed') {
     throw new RangeError(`offline must be 'frozen' or 'elapsed', got ${describeValue(options.offline)}`);
   }

@@ -61,6 +61,7 @@ import { sharedWheel } from './shared-wheel.js';
 import {
   REPLACE,
   policyOf,
+  refuseUnknownKeys,
   requireMaxStacks,
   requireOnExpire,
   requireOpenWheel,
@@ -113,11 +114,13 @@ export class TimerSet<V, K = SnapshotKey> {
 
   /**
    * @param options - `onExpire`, the `wheel` to run on (default `sharedWheel()`) and the `timeScale` (default 1)
-   * @throws TypeError when `onExpire` is not a function or `wheel` is not a TimingWheel; RangeError
+   * @throws TypeError when `onExpire` is not a function, `wheel` is not a TimingWheel or `options`
+   *   has a key it does not know (`@tickwheel/core: unknown option bogus; known options: ...`); RangeError
    *   for a `timeScale` that is not a finite number >= 0; Error when the wheel is closed
    */
   constructor(options: TimerSetConstructorOptions<V, K>) {
     const onExpire = requireOnExpire<V, K>(options, 'an onExpire function');
+    refuseUnknownKeys(options);
     const wheel = requireOpenWheel(options.wheel ?? sharedWheel());
     const timeScale = options.timeScale === undefined ? 1 : requireTimeScale(options.timeScale);
     this.outer = wheel;

@@ -354,7 +354,7 @@ function scenarios(bySystem) {
     Object.fromEntries(SYSTEMS.map((s) => [s, { median: pick(bySystem[s]), samples: [pick(bySystem[s])] }]));
   const common = { subject: 'tickwheel', baseline: 'bullmq' };
   const perTimer = (seconds) => (seconds * 1e6) / TIMERS;
-  const scale = `${TIMERS.toLocaleString('en-US')} timers over ${WINDOW_MS / 60_000} min`;
+  const scale = `${TIMERS.toLocaleString('en-US')} timers over ${WINDOW_MS % 60_000 === 0 ? `${WINDOW_MS / 60_000} min` : `${WINDOW_MS / 1000} s`}`;
   return [
     scenario({
       ...common,

@@ -14,9 +14,7 @@ const EXPORTS: Record<string, string[]> = {
     'CORE_TIMER_SET_EXPIRE_CHANNEL',
     'CORE_WAKE_CHANNEL',
     'MAX_DELAY_MS',
-    'MAX_NATIVE_DELAY_MS',
     'ManualClock',
-    'NativeDriver',
     'SystemClock',
     'TimerHandle',
     'TimerLoopError',
@@ -27,7 +25,6 @@ const EXPORTS: Record<string, string[]> = {
     'currentDeadline',
     'deadlineExceededReason',
     'freshNow',
-    'isDrivingClock',
     'isTimingWheel',
     'sharedWheel',
     'systemClock',
@@ -60,7 +57,7 @@ const EXPORTS: Record<string, string[]> = {
   '@tickwheel/ws': ['DEFAULTS', 'DEFAULT_PONG_TIMEOUT_MS', 'HeartbeatController', 'WS_TERMINATE_CHANNEL', 'heartbeat'],
 };
 
-/** What no public entry may export: core's internal option kit, argument checks and adapter-only routes. */
+/** What no public entry may export: core's internal option kit, argument checks, adapter-only routes and wake-up machinery. */
 const INTERNAL = [
   'optionKit',
   'orDefault',
@@ -72,6 +69,9 @@ const INTERNAL = [
   'scheduleTaskAt',
   'ownedDeadline',
   'enableAmbientDeadlines',
+  'NativeDriver',
+  'MAX_NATIVE_DELAY_MS',
+  'isDrivingClock',
 ];
 
 describe('public API (every package’s index.ts)', () => {

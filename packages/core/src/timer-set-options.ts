@@ -3,8 +3,8 @@
  * Must not depend on: the TimerSet class, its store or its wheel (types and validation only).
  */
 import type { SnapshotKey } from './timer-set-snapshot.js';
-import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
-import { describeValue, requireFunction } from './options-kit.js';
+import { isTimingWheel, type TimingWheel } from './wheel/timing-wheel.js';
+import { describeValue, requireFunction } from './kit/options-kit.js';
 
 /**
  * What {@link TimerSet.set} does when the key already has a timer:

@@ -30,7 +30,7 @@
  * `MAX_SAME_TICK_BATCHES` batches for one tick the rest moves to the next tick with an error, so
  * a key that sets itself with 0 ms forever cannot hang the loop.
  */
-import type { Clock, WakeupDriver } from './clock.js';
+import type { Clock, WakeupDriver } from './clocks/clock.js';
 import { SetLevels } from './timer-set-levels.js';
 import * as slab from './timer-set-slab.js';
 

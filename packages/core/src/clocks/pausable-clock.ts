@@ -3,8 +3,8 @@
  * Must not depend on: the outer wheel's internals or node:timers (clock.ts's contract and its public API only).
  */
 import type { DrivingClock, WakeupDriver } from './clock.js';
-import type { TimerHandle } from './timer-handle.js';
-import type { TimingWheel } from './timing-wheel.js';
+import type { TimerHandle } from '../wheel/timer-handle.js';
+import type { TimingWheel } from '../wheel/timing-wheel.js';
 
 /**
  * A clock that can be stopped: "game time" for one {@link TimerSet}, driven by ONE timer on an

@@ -100,15 +100,22 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         limit = 'propagated';
       }
     }
-    const ambient = currentDeadline();
+    // A caller that names the `parent` call chose what it inherits with `propagate_flags`; the
+    // ambient deadline is that same server call's (or an enclosing one), so the flags govern it too.
+    const named = callOptions.parent !== undefined && callOptions.parent !== null;
+    const ambient = named && (flags & Propagate.DEADLINE) === 0 ? undefined : currentDeadline();
+    let ambientSignal: AbortSignal | undefined;
     if (ambient !== undefined) {
       const ambientMs = ambient.wheel.clock === wheel.clock ? ambient.expiresAt - now : ambient.remaining();
       if (ambientMs < budgetMs) {
         budgetMs = ambientMs;
         limit = 'propagated';
       }
-      if (ambient.signal.aborted && !isTimeout(ambient.signal.reason))
-        return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
+      if (!named || (flags & Propagate.CANCELLATION) !== 0) {
+        ambientSignal = ambient.signal;
+        if (ambientSignal.aborted && !isTimeout(ambientSignal.reason))
+          return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
+      }
     }
     if (budgetMs <= 0) {
       publishDeadline('client', plan.path, limit, 0, 0, captureContext(deadlineChannel));
@@ -122,7 +129,7 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
       hasExplicit || parent !== undefined
         ? nextCall({ ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE })
         : nextCall(callOptions);
-    const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambient?.signal);
+    const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambientSignal);
     // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
     // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
     // which DeadlineCall implements without the base class's unused per-call fields.

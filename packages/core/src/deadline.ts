@@ -7,7 +7,7 @@ import { sharedWheel } from './shared-wheel.js';
 import type { TimerHandle, TimerTask } from './timer-handle.js';
 import { scheduleTask, scheduleTaskAt } from './timer-task.js';
 import type { TimingWheel } from './timing-wheel.js';
-import { describeValue, requireFunction, requireMs } from './options-kit.js';
+import { optionChecks, requireFunction, requireMs } from './options-kit.js';
 
 /**
  * An ambient deadline: how long the current unit of work (a request, an RPC handler) has left.
@@ -43,6 +43,10 @@ export interface DeadlineOptions {
    */
   onAbort?: (reason: unknown) => void;
 }
+
+const core = optionChecks('@tickwheel/core');
+/** The keys {@link createDeadline} knows; any other is refused. */
+const DEADLINE_OPTIONS: readonly (keyof DeadlineOptions)[] = ['wheel', 'signal', 'onAbort'];
 
 /** A deadline you own: run work inside it, and dispose it when the work is over. */
 export interface DeadlineScope extends Deadline, Disposable {
@@ -113,9 +117,7 @@ export function deadlineExceededReason(): DOMException {
  */
 export function createDeadline(timeoutMs: number, options: DeadlineOptions = {}): DeadlineScope {
   requireMs(timeoutMs, 'timeoutMs');
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
-  }
+  core.object(options, 'options', DEADLINE_OPTIONS);
   const onAbort =
     options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
   return newScope(timeoutMs, options.wheel, options.signal, onAbort);

@@ -4,9 +4,9 @@
  */
 import type { SnapshotKey } from './timer-set-snapshot.js';
 import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
-import { describeValue, optionKit, requireFunction } from './options-kit.js';
+import { describeValue, optionChecks, requireFunction } from './options-kit.js';
 
-const kit = optionKit('@tickwheel/core');
+const kit = optionChecks('@tickwheel/core');
 
 /**
  * What {@link TimerSet.set} does when the key already has a timer:

@@ -32,6 +32,10 @@ export interface ClientMethodPlan {
   readonly timeoutFrom: 'default' | 'service' | 'method';
   /** The response stream's idle limit; `Infinity` for none, and for a unary response. */
   readonly idleMs: number;
+  /** Taken off a propagated budget; 0 for none. */
+  readonly reserveMs: number;
+  /** The least propagated budget (after the reserve) worth sending; 0 for none. */
+  readonly minBudgetMs: number;
 }
 
 /**

@@ -67,7 +67,13 @@ describe('resolveOptions', () => {
     it('takes 0 and Infinity as "off" for every limit', () => {
       for (const off of [0, Infinity]) {
         const resolved = resolveOptions({ readerIdleMs: 5, writerIdleMs: off, allIdleMs: off, pingIntervalMs: off });
-        expect(resolved).toMatchObject({ pingIntervalMs: 0, writerIdleMs: 0, allIdleMs: 0, trackWrites: false });
+        expect(resolved).toMatchObject({
+          pingIntervalMs: Infinity,
+          writerIdleMs: Infinity,
+          allIdleMs: Infinity,
+          pongTimeoutMs: Infinity,
+          trackWrites: false,
+        });
       }
     });
   });

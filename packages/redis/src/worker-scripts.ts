@@ -6,8 +6,8 @@ import { HELD, NOW, WAKE } from './lua-prelude.js';
 
 /**
  * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
- * Each claimed timer gets a new token and one more attempt; one whose lease expired on its last
- * attempt goes to the failed set instead. Returns {now, nextDue, nextLease, leaseUntil, then per
+ * Each claimed timer gets a new token and one more attempt, and loses its debounce window (it
+ * fired); one whose lease expired on its last attempt goes to the failed set instead. Returns {now, nextDue, nextLease, leaseUntil, then per
  * timer: id, token, dueAt, attempts, maxAttempts, backoff, payload}, '' for an empty ZSET.
  */
 export const CLAIM = `${NOW}
@@ -25,6 +25,7 @@ local function take(id, from, expired)
       ': the worker died or lost Redis, or the handler outlived its lease')
     return
   end
+  backoff = string.match(backoff, '^[^w]*')
   local token = F(redis.call('INCR', KEYS[4]))
   attempts = F(tonumber(attempts) + 1)
   redis.call('HSET', KEYS[3], id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. backoff .. ':' .. payload)

@@ -41,7 +41,7 @@ describe('worker-scripts', () => {
 
     it('moves a timer whose lease expired on its last attempt to the failed set, with the reason', async () => {
       const s = await shard();
-      await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '1', '', '0');
+      await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '1', '', '', '0');
       await claim(s, 10, 100, 0);
       expect(await claim(s, 10, 100, 500)).toEqual(['500', '', '', '600']);
       expect(await client.zscore(s.keys[4], 'a')).toBe('500');
@@ -72,7 +72,7 @@ describe('worker-scripts', () => {
 
     it('puts a failed attempt back after the delay, and fails it for good on its last attempt', async () => {
       const s = await shard();
-      await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '2', 'f1000', '0');
+      await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '2', 'f1000', '', '0');
       let [, , , , , token] = await claim(s, 10, 100, 0);
       expect(await client.tickwheelFail(...s.keys, 'a', token, '1000', 'boom', s.channel, '0', '10')).toBe('1010');
       expect(await client.hget(s.keys[5], 'a')).toBe('boom');

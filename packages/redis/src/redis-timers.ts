@@ -36,7 +36,8 @@ import { Worker } from './worker.js';
  *   the failure is final (the timer goes to the failed set) when `timer.attempts >= timer.maxAttempts`.
  * - `'stale'` `(timer, stage)` when this worker lost a claim: its lease passed before the handler
  *   could start (`'start'`; the handler did not run), or its ack or failure report was refused
- *   because the timer was claimed again, rescheduled or cancelled since (`'ack'`, `'fail'`).
+ *   because the timer was claimed again or rescheduled since (`'ack'`, `'fail'`; an ack of a timer
+ *   cancelled meanwhile is not refused: it will not run again either).
  * - `'error'` `(error)` for Redis errors in the background worker (without a listener they are
  *   printed with `console.error`, like ioredis does).
  *

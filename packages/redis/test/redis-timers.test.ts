@@ -139,6 +139,32 @@ describe('RedisTimers', () => {
       redis.disconnect();
     });
 
+    it('takes back a claim whose reply was lost with its next claim: same token and attempt, not after the lease', async () => {
+      const { clock, wheel, redis, t } = onManualClock({ leaseMs: 60_000, pollIntervalMs: 60_000 });
+      t.on('error', () => undefined);
+      const replies: string[][] = [];
+      wrapClaim(redis, async (claim, args) => {
+        const reply = await claim(...args);
+        replies.push(reply);
+        // Redis applied the first claim; its reply is lost with the connection.
+        if (replies.length === 1) throw new Error('Connection is closed.');
+        return reply;
+      });
+      await t.schedule('a', 0, 'p');
+      const fired: FiredTimer[] = [];
+      await t.start((timer) => void fired.push(timer));
+      for (let ms = 0; ms < 200 && fired.length === 0; ms++) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        clock.advance(1);
+      }
+      expect(fired.map((f) => [f.id, f.attempts, f.token])).toEqual([['a', 1, replies[0][5]]]);
+      expect(replies[1].slice(4, 6)).toEqual(['a', replies[0][5]]);
+      await until(async () => (await t.get('a')) === undefined, 'the ack');
+      await t.stop();
+      wheel.close();
+      redis.disconnect();
+    });
+
     it('retries a failed claim after tens of ms, doubling, instead of a flat second', async () => {
       const { clock, wheel, redis, t } = onManualClock({ pollIntervalMs: 60_000 });
       t.on('error', () => undefined);

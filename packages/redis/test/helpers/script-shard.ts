@@ -61,7 +61,14 @@ export function schedule(
   );
 }
 
-export const claim = (s: Shard, limit: number, leaseMs: number, now: number) =>
-  client.tickwheelClaim(...s.keys, String(limit), String(leaseMs), String(now));
+let claimSeq = 0;
+/** A claim by worker `worker` (default 'w'), with a fresh sequence number unless `seq` is given. */
+export const claim = (
+  s: Shard,
+  limit: number,
+  leaseMs: number,
+  now: number,
+  { worker = 'w', seq = ++claimSeq, recover = '' }: { worker?: string; seq?: number; recover?: string } = {},
+) => client.tickwheelClaim(...s.keys, String(limit), String(leaseMs), worker, String(seq), recover, String(now));
 
 export const flush = () => new Promise((resolve) => setImmediate(resolve));

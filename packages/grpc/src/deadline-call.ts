@@ -16,6 +16,7 @@ import {
   TICKWHEEL_TIMEOUT_HEADER,
 } from './grpc-timeout.js';
 import { unwatchParentAbort, watchParentAbort, type ParentAbortListener } from './parent-abort.js';
+import type { RetryPlan } from './retry-policy.js';
 import type { DeadlineLimit } from './types.js';
 
 /** What `nextCall()` returns; grpc-js does not export the interface under its name. */
@@ -36,6 +37,8 @@ export interface ClientMethodPlan {
   readonly reserveMs: number;
   /** The least propagated budget (after the reserve) worth sending; 0 for none. */
   readonly minBudgetMs: number;
+  /** Retries of a unary method; `undefined` for none (and for every streaming method). */
+  readonly retry: RetryPlan | undefined;
 }
 
 /**
@@ -45,7 +48,7 @@ export interface ClientMethodPlan {
  * bare (a malformed one with INTERNAL) and enforces it as grpc-js leaves it to; otherwise ours
  * replaces it. Ours is written on a copy: the caller may reuse its Metadata for other calls.
  */
-function withTimeoutHeader(metadata: Metadata, leftMs: number): Metadata {
+export function withTimeoutHeader(metadata: Metadata, leftMs: number): Metadata {
   const callers = metadata.get(GRPC_TIMEOUT_HEADER);
   if (callers.length > 0) {
     const callersMs = parseGrpcTimeout(String(callers[0]));

@@ -1,5 +1,6 @@
 /**
  * GameClock: a TimerSet's game time, which pauses and runs at a scale of the outer wheel's time, driven by one timer on that wheel.
+ * Must not depend on: the outer wheel's internals or node:timers (clock.ts's contract and its public API only).
  *
  * Game time is a linear function of the outer clock's reading `o`: `o * rate - offset`, where
  * `rate` is the time scale while the clock runs and 0 while it is paused. Every change of rate
@@ -16,9 +17,9 @@
  * are: `pause()` stops the clock whatever the scale, `resume()` brings back the scale in force
  * (which may itself be 0), and `setTimeScale()` while paused takes effect on `resume()`.
  */
-import type { DrivingClock, WakeupDriver } from './clock.js';
-import type { TimerHandle } from './timer-handle.js';
-import type { TimingWheel } from './timing-wheel.js';
+import type { DrivingClock, WakeupDriver } from './clocks/clock.js';
+import type { TimerHandle } from './wheel/timer-handle.js';
+import type { TimingWheel } from './wheel/timing-wheel.js';
 
 export class GameClock implements DrivingClock, WakeupDriver {
   /** The game time runs at `rate` times the outer time: the scale while running, 0 while paused. */

@@ -19,6 +19,8 @@ import {
   parseOverrides,
   serviceKeyOf,
 } from './options.js';
+import { RetryCall } from './retry-call.js';
+import { parseRetry, type RetryPlan } from './retry-policy.js';
 import { SpentCall } from './spent-call.js';
 import type { DeadlineInterceptorOptions, DeadlineLimit, MethodDeadlineOptions } from './types.js';
 
@@ -58,6 +60,7 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
   const streamIdleMs = optionalLimitMs(raw.streamIdleMs, 'streamIdleMs') ?? DEFAULTS.streamIdleMs;
   const reserveMs = optionalAmountMs(raw.reserveMs, 'reserveMs') ?? DEFAULTS.reserveMs;
   const minBudgetMs = optionalAmountMs(raw.minBudgetMs, 'minBudgetMs') ?? DEFAULTS.minBudgetMs;
+  const retry = raw.retry === undefined ? undefined : parseRetry(raw.retry, 'retry');
   const overrides = parseOverrides(raw.overrides, 'overrides', parseMethodOptions);
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
 
@@ -81,6 +84,10 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         idleMs: method.responseStream ? (own?.streamIdleMs ?? service?.streamIdleMs ?? streamIdleMs) : Infinity,
         reserveMs: own?.reserveMs ?? service?.reserveMs ?? reserveMs,
         minBudgetMs: own?.minBudgetMs ?? service?.minBudgetMs ?? minBudgetMs,
+        retry:
+          method.requestStream || method.responseStream
+            ? undefined
+            : activeRetry(own?.retry ?? service?.retry ?? retry),
       };
       plans.set(path, plan);
     }
@@ -142,12 +149,27 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
     }
 
     // Nothing to time: the rest of the chain as it is (grpc-js only uses it through the interface, as below).
-    if (budgetMs === Infinity && plan.idleMs === Infinity) return nextCall(callOptions) as unknown as InterceptingCall;
+    if (budgetMs === Infinity && plan.idleMs === Infinity && plan.retry === undefined)
+      return nextCall(callOptions) as unknown as InterceptingCall;
     // grpc-js would arm a setTimeout for an explicit or parent deadline; the wheel times it instead.
-    const next =
+    const nextOptions =
       hasExplicit || parent !== undefined
-        ? nextCall({ ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE })
-        : nextCall(callOptions);
+        ? { ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE }
+        : callOptions;
+    if (plan.retry !== undefined) {
+      const retried = new RetryCall(
+        () => nextCall(nextOptions),
+        wheel,
+        plan,
+        plan.retry,
+        limit,
+        now,
+        budgetMs,
+        ambientSignal,
+      );
+      return retried as unknown as InterceptingCall;
+    }
+    const next = nextCall(nextOptions);
     const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambientSignal);
     // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
     // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
@@ -157,9 +179,17 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
 }
 
 /** The settings a method (or service) override may carry, as the top-level options. */
-const METHOD_KEYS = ['timeoutMs', 'streamIdleMs', 'reserveMs', 'minBudgetMs'] as const;
+const METHOD_KEYS = ['timeoutMs', 'streamIdleMs', 'reserveMs', 'minBudgetMs', 'retry'] as const;
 
-function parseMethodOptions(entry: unknown, name: string): MethodDeadlineOptions {
+/** A retry plan that retries at all, else none (`{ limit: 0 }` lifts a retry set above). */
+function activeRetry(retry: RetryPlan | undefined): RetryPlan | undefined {
+  return retry !== undefined && retry.limit > 0 ? retry : undefined;
+}
+
+/** An override's settings, checked: a method's options with its retry worked out. */
+type MethodSettings = Omit<MethodDeadlineOptions, 'retry'> & { retry?: RetryPlan };
+
+function parseMethodOptions(entry: unknown, name: string): MethodSettings {
   if (typeof entry === 'number') return { timeoutMs: optionalLimitMs(entry, name) };
   if (entry === undefined) throw new TypeError(`@tickwheel/grpc: ${name} must be a number or an object, got undefined`);
   const raw = optionsObject(entry, name, METHOD_KEYS);
@@ -168,5 +198,6 @@ function parseMethodOptions(entry: unknown, name: string): MethodDeadlineOptions
     streamIdleMs: optionalLimitMs(raw.streamIdleMs, `${name}.streamIdleMs`),
     reserveMs: optionalAmountMs(raw.reserveMs, `${name}.reserveMs`),
     minBudgetMs: optionalAmountMs(raw.minBudgetMs, `${name}.minBudgetMs`),
+    retry: raw.retry === undefined ? undefined : parseRetry(raw.retry, `${name}.retry`),
   };
 }

@@ -41,3 +41,8 @@ export const DEADLINE_TRAILER = 'tickwheel-deadline';
 export function deadlineTrailer(limit: string, budgetMs: number, path: string): string {
   return `limit=${limit}; budget-ms=${Math.round(budgetMs)}; path=${path}`;
 }
+
+/** An attempt of a retried call had no response headers within `retry.perAttemptMs`. */
+export function perAttemptDetails(perAttemptMs: number, attempt: number, path: string): string {
+  return `Deadline exceeded: no response headers within ${Math.round(perAttemptMs)} ms (per-attempt limit, attempt ${attempt}) on ${path}`;
+}

@@ -20,6 +20,16 @@ export const DEFAULTS = Object.freeze({
   reserveMs: 0,
   /** `deadlineInterceptor`: the least propagated budget worth sending (any that is not spent). */
   minBudgetMs: 0,
+  /**
+   * `deadlineInterceptor`: what a `retry` option leaves out (retries are off until `retry` is
+   * given): two retries on UNAVAILABLE, no per-attempt limit, and gRFC A6's backoff shape.
+   */
+  retry: Object.freeze({
+    limit: 2,
+    perAttemptMs: Infinity,
+    statusCodes: Object.freeze<string[]>(['UNAVAILABLE']),
+    backoff: Object.freeze({ initialMs: 100, maxMs: 1_000, multiplier: 2, jitter: 0.2 }),
+  }),
   /** `serverDeadlineInterceptor`: the budget of a call whose client sent no `grpc-timeout`. */
   defaultTimeoutMs: Infinity,
   /** `serverDeadlineInterceptor`: the cap on any client's budget. */

@@ -83,6 +83,7 @@ function makeCall({ expiresAt = 1_000, budgetMs = expiresAt, idleMs = Infinity, 
     idleMs,
     reserveMs: 0,
     minBudgetMs: 0,
+    retry: undefined,
   };
   // The interceptor took the clock at `expiresAt - budgetMs` (0 for a call with no deadline).
   const takenAt = expiresAt === Infinity ? 0 : expiresAt - budgetMs;

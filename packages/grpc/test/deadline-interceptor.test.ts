@@ -533,7 +533,7 @@ describe('deadlineInterceptor', () => {
       [
         { timeoutMS: 100 },
         TypeError,
-        '@tickwheel/grpc: unknown option timeoutMS; known options: timeoutMs, streamIdleMs, reserveMs, minBudgetMs, overrides, wheel',
+        '@tickwheel/grpc: unknown option timeoutMS; known options: timeoutMs, streamIdleMs, reserveMs, minBudgetMs, retry, overrides, wheel',
       ],
       [{ wheel: {} }, TypeError, '@tickwheel/grpc: wheel must be a TimingWheel from @tickwheel/core, got {}'],
       [{ reserveMs: -1 }, RangeError, '@tickwheel/grpc: reserveMs must be a finite number of ms >= 0, got -1'],

@@ -63,8 +63,9 @@ function updateBetween(file, name, body) {
   const START = `<!-- ${name}:start -->`;
   const END = `<!-- ${name}:end -->`;
   const text = fs.readFileSync(file, 'utf8');
-  const start = text.indexOf(START);
-  const end = text.indexOf(END);
+  // A marker counts only on a line of its own, so prose that names it is left alone.
+  const start = text.search(new RegExp(`^${START}$`, 'm'));
+  const end = text.search(new RegExp(`^${END}$`, 'm'));
   if (start < 0 || end < 0 || end < start) return false;
   const replaced = `${text.slice(0, start + START.length)}\n${body.trim()}\n${text.slice(end)}`;
   if (replaced !== text) fs.writeFileSync(file, replaced);

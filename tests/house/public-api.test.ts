@@ -14,9 +14,7 @@ const EXPORTS: Record<string, string[]> = {
     'CORE_TIMER_SET_EXPIRE_CHANNEL',
     'CORE_WAKE_CHANNEL',
     'MAX_DELAY_MS',
-    'MAX_NATIVE_DELAY_MS',
     'ManualClock',
-    'NativeDriver',
     'SystemClock',
     'TimerHandle',
     'TimerLoopError',
@@ -27,11 +25,11 @@ const EXPORTS: Record<string, string[]> = {
     'currentDeadline',
     'deadlineExceededReason',
     'freshNow',
-    'isDrivingClock',
     'isTimingWheel',
     'sharedWheel',
     'systemClock',
     'withDeadline',
+    'withoutDeadline',
   ],
   '@tickwheel/fetch': [
     'DEFAULTS',
@@ -58,9 +56,10 @@ const EXPORTS: Record<string, string[]> = {
     'RedisUnavailableError',
   ],
   '@tickwheel/ws': ['DEFAULTS', 'DEFAULT_PONG_TIMEOUT_MS', 'HeartbeatController', 'WS_TERMINATE_CHANNEL', 'heartbeat'],
+  '@tickwheel/ws/browser': ['DeadEvent', 'SilenceWatch', 'WATCH_DEFAULTS', 'watch'],
 };
 
-/** What no public entry may export: core's internal option kit, argument checks and adapter-only routes. */
+/** What no public entry may export: core's internal option kit, argument checks, adapter-only routes and wake-up machinery. */
 const INTERNAL = [
   'optionKit',
   'orDefault',
@@ -72,9 +71,12 @@ const INTERNAL = [
   'scheduleTaskAt',
   'ownedDeadline',
   'enableAmbientDeadlines',
+  'NativeDriver',
+  'MAX_NATIVE_DELAY_MS',
+  'isDrivingClock',
 ];
 
-describe('public API (every package’s index.ts)', () => {
+describe('public API (every package’s index.ts, and ws’s browser/index.ts)', () => {
   it.each(Object.entries(EXPORTS))('%s exports exactly its public names', (name, expected) => {
     const entry = require(name) as Record<string, unknown>;
     expect(Object.keys(entry).sort()).toEqual([...expected].sort());

@@ -6,7 +6,7 @@
  * lives in its links (no flags field); the rest of the design is in `timing-wheel.ts`.
  */
 import { Bucket, type Link } from './bucket.js';
-import { freshNow } from './clock.js';
+import { freshNow } from '../clocks/clock.js';
 import type { TimingWheel } from './timing-wheel.js';
 
 /**
@@ -50,7 +50,7 @@ export function isUnrefDelay(stored: number): boolean {
 export type TimerCallback = (handle: TimerHandle) => void;
 
 /**
- * @internal What a timer may run instead of a callback: an object whose `timerFired` the wheel
+ * What a timer may run instead of a callback: an object whose `timerFired` the wheel
  * calls with the handle, like Netty's `TimerTask.run(Timeout)`. An owner that keeps one timer
  * per request (a deadline, a gRPC call) passes itself, where a callback would be a bound method
  * or a closure per timer: 48 B per pending timer (heap snapshot of 1,000 gRPC calls, Node 20).
@@ -70,7 +70,7 @@ export type TimerState = 'pending' | 'cancelled' | 'firing' | 'fired';
  *
  * All methods are O(1). Create handles with `wheel.schedule()` or `wheel.scheduleAt()`.
  */
-export class TimerHandle implements Link {
+export class TimerHandle {
   /** @internal Null unless pending (see the states above). */ _prev: Link | null = null;
   /** @internal The next entry while pending, else the state marker. */ _next: Link | null = null;
   /**
@@ -153,6 +153,29 @@ export class TimerHandle implements Link {
    */
   refresh(delayMs?: number): this {
     this._wheel._refresh(this, delayMs);
+    return this;
+  }
+
+  /**
+   * Restarts the timer to fire at `timeMs`, an absolute time on the wheel's clock: the absolute
+   * twin of {@link TimerHandle.refresh}, for a caller that keeps a deadline rather than a delay
+   * (a request's total time limit), so the value is converted once, where it enters.
+   *
+   * The same rules as `scheduleAt`: it fires at the first tick at or after `timeMs`, never before;
+   * a time in the past fires on the next pass; one more than `MAX_DELAY_MS` ahead, or `Infinity`,
+   * never fires. Like `refresh()` it re-arms a fired or cancelled handle, pushes a pending one
+   * later in O(1) without relinking, and leaves `delayMs` (what a later `refresh()` reuses) as it was.
+   *
+   * @param timeMs - a number on the wheel clock's scale, or `Infinity` for "never"
+   * @throws TypeError when `timeMs` is not a number, RangeError for NaN or -Infinity; the handle is unchanged then
+   * @example
+   * ```ts
+   * const deadline = clock.now() + 30_000;
+   * handle.refreshAt(Math.min(deadline, clock.now() + idleMs)); // whichever comes first
+   * ```
+   */
+  refreshAt(timeMs: number): this {
+    this._wheel._refreshAt(this, timeMs);
     return this;
   }
 

@@ -1,6 +1,6 @@
 /**
  * The option kit: how every tickwheel package checks its arguments and options, with one message shape (internal).
- * Must not depend on: any adapter package (tick-scale.ts and the wheel's brand check only).
+ * Must not depend on: any adapter package or anything else in core (a leaf).
  *
  * undici checks every dispatcher option in one place and words each failure the same way; this is
  * ours. Every failure is a `TypeError` (wrong type) or a `RangeError` (right type, wrong value)
@@ -17,8 +17,12 @@
  * argument as 0.1 did: `delayMs must be a finite number >= 0, got -5`. Everything here, {@link describeValue} included, is reached by the
  * adapters through `@tickwheel/core/internal` and is not public API.
  */
-import { MAX_DELAY_MS } from './tick-scale.js';
-import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
+
+/**
+ * The longest delay honoured exactly (2^53 ms, about 285 000 years); longer ones never fire. The
+ * bound of every duration option, so it lives in this leaf; the wheel's tick arithmetic imports it.
+ */
+export const MAX_DELAY_MS = 2 ** 53;
 
 /**
  * Renders a value for an error message: primitives as `String()` shows them (strings quoted),
@@ -83,19 +87,12 @@ export function requireFunction<F extends (...args: never[]) => unknown>(value: 
   return value as F;
 }
 
-/** Throws unless `value` is an integer power of two within [min, max]. */
-export function requirePowerOfTwo(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number') {
-    throw new TypeError(`${name} must be a power of two from ${min} to ${max}, got ${describeValue(value)}`);
-  }
-  if (!Number.isInteger(value) || value < min || value > max || (value & (value - 1)) !== 0) {
-    throw new RangeError(`${name} must be a power of two from ${min} to ${max}, got ${describeValue(value)}`);
-  }
-  return value;
-}
-
-/** The checks of one package's options; every method throws on a bad value and returns it typed. */
-export interface OptionKit {
+/**
+ * The checks of one package's options; every method throws on a bad value and returns it typed.
+ * The adapters' kit adds the wheel check to these (`wheel-option-kit.ts`), which needs the wheel
+ * this leaf must not import.
+ */
+export interface OptionChecks {
   /** The package the messages name, `@tickwheel/fetch`. */
   readonly pkg: string;
   /** An options object (`undefined` reads as `{}`) whose keys are all in `known`. */
@@ -114,8 +111,6 @@ export interface OptionKit {
   function<F extends (...args: never[]) => unknown>(value: unknown, path: string): F;
   /** One of `allowed` (compared with `===`). */
   oneOf<T extends string | number>(value: unknown, path: string, allowed: readonly T[]): T;
-  /** A `TimingWheel` from any copy of `@tickwheel/core` (brand check) that is still open. */
-  wheel(value: unknown, path: string): TimingWheel;
   /** A `TypeError` in the kit's shape: `<pkg>: <path> <what>, got <value>`. */
   typeError(path: string, what: string, value: unknown): TypeError;
   /** A `RangeError` in the kit's shape. */
@@ -125,8 +120,8 @@ export interface OptionKit {
 /** The packages already warned about `false` meaning "off", so each warns once per process. */
 const warnedFalse = new Set<string>();
 
-/** The option kit of `pkg` (`'@tickwheel/ws'`). */
-export function optionKit(pkg: string): OptionKit {
+/** The option checks of `pkg` (`'@tickwheel/ws'`). */
+export function optionChecks(pkg: string): OptionChecks {
   const message = (path: string, what: string, value: unknown): string =>
     `${pkg}: ${path} ${what}, got ${describeValue(value)}`;
   const typeError = (path: string, what: string, value: unknown): TypeError =>
@@ -143,7 +138,7 @@ export function optionKit(pkg: string): OptionKit {
     return value;
   };
 
-  const kit: OptionKit = {
+  const kit: OptionChecks = {
     pkg,
     typeError,
     rangeError,
@@ -202,12 +197,6 @@ export function optionKit(pkg: string): OptionKit {
         throw (typeof value === typeof allowed[0] ? rangeError : typeError)(path, `must be ${list}`, value);
       }
       return value as T;
-    },
-
-    wheel(value, path) {
-      if (!isTimingWheel(value)) throw typeError(path, 'must be a TimingWheel from @tickwheel/core', value);
-      if (value.isClosed) throw rangeError(path, 'must be an open TimingWheel', value);
-      return value;
     },
   };
   return kit;

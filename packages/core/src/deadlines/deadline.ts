@@ -3,11 +3,11 @@
  * Must not depend on: any adapter package or the library an adapter wraps (the wheel and the clock only).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { sharedWheel } from './shared-wheel.js';
-import type { TimerHandle, TimerTask } from './timer-handle.js';
-import { scheduleTask, scheduleTaskAt } from './timer-task.js';
-import type { TimingWheel } from './timing-wheel.js';
-import { describeValue, requireFunction, requireMs } from './options-kit.js';
+import { sharedWheel } from '../wheel/shared-wheel.js';
+import type { TimerHandle, TimerTask } from '../wheel/timer-handle.js';
+import { scheduleTask, scheduleTaskAt } from '../wheel/timer-task.js';
+import type { TimingWheel } from '../wheel/timing-wheel.js';
+import { optionChecks, requireFunction, requireMs } from '../kit/options-kit.js';
 
 /**
  * An ambient deadline: how long the current unit of work (a request, an RPC handler) has left.
@@ -44,6 +44,10 @@ export interface DeadlineOptions {
   onAbort?: (reason: unknown) => void;
 }
 
+const core = optionChecks('@tickwheel/core');
+/** The keys {@link createDeadline} knows; any other is refused. */
+const DEADLINE_OPTIONS: readonly (keyof DeadlineOptions)[] = ['wheel', 'signal', 'onAbort'];
+
 /** A deadline you own: run work inside it, and dispose it when the work is over. */
 export interface DeadlineScope extends Deadline, Disposable {
   /** Runs `fn` with this deadline as the ambient {@link currentDeadline}. */
@@ -67,7 +71,7 @@ type GlobalWithStorage = typeof globalThis & { [STORAGE_KEY]?: AsyncLocalStorage
 const storage = ((globalThis as GlobalWithStorage)[STORAGE_KEY] ??= new AsyncLocalStorage<Deadline>());
 
 /**
- * @internal Switches the ambient store on now rather than at the first deadline's `run()`. On
+ * Switches the ambient store on now rather than at the first deadline's `run()`. On
  * Node 20 and 22 an enabled AsyncLocalStorage adds its slot to every async resource made from
  * then on; a class whose instances V8 has already sized (after its first few) gets the slot in
  * an out-of-object property array instead, 40 B per object (the AsyncResource of each in-flight
@@ -113,16 +117,14 @@ export function deadlineExceededReason(): DOMException {
  */
 export function createDeadline(timeoutMs: number, options: DeadlineOptions = {}): DeadlineScope {
   requireMs(timeoutMs, 'timeoutMs');
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
-  }
+  core.object(options, 'options', DEADLINE_OPTIONS);
   const onAbort =
     options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
   return newScope(timeoutMs, options.wheel, options.signal, onAbort);
 }
 
 /**
- * @internal Told by a method call when a deadline from {@link ownedDeadline} aborts: what
+ * Told by a method call when a deadline from {@link ownedDeadline} aborts: what
  * `onAbort` is for {@link createDeadline}, without a bound function per deadline.
  */
 export interface DeadlineOwner {
@@ -130,7 +132,7 @@ export interface DeadlineOwner {
 }
 
 /**
- * @internal {@link createDeadline} for a per-request owner (the gRPC server's call) that wants
+ * {@link createDeadline} for a per-request owner (the gRPC server's call) that wants
  * to hear of the abort first: `owner.deadlineAborted(reason)` is called where `onAbort` would be.
  * A bound `onAbort` per request took 48 B while the request was in flight (heap snapshot of
  * 1,000 gRPC calls, Node 20). Not public API (`@tickwheel/core/internal`).
@@ -195,6 +197,25 @@ export function withDeadline<T>(timeoutMs: number, fn: () => T, options?: Deadli
     scope.dispose();
   }
   return result;
+}
+
+/**
+ * Runs `fn` with no ambient deadline: inside it, and in all the async work it starts,
+ * {@link currentDeadline} is `undefined`, so the gRPC calls and fetches made there are not
+ * bounded by an enclosing deadline (nor cancelled with it). For work a handler starts but that
+ * must outlive its request: a cache refresh, an audit write. Limits of its own still apply, and
+ * `withDeadline` inside it starts a fresh budget.
+ *
+ * @example
+ * ```ts
+ * // Inside a handler: answer now, refresh the cache in the background with its own 30 s.
+ * withoutDeadline(() => withDeadline(30_000, () => refreshCache(key))).catch(logError);
+ * ```
+ */
+export function withoutDeadline<T>(fn: () => T): T {
+  requireFunction(fn, 'fn');
+  // run(undefined) rather than exit(): the same effect, without exit()'s experimental status.
+  return storage.run(undefined as unknown as Deadline, fn);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -4,6 +4,7 @@
  */
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';
+import type { KeepaliveMark } from './keepalive.js';
 import type { ResolvedOptions } from './options.js';
 import type { SendTracker } from './send-tracker.js';
 import type { LivenessState } from './types.js';
@@ -99,6 +100,8 @@ const NEVER_PINGED = PingPass.never(undefined);
 export class WriteAndIdle {
   /** Present while completed sends are observed. */
   sendTracker: SendTracker | undefined = undefined;
+  /** Present with `keepaliveMs`. */
+  keepalive: KeepaliveMark | undefined = undefined;
   /** When each idle kind last fired; -Infinity until it does. */
   reader = -Infinity;
   writer = -Infinity;
@@ -298,6 +301,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     if (o.readerIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
     if (o.writerIdleMs > 0) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
     if (o.allIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
+    if (x.keepalive !== undefined) due = Math.min(due, x.keepalive.lastSentAt + o.keepaliveMs);
     return due;
   }
 

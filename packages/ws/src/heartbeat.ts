@@ -14,6 +14,7 @@
  * | ping                 | lastReadAt + pingIntervalMs (+ slack)        | send a ping, await an answer   |
  * | pong deadline        | lastPingAt + pongTimeoutMs (while awaiting)  | terminate, emit `'dead'`       |
  * | reader / writer / all idle | last activity of that kind (or last event of that kind) + `<kind>IdleMs` | emit `'idle'` |
+ * | keepalive            | last sent anything + keepaliveMs (keepalive.ts) | send `keepaliveMessage`      |
  *
  * The schedule gives each due time ONE wheel handle, shared by every record due then: pings are
  * rounded up to the `pingSlackMs` grid, and the pings of one pass get their deadlines within a
@@ -56,6 +57,7 @@ import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { CloseWatch } from './close-watch.js';
 import { Connection, MarkedConnection } from './connection.js';
 import { DueSchedule } from './due-schedule.js';
+import { KeepaliveMark } from './keepalive.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
@@ -249,7 +251,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const o = this.options;
     const clock = o.wheel.clock;
     const now = clock.now();
-    const marked = o.trackWrites || o.readerIdleMs > 0 || o.allIdleMs > 0;
+    const marked = o.trackWrites || o.readerIdleMs > 0 || o.allIdleMs > 0 || o.keepaliveMs > 0;
     const never = this.liveness.never;
     const c = marked ? new MarkedConnection(socket, now, never) : new Connection(socket, now, never);
     if (o.trackWrites) {
@@ -258,6 +260,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
         if (err == null) x.lastWriteAt = clock.now();
       });
     }
+    if (o.keepaliveMs > 0) c.extra!.keepalive = new KeepaliveMark(socket, now);
     // Pings only need to know that something arrived, which the byte counter tells when the record
     // comes due: no listener runs per message. Reader idleness needs the exact time of each read.
     if (o.readerIdleMs > 0 || o.allIdleMs > 0 || c.readMark < 0) {

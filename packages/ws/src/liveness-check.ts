@@ -28,6 +28,7 @@ import { publishTerminate } from './channels.js';
 import { PingPass, type Connection } from './connection.js';
 import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
+import { frameBytes } from './keepalive.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeartbeatEvents, HeartbeatStats } from './types.js';
 
@@ -51,7 +52,7 @@ export interface CheckHost<S extends WebSocket> {
 
 /** See the module comment. */
 export class LivenessCheck<S extends WebSocket> {
-  readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0 };
+  readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0, keepalivesSent: 0 };
   /** Records whose pong deadline was checked late, held to check again after the next I/O poll. */
   private readonly afterPoll = heldRing();
   /** Records idle and closing (`closeOnIdle`): nothing is due on them any more, their close detaches them. */
@@ -68,13 +69,19 @@ export class LivenessCheck<S extends WebSocket> {
   private readonly pinged = heldRing();
   /** The pings of this pass, until it ends; undefined when it sent none yet. */
   private pass: PingPass | undefined = undefined;
+  /** Bytes on the wire of one of our pings (empty payload) and of one keepalive: a client masks its frames. */
+  private readonly pingBytes: number;
+  private readonly keepaliveBytes: number;
 
   constructor(
     private readonly o: ResolvedOptions,
     private readonly schedule: DueSchedule<Connection<S>>,
     private readonly host: CheckHost<S>,
     private readonly side: 'server' | 'client',
-  ) {}
+  ) {
+    this.pingBytes = frameBytes(0, side === 'client');
+    this.keepaliveBytes = frameBytes(Buffer.byteLength(o.keepaliveMessage), side === 'client');
+  }
 
   /** Compares `c` with the clock reading `now`, acts, and files it again. */
   run(c: Connection<S>, now: number): void {
@@ -107,14 +114,33 @@ export class LivenessCheck<S extends WebSocket> {
       // Sent at `now` until the pass ends, see `endPass`.
       c.pinged((this.pass ??= new PingPass(now, this)));
       this.counters.pingsSent++;
+      const keepalive = c.extra?.keepalive;
       // Held before the ping: a socket whose ping() throws is still filed when the pass ends.
-      this.schedule.hold(c, this.pinged);
+      if (keepalive === undefined) this.schedule.hold(c, this.pinged);
+      else {
+        // Its next keepalive may fall due before the pong deadline the held ring files at: filed
+        // by itself, under the pass's reading until it ends (early, never late: looked at again then).
+        this.schedule.file(c, c.dueAt(o));
+        keepalive.ownFrame(this.pingBytes);
+      }
       socket.ping();
       pinged = true;
     }
 
+    const keepalive = c.extra?.keepalive;
+    if (keepalive !== undefined && !closing) {
+      keepalive.noticeWrites(socket, now);
+      if (now >= keepalive.lastSentAt + o.keepaliveMs) {
+        keepalive.lastSentAt = now;
+        keepalive.ownFrame(this.keepaliveBytes);
+        this.counters.keepalivesSent++;
+        // Uncompressed, so that its size on the wire is known (and a page's handler gets it at once).
+        socket.send(o.keepaliveMessage, { compress: false });
+      }
+    }
+
     if (closing) this.schedule.hold(c, this.closing);
-    else if (!pinged) this.schedule.file(c, c.dueAt(o));
+    else if (!pinged || keepalive !== undefined) this.schedule.file(c, c.dueAt(o));
     if (due === undefined) return;
     if (closing) {
       const idle = due[0];

@@ -23,6 +23,9 @@ export const DEFAULTS = Object.freeze({
   /** 1001 "going away": the endpoint gives up on the connection. */
   closeCode: 1001,
   closeReason: 'heartbeat timeout',
+  keepaliveMs: 0,
+  /** An empty text frame: the least a page's message handler can receive. */
+  keepaliveMessage: '',
 } as const);
 
 const kit = optionKit('@tickwheel/ws');
@@ -50,6 +53,8 @@ export interface ResolvedOptions {
   readonly closeReason: string;
   readonly trackWrites: boolean;
   readonly wheel: TimingWheel;
+  readonly keepaliveMs: number;
+  readonly keepaliveMessage: string;
 }
 
 const KNOWN: readonly string[] = [
@@ -66,6 +71,8 @@ const KNOWN: readonly string[] = [
   'closeReason',
   'trackWrites',
   'wheel',
+  'keepaliveMs',
+  'keepaliveMessage',
 ];
 
 /**
@@ -110,9 +117,16 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
       }
     }
   }
-  if (pingIntervalMs === 0 && readerIdleMs === 0 && writerIdleMs === 0 && allIdleMs === 0) {
+  const keepaliveMs = limit(options.keepaliveMs, DEFAULTS.keepaliveMs, 'keepaliveMs');
+  const keepaliveMessage = orDefault(options.keepaliveMessage, DEFAULTS.keepaliveMessage);
+  if (typeof keepaliveMessage !== 'string')
+    throw kit.typeError('keepaliveMessage', 'must be a string', keepaliveMessage);
+  if (keepaliveMs === 0 && options.keepaliveMessage !== undefined) {
+    throw kit.rangeError('keepaliveMessage', 'needs keepalives, but keepaliveMs is 0 (off)', keepaliveMessage);
+  }
+  if (pingIntervalMs === 0 && readerIdleMs === 0 && writerIdleMs === 0 && allIdleMs === 0 && keepaliveMs === 0) {
     throw new RangeError(
-      '@tickwheel/ws: pingIntervalMs, readerIdleMs, writerIdleMs and allIdleMs are all off: the heartbeat would do nothing',
+      '@tickwheel/ws: pingIntervalMs, readerIdleMs, writerIdleMs, allIdleMs and keepaliveMs are all off: the heartbeat would do nothing',
     );
   }
 
@@ -144,6 +158,8 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     closeReason: requireCloseReason(orDefault(options.closeReason, DEFAULTS.closeReason), 'closeReason'),
     trackWrites,
     wheel,
+    keepaliveMs,
+    keepaliveMessage,
   };
 }
 

@@ -58,6 +58,18 @@ export interface HeartbeatOptions {
   trackWrites?: boolean;
   /** The wheel holding the heartbeat's handles (one per due time, shared by the connections due then). Default `sharedWheel()`. */
   wheel?: TimingWheel;
+  /**
+   * Send `keepaliveMessage` to a connection that has been sent nothing for this long, for peers
+   * that cannot see protocol pings: pages watching with `watch()` from `@tickwheel/ws/browser`.
+   * Sends are read from the transport's byte counter when the connection comes due (the
+   * heartbeat's own pings and keepalives excluded), so a keepalive may come up to this much
+   * later than that: the peer hears something at least every 2 × keepaliveMs. A keepalive is a
+   * write (writer idleness sees it), not the peer's activity (it answers no ping). 0 disables.
+   * Default 0.
+   */
+  keepaliveMs?: number;
+  /** The text frame sent as a keepalive (never compressed). Needs `keepaliveMs`. Default `''`. */
+  keepaliveMessage?: string;
 }
 
 /** Which kind of idleness an `'idle'` event reports, as in Netty's `IdleState`. */
@@ -145,4 +157,6 @@ export interface HeartbeatStats {
   dead: number;
   /** `'idle'` events emitted. */
   idle: number;
+  /** Keepalives sent (`keepaliveMs`). */
+  keepalivesSent: number;
 }

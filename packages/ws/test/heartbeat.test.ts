@@ -38,7 +38,7 @@ describe('heartbeat', () => {
     expect(socket.pings).toBe(1);
     clock.advance(30);
     expect(socket.terminated).toBe(true);
-    expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0 });
+    expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0, keepalivesSent: 0 });
   });
 
   it('keeps one wheel handle per due time, shared by the connections due then', () => {

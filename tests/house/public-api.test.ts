@@ -32,6 +32,7 @@ const EXPORTS: Record<string, string[]> = {
     'sharedWheel',
     'systemClock',
     'withDeadline',
+    'withoutDeadline',
   ],
   '@tickwheel/fetch': [
     'DEFAULTS',

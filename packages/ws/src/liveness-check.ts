@@ -25,10 +25,9 @@ import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
-import { PingPass, type Connection } from './connection.js';
+import { controlFrameBytes, dataFrameBytes, PingPass, type Connection } from './connection.js';
 import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
-import { frameBytes } from './keepalive.js';
 import type { ResolvedOptions } from './options.js';
 import type { HeartbeatEvents, HeartbeatStats } from './types.js';
 
@@ -69,8 +68,7 @@ export class LivenessCheck<S extends WebSocket> {
   private readonly pinged = heldRing();
   /** The pings of this pass, until it ends; undefined when it sent none yet. */
   private pass: PingPass | undefined = undefined;
-  /** Bytes on the wire of one of our pings (empty payload) and of one keepalive: a client masks its frames. */
-  private readonly pingBytes: number;
+  /** The keepalive's payload in bytes (UTF-8). */
   private readonly keepaliveBytes: number;
 
   constructor(
@@ -79,8 +77,7 @@ export class LivenessCheck<S extends WebSocket> {
     private readonly host: CheckHost<S>,
     private readonly side: 'server' | 'client',
   ) {
-    this.pingBytes = frameBytes(0, side === 'client');
-    this.keepaliveBytes = frameBytes(Buffer.byteLength(o.keepaliveMessage), side === 'client');
+    this.keepaliveBytes = Buffer.byteLength(o.keepaliveMessage);
   }
 
   /** Compares `c` with the clock reading `now`, acts, and files it again. */
@@ -95,6 +92,8 @@ export class LivenessCheck<S extends WebSocket> {
       return;
     }
     c.noticeReads(now);
+    const x = c.extra;
+    if (x !== undefined && x.tracks) x.noticeWrites(socket, now);
 
     if (c.awaitingPong) {
       const deadline = c.lastPingAt + o.pongTimeoutMs;
@@ -106,7 +105,7 @@ export class LivenessCheck<S extends WebSocket> {
       }
     }
 
-    const due = c.extra === undefined ? undefined : dueIdle(c.extra, c.lastReadAt, now, o);
+    const due = x === undefined ? undefined : dueIdle(x, c.lastReadAt, now, o);
     const closing = due !== undefined && o.closeOnIdle;
 
     let pinged = false;
@@ -114,33 +113,27 @@ export class LivenessCheck<S extends WebSocket> {
       // Sent at `now` until the pass ends, see `endPass`.
       c.pinged((this.pass ??= new PingPass(now, this)));
       this.counters.pingsSent++;
-      const keepalive = c.extra?.keepalive;
       // Held before the ping: a socket whose ping() throws is still filed when the pass ends.
-      if (keepalive === undefined) this.schedule.hold(c, this.pinged);
-      else {
-        // Its next keepalive may fall due before the pong deadline the held ring files at: filed
-        // by itself, under the pass's reading until it ends (early, never late: looked at again then).
-        this.schedule.file(c, c.dueAt(o));
-        keepalive.ownFrame(this.pingBytes);
-      }
+      // With keepalives, filed by itself instead: its next keepalive may fall due before the pong
+      // deadline the held ring files at (under the pass's reading until it ends: early, never late).
+      if (o.keepaliveMs > 0) this.schedule.file(c, c.dueAt(o));
+      else this.schedule.hold(c, this.pinged);
+      if (x !== undefined && x.tracks) x.ownBytes += controlFrameBytes(socket, 0);
       socket.ping();
       pinged = true;
     }
 
-    const keepalive = c.extra?.keepalive;
-    if (keepalive !== undefined && !closing) {
-      keepalive.noticeWrites(socket, now);
-      if (now >= keepalive.lastSentAt + o.keepaliveMs) {
-        keepalive.lastSentAt = now;
-        keepalive.ownFrame(this.keepaliveBytes);
-        this.counters.keepalivesSent++;
-        // Uncompressed, so that its size on the wire is known (and a page's handler gets it at once).
-        socket.send(o.keepaliveMessage, { compress: false });
-      }
+    if (o.keepaliveMs > 0 && x !== undefined && !closing && now >= x.lastWriteAt + o.keepaliveMs) {
+      // A write of ours: it moves lastWriteAt now, and its bytes are not noticed again.
+      x.lastWriteAt = now;
+      if (x.tracks) x.ownBytes += dataFrameBytes(socket, this.keepaliveBytes);
+      this.counters.keepalivesSent++;
+      // Uncompressed, so that its size on the wire is known.
+      socket.send(o.keepaliveMessage, { compress: false });
     }
 
     if (closing) this.schedule.hold(c, this.closing);
-    else if (!pinged || keepalive !== undefined) this.schedule.file(c, c.dueAt(o));
+    else if (!pinged || o.keepaliveMs > 0) this.schedule.file(c, c.dueAt(o));
     if (due === undefined) return;
     if (closing) {
       const idle = due[0];

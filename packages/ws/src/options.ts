@@ -130,11 +130,11 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     );
   }
 
-  const needsWrites = writerIdleMs > 0 || allIdleMs > 0;
+  const needsWrites = writerIdleMs > 0 || allIdleMs > 0 || keepaliveMs > 0;
   const trackWrites = kit.boolean(options.trackWrites === undefined ? needsWrites : options.trackWrites, 'trackWrites');
   if (needsWrites && !trackWrites) {
     throw new RangeError(
-      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs or allIdleMs is on: writer idleness is measured from completed sends',
+      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs, allIdleMs or keepaliveMs is on: writer idleness and keepalives are measured from the bytes written',
     );
   }
 

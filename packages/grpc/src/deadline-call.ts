@@ -32,6 +32,10 @@ export interface ClientMethodPlan {
   readonly timeoutFrom: 'default' | 'service' | 'method';
   /** The response stream's idle limit; `Infinity` for none, and for a unary response. */
   readonly idleMs: number;
+  /** Taken off a propagated budget; 0 for none. */
+  readonly reserveMs: number;
+  /** The least propagated budget (after the reserve) worth sending; 0 for none. */
+  readonly minBudgetMs: number;
 }
 
 /**
@@ -179,8 +183,10 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
     const timer = this.timer;
     const idleMs = this.plan.idleMs;
     if (idleMs !== Infinity && timer !== undefined && timer.pending) {
-      const left = this.expiresAt() - this.wheel.clock.now();
-      timer.refresh(left > idleMs ? idleMs : left > 0 ? left : 0);
+      // Absolute, as the wheel keeps it: the next idle limit, never past the deadline.
+      const idleAt = this.wheel.clock.now() + idleMs;
+      const expiresAt = this.expiresAt();
+      timer.refreshAt(idleAt < expiresAt ? idleAt : expiresAt);
     }
     this.listener?.onReceiveMessage?.(message);
   }

@@ -7,10 +7,18 @@ import type { InterceptingCall, Interceptor, InterceptorOptions } from '@grpc/gr
 import { captureContext, currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { DeadlineCall, type ClientMethodPlan } from './deadline-call.js';
-import { spentDetails } from './details.js';
+import { belowMinBudgetDetails, spentDetails } from './details.js';
 import { msUntil } from './grpc-timeout.js';
 import { isTimeout } from './parent-abort.js';
-import { DEFAULTS, optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
+import {
+  DEFAULTS,
+  optionalAmountMs,
+  optionalLimitMs,
+  optionalWheel,
+  optionsObject,
+  parseOverrides,
+  serviceKeyOf,
+} from './options.js';
 import { SpentCall } from './spent-call.js';
 import type { DeadlineInterceptorOptions, DeadlineLimit, MethodDeadlineOptions } from './types.js';
 
@@ -45,9 +53,11 @@ const PARENT_CANCELLED =
  * ```
  */
 export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Interceptor {
-  const raw = optionsObject(options, 'options', ['timeoutMs', 'streamIdleMs', 'overrides', 'wheel']);
+  const raw = optionsObject(options, 'options', [...METHOD_KEYS, 'overrides', 'wheel']);
   const timeoutMs = optionalLimitMs(raw.timeoutMs, 'timeoutMs') ?? DEFAULTS.timeoutMs;
   const streamIdleMs = optionalLimitMs(raw.streamIdleMs, 'streamIdleMs') ?? DEFAULTS.streamIdleMs;
+  const reserveMs = optionalAmountMs(raw.reserveMs, 'reserveMs') ?? DEFAULTS.reserveMs;
+  const minBudgetMs = optionalAmountMs(raw.minBudgetMs, 'minBudgetMs') ?? DEFAULTS.minBudgetMs;
   const overrides = parseOverrides(raw.overrides, 'overrides', parseMethodOptions);
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
 
@@ -69,6 +79,8 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         timeoutMs: configuredMs,
         timeoutFrom: from,
         idleMs: method.responseStream ? (own?.streamIdleMs ?? service?.streamIdleMs ?? streamIdleMs) : Infinity,
+        reserveMs: own?.reserveMs ?? service?.reserveMs ?? reserveMs,
+        minBudgetMs: own?.minBudgetMs ?? service?.minBudgetMs ?? minBudgetMs,
       };
       plans.set(path, plan);
     }
@@ -87,6 +99,8 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
     const hasExplicit = explicit !== undefined && explicit !== Infinity;
     const flags = callOptions.propagate_flags ?? Propagate.DEFAULTS;
     const parent = (flags & Propagate.DEADLINE) !== 0 ? callOptions.parent : undefined;
+    // What the parent call and the ambient deadline leave, before the reserve.
+    let propagatedMs = Infinity;
     if (hasExplicit || parent !== undefined) {
       const wallNow = Date.now();
       const explicitMs = hasExplicit ? msUntil(explicit, wallNow) : Infinity;
@@ -94,21 +108,33 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         budgetMs = explicitMs;
         limit = 'explicit';
       }
-      const parentMs = parent !== undefined ? msUntil(parent.getDeadline(), wallNow) : Infinity;
-      if (parentMs < budgetMs) {
-        budgetMs = parentMs;
-        limit = 'propagated';
-      }
+      if (parent !== undefined) propagatedMs = msUntil(parent.getDeadline(), wallNow);
     }
-    const ambient = currentDeadline();
+    // A caller that names the `parent` call chose what it inherits with `propagate_flags`; the
+    // ambient deadline is that same server call's (or an enclosing one), so the flags govern it too.
+    const named = callOptions.parent !== undefined && callOptions.parent !== null;
+    const ambient = named && (flags & Propagate.DEADLINE) === 0 ? undefined : currentDeadline();
+    let ambientSignal: AbortSignal | undefined;
     if (ambient !== undefined) {
       const ambientMs = ambient.wheel.clock === wheel.clock ? ambient.expiresAt - now : ambient.remaining();
-      if (ambientMs < budgetMs) {
-        budgetMs = ambientMs;
+      if (ambientMs < propagatedMs) propagatedMs = ambientMs;
+      if (!named || (flags & Propagate.CANCELLATION) !== 0) {
+        ambientSignal = ambient.signal;
+        if (ambientSignal.aborted && !isTimeout(ambientSignal.reason))
+          return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
+      }
+    }
+    if (propagatedMs !== Infinity) {
+      // Headroom for the handler making the call: taken from the inherited budget only.
+      propagatedMs -= plan.reserveMs;
+      if (propagatedMs < budgetMs) {
+        budgetMs = propagatedMs;
         limit = 'propagated';
       }
-      if (ambient.signal.aborted && !isTimeout(ambient.signal.reason))
-        return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
+      if (limit === 'propagated' && budgetMs > 0 && budgetMs < plan.minBudgetMs) {
+        publishDeadline('client', plan.path, limit, budgetMs, 0, captureContext(deadlineChannel));
+        return new SpentCall(Status.DEADLINE_EXCEEDED, belowMinBudgetDetails(budgetMs, plan.minBudgetMs, plan.path));
+      }
     }
     if (budgetMs <= 0) {
       publishDeadline('client', plan.path, limit, 0, 0, captureContext(deadlineChannel));
@@ -122,7 +148,7 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
       hasExplicit || parent !== undefined
         ? nextCall({ ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE })
         : nextCall(callOptions);
-    const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambient?.signal);
+    const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambientSignal);
     // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
     // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
     // which DeadlineCall implements without the base class's unused per-call fields.
@@ -130,12 +156,17 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
   };
 }
 
+/** The settings a method (or service) override may carry, as the top-level options. */
+const METHOD_KEYS = ['timeoutMs', 'streamIdleMs', 'reserveMs', 'minBudgetMs'] as const;
+
 function parseMethodOptions(entry: unknown, name: string): MethodDeadlineOptions {
   if (typeof entry === 'number') return { timeoutMs: optionalLimitMs(entry, name) };
   if (entry === undefined) throw new TypeError(`@tickwheel/grpc: ${name} must be a number or an object, got undefined`);
-  const raw = optionsObject(entry, name, ['timeoutMs', 'streamIdleMs']);
+  const raw = optionsObject(entry, name, METHOD_KEYS);
   return {
     timeoutMs: optionalLimitMs(raw.timeoutMs, `${name}.timeoutMs`),
     streamIdleMs: optionalLimitMs(raw.streamIdleMs, `${name}.streamIdleMs`),
+    reserveMs: optionalAmountMs(raw.reserveMs, `${name}.reserveMs`),
+    minBudgetMs: optionalAmountMs(raw.minBudgetMs, `${name}.minBudgetMs`),
   };
 }

@@ -17,6 +17,12 @@ export function spentDetails(limit: string, path: string): string {
   return `Deadline exceeded before the call started (${limit} limit, 0 ms left) on ${path}`;
 }
 
+/** What was left of a propagated budget was below `minBudgetMs`; nothing was sent. */
+export function belowMinBudgetDetails(leftMs: number, minBudgetMs: number, path: string): string {
+  const left = leftMs > 0 ? Math.floor(leftMs) : 0;
+  return `Deadline exceeded before the call started: ${left} ms left of the propagated budget, below minBudgetMs ${minBudgetMs}, on ${path}`;
+}
+
 /** A response stream went quiet for longer than its idle limit. */
 export function idleDetails(idleMs: number, path: string): string {
   return `Deadline exceeded: no message for ${Math.round(idleMs)} ms (stream idle limit) on ${path}`;

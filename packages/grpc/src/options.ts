@@ -16,6 +16,10 @@ export const DEFAULTS = Object.freeze({
   timeoutMs: Infinity,
   /** `deadlineInterceptor`: the longest a streaming response may stay silent. */
   streamIdleMs: Infinity,
+  /** `deadlineInterceptor`: the headroom taken off a propagated budget (none). */
+  reserveMs: 0,
+  /** `deadlineInterceptor`: the least propagated budget worth sending (any that is not spent). */
+  minBudgetMs: 0,
   /** `serverDeadlineInterceptor`: the budget of a call whose client sent no `grpc-timeout`. */
   defaultTimeoutMs: Infinity,
   /** `serverDeadlineInterceptor`: the cap on any client's budget. */
@@ -45,6 +49,14 @@ export interface Overrides<T> {
  */
 export function optionalLimitMs(value: unknown, name: string): number | undefined {
   return value === undefined ? undefined : kit.limitMs(value, name);
+}
+
+/**
+ * Throws unless `value` is a finite number of ms >= 0 (an amount, not a limit: `0` is none).
+ * @returns the value, or `undefined` when it was not given
+ */
+export function optionalAmountMs(value: unknown, name: string): number | undefined {
+  return value === undefined ? undefined : kit.durationMs(value, name);
 }
 
 /**

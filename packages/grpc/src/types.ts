@@ -31,6 +31,17 @@ export interface MethodDeadlineOptions {
   timeoutMs?: number;
   /** Idle limit between two received messages of a server-streaming or bidi call. `Infinity` lifts the default. */
   streamIdleMs?: number;
+  /**
+   * Headroom kept from a propagated budget (the `parent` call's or the ambient deadline): the
+   * call gets that budget minus this, so the handler making it has time left to answer. An
+   * explicit `deadline` call option and the configured timeouts are not shortened. `0`: none.
+   */
+  reserveMs?: number;
+  /**
+   * When less than this is left of a propagated budget (after `reserveMs`), the call fails at
+   * once with `DEADLINE_EXCEEDED` and is never sent. `0`: only a spent budget fails at once.
+   */
+  minBudgetMs?: number;
 }
 
 /**
@@ -41,6 +52,8 @@ export interface MethodDeadlineOptions {
  * |---|---|---|
  * | `timeoutMs` | none (`Infinity`) | timeout of every call, from its start |
  * | `streamIdleMs` | none (`Infinity`) | longest silence between received messages of a response stream |
+ * | `reserveMs` | `0` | headroom taken off a propagated budget before the call is sent |
+ * | `minBudgetMs` | `0` | the least propagated budget worth sending; below it the call fails at once |
  * | `overrides` | `{}` | per-service (`'/pkg.Service'`) and per-method (`'/pkg.Service/Method'`) settings; a number is a `timeoutMs` |
  * | `wheel` | `sharedWheel()` | the timing wheel that times the calls |
  */

@@ -7,7 +7,7 @@
  * (scripts that read TIME are replicated by their effects, the default since Redis 5). They stay
  * within what both Redis's Lua 5.1 and ioredis-mock's fengari (Lua 5.3, 32-bit integers, no
  * cjson) run: `redis.call`, `string.match`, `string.format`, `tonumber`; numbers are printed with
- * `F`. KEYS are always the shard's `due, lease, timers, seq, failed, reasons`.
+ * `F`. KEYS are always the shard's `due, lease, timers, seq, failed, reasons, claims`.
  *
  * Every script is safe to run twice (see failover.ts): schedule is keyed by id, and everything a
  * worker sends about a claim carries that claim's token.

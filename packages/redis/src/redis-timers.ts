@@ -36,7 +36,8 @@ import { Worker } from './worker.js';
  *   the failure is final (the timer goes to the failed set) when `timer.attempts >= timer.maxAttempts`.
  * - `'stale'` `(timer, stage)` when this worker lost a claim: its lease passed before the handler
  *   could start (`'start'`; the handler did not run), or its ack or failure report was refused
- *   because the timer was claimed again, rescheduled or cancelled since (`'ack'`, `'fail'`).
+ *   because the timer was claimed again or rescheduled since (`'ack'`, `'fail'`; an ack of a timer
+ *   cancelled meanwhile is not refused: it will not run again either).
  * - `'error'` `(error)` for Redis errors in the background worker (without a listener they are
  *   printed with `console.error`, like ioredis does).
  *
@@ -88,13 +89,16 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * @param id - non-empty string, unique within the namespace
    * @param when - delay in ms from the Redis server's now, or `{ at }`: epoch ms or a Date
    * @param payload - any JSON value; it must survive a JSON round trip unchanged
-   * @param options - `attempts`, `backoff`, `ifExists` for this timer (defaults: the constructor's)
-   * @returns the due time, epoch ms on the server's clock (the existing timer's when kept)
+   * @param options - `attempts`, `backoff`, `ifExists`, `maxWaitMs` for this timer (defaults: the constructor's)
+   * @returns the due time, epoch ms on the server's clock (the existing timer's when kept; the
+   *   capped one when `maxWaitMs` moved it earlier)
    * @throws TypeError/RangeError for bad input; `RedisUnavailableError` when the budget is spent
    * @example
    * ```ts
    * await timers.schedule('session:7', 15 * 60_000, { user: 7 });
    * await timers.schedule('mail:1', { at: new Date('2030-01-01T09:00:00Z') }, undefined, { attempts: 5, backoff: { type: 'exponential', delayMs: 1_000 } });
+   * // Reindex once edits are quiet for 5 s, but no later than 60 s after the first edit:
+   * await timers.schedule('reindex:doc7', 5_000, { doc: 7 }, { ifExists: 'replace', maxWaitMs: 60_000 });
    * ```
    */
   async schedule(id: string, when: DueSpec, payload?: P, options?: ScheduleOptions): Promise<number> {
@@ -113,6 +117,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
       policy.ifExists,
       policy.maxAttempts,
       policy.backoff,
+      policy.maxWaitMs,
       this.calls.now(),
     ];
     const [dueAt] = await this.calls.run<[string, string, string]>(

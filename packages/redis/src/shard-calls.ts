@@ -49,9 +49,10 @@ export class ShardCalls {
 
   /**
    * Runs one script on one shard, retrying transient errors within the failover budget; a write
-   * then waits for `waitForReplicas` replicas (replication.ts) and is retried whole if they fail.
+   * then waits for `waitForReplicas` replicas (replication.ts). Only the wait is retried when the
+   * replicas fail: the write landed, and running it again would write the timer a second time.
    */
-  run<T>(
+  async run<T>(
     command: keyof ScriptCommands,
     keys: KeyList,
     args: string[],
@@ -60,15 +61,29 @@ export class ShardCalls {
     write = true,
   ): Promise<T> {
     const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
-    const barrier = write ? this.barrier : undefined;
-    const once = async (): Promise<T> => {
-      const reply = await client[command](...keys, ...args);
-      await barrier?.wait(keys[0]);
-      return reply;
-    };
-    const tryTimeoutMs = Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000);
-    return withFailoverBudget(once, this.options.failoverBudgetMs, what, retrySafe, tryTimeoutMs, () =>
-      refreshSlots(this.client),
+    const { failoverBudgetMs } = this.options;
+    const started = performance.now();
+    const refresh = () => refreshSlots(this.client);
+    const reply = await withFailoverBudget(
+      () => client[command](...keys, ...args),
+      failoverBudgetMs,
+      what,
+      retrySafe,
+      TRY_TIMEOUT_MS,
+      refresh,
     );
+    const barrier = write ? this.barrier : undefined;
+    if (barrier !== undefined) {
+      const left = failoverBudgetMs === 0 ? 0 : Math.max(1, failoverBudgetMs - (performance.now() - started));
+      await withFailoverBudget(
+        () => barrier.wait(keys[0]),
+        left,
+        `${what} (waiting for replicas)`,
+        'the write itself was applied',
+        Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000),
+        refresh,
+      );
+    }
+    return reply;
   }
 }

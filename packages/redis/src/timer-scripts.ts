@@ -6,7 +6,12 @@ import { NOW, UNLINK, WAKE } from './lua-prelude.js';
 
 /**
  * Schedules a timer. ARGV: id, mode ('in' | 'at'), ms, payload, channel, shard, ifExists
- * ('replace' | 'keep'), maxAttempts, backoff. Returns {dueAt, token, '1' written | '0' kept}.
+ * ('replace' | 'keep'), maxAttempts, backoff, maxWait (ms, '' for none). Returns {dueAt, token,
+ * '1' written | '0' kept}.
+ *
+ * With a maxWait the record keeps when its window opened (`w<ms>` after the backoff): from the
+ * replaced record when it has one, else now. The claim drops it, so a schedule after the timer
+ * fired opens a new window.
  */
 export const SCHEDULE = `${NOW}
 ${WAKE}
@@ -19,11 +24,22 @@ if record and ARGV[7] == 'keep' then
 end
 local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
+local policy = ARGV[9]
+if ARGV[10] ~= '' then
+  local since = now
+  if record then
+    local opened = string.match(record, '^%d+:%d+:%d+:%d+:[^:w]*w(%d+):')
+    if opened then since = tonumber(opened) end
+  end
+  local cap = since + math.floor(tonumber(ARGV[10]))
+  if cap < due then due = cap end
+  policy = policy .. 'w' .. F(since)
+end
 local token = F(redis.call('INCR', KEYS[4]))
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if record then unlink(id) end
 redis.call('ZADD', KEYS[1], F(due), id)
-redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. ARGV[8] .. ':' .. ARGV[9] .. ':' .. ARGV[4])
+redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. ARGV[8] .. ':' .. policy .. ':' .. ARGV[4])
 wake(head, due, ARGV[5], ARGV[6])
 return {F(due), token, '1'}`;
 

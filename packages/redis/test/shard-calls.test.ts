@@ -39,7 +39,7 @@ describe('shard-calls', () => {
         const { calls: c } = calls();
         const { keys } = c.shardOf('a');
         const now = c.now();
-        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', now];
+        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', '', now];
         const [due] = await c.run<string[]>('tickwheelSchedule', keys, args, 'schedule("a")', RETRY_SAFE.schedule);
         expect(Number(due)).toBe(Number(now) + 100);
         expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toHaveLength(5);
@@ -54,6 +54,51 @@ describe('shard-calls', () => {
           ++tries === 1 ? Promise.reject(new Error('LOADING Redis is loading')) : real(...args);
         expect(await c.run('tickwheelGet', c.shardOf('x').keys, ['x'], 'get("x")', RETRY_SAFE.other, false)).toBe('');
         expect(tries).toBe(2);
+      });
+
+      it('after a write, retries only the wait for replicas, never the write itself (it landed)', async () => {
+        const namespace = uniqueNamespace('calls');
+        const redis = new RedisMock() as unknown as RedisClient;
+        let waits = 0;
+        // The replicas' side: one replica connected; the first WAIT fails as during a failover.
+        (redis as unknown as { pipeline: () => unknown }).pipeline = () => {
+          const ops: string[] = [];
+          const p = {
+            exists: () => (ops.push('exists'), p),
+            info: () => (ops.push('info'), p),
+            wait: () => (ops.push('wait'), p),
+            exec: () =>
+              Promise.resolve(
+                ops.includes('info')
+                  ? [
+                      [null, 1],
+                      [null, 'connected_slaves:1\r\n'],
+                    ]
+                  : ++waits === 1
+                    ? [
+                        [null, 1],
+                        [new Error('CLUSTERDOWN The cluster is down'), null],
+                      ]
+                    : [
+                        [null, 1],
+                        [null, 1],
+                      ],
+              ),
+          };
+          return p;
+        };
+        const c = new ShardCalls(
+          resolveOptions({ redis, namespace, timeSource: 'local', waitForReplicas: 1, failoverBudgetMs: 2_000 }),
+        );
+        const client = c.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+        const real = client.tickwheelSchedule.bind(client);
+        let writes = 0;
+        client.tickwheelSchedule = (...args) => (writes++, real(...args));
+        const { keys } = c.shardOf('a');
+        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', '', c.now()];
+        const [due] = await c.run<string[]>('tickwheelSchedule', keys, args, 'schedule("a")', RETRY_SAFE.schedule);
+        expect([writes, waits]).toEqual([1, 2]);
+        expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toContain(due);
       });
 
       it('gives up with the error when it is not transient', async () => {

@@ -28,6 +28,44 @@ export function bytesWrittenOf(socket: WebSocket): number {
 }
 
 /**
+ * How far the socket's transport is in passing our data to the kernel: `done`, the bytes of
+ * writes that completed (`bytesWritten` less what is still queued in the stream), and `inFlight`,
+ * what the write being performed still has to pass (libuv's `writeQueueSize`, which shrinks as a
+ * large write goes out piece by piece, while the stream counts it as queued until it ends).
+ * Undefined when the socket has no transport to read.
+ */
+export interface WriteProgress {
+  done: number;
+  inFlight: number;
+}
+
+/** See {@link WriteProgress}. */
+export function writeProgressOf(socket: WebSocket): WriteProgress | undefined {
+  const transport = (
+    socket as {
+      _socket?: {
+        bytesWritten?: unknown;
+        writableLength?: unknown;
+        _handle?: { writeQueueSize?: unknown } | null;
+      } | null;
+    }
+  )._socket;
+  const written = transport?.bytesWritten;
+  if (typeof written !== 'number') return undefined;
+  const queued = transport!.writableLength;
+  const inFlight = transport!._handle?.writeQueueSize;
+  return {
+    done: typeof queued === 'number' ? written - queued : written,
+    inFlight: typeof inFlight === 'number' ? inFlight : 0,
+  };
+}
+
+/** Whether the transport passed anything to the kernel between `before` and `after`. */
+export function wroteSince(before: WriteProgress, after: WriteProgress): boolean {
+  return after.done > before.done || (after.done === before.done && after.inFlight < before.inFlight);
+}
+
+/**
  * The size of a control frame the heartbeat's side sends with `payload` bytes (RFC 6455 §5.2:
  * two header bytes, and a 4-byte masking key from a client): our pings, and ws's automatic pongs.
  */
@@ -60,14 +98,19 @@ const DETACHED = 8;
 const OWN_READING = 16;
 /** The socket has no byte counter to sample (a socket not open yet, or a stand-in without one). */
 const NO_COUNTER = 32;
+/**
+ * The last ping went out behind our own queued data (`bufferedAmount` > 0): its pong deadline
+ * starts when ws reports it written, not at the pass (see liveness-check.ts).
+ */
+const PING_QUEUED = 64;
 /** The flags take the low bits of `bits`; the byte counter's mark the bits above them. */
-const FLAG_BITS = 6;
+const FLAG_BITS = 7;
 /**
  * The mark keeps the counter modulo 2^24, so that `bits` stays a small integer (31-bit Smis on
- * every V8 build) stored in the record itself. A peer that sent a multiple of 16 MiB between two
+ * every V8 build) stored in the record itself. A peer that sent a multiple of 8 MiB between two
  * samples, and no frame a listener saw, is taken for quiet once: it is pinged, and answers.
  */
-const MARK_MODULUS = 2 ** 24;
+const MARK_MODULUS = 2 ** 23;
 
 /**
  * A clock reading that records point to instead of holding the time themselves: a field holding a
@@ -241,7 +284,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     }
   }
 
-  /** The transport's `bytesRead` (modulo 2^24) when last sampled; -1 when the socket has no readable counter. */
+  /** The transport's `bytesRead` (modulo 2^23) when last sampled; -1 when the socket has no readable counter. */
   get readMark(): number {
     return (this.bits & NO_COUNTER) !== 0 ? -1 : this.bits >>> FLAG_BITS;
   }
@@ -259,6 +302,14 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   }
   set killPending(value: boolean) {
     this.bits = value ? this.bits | KILL_PENDING : this.bits & ~KILL_PENDING;
+  }
+
+  /** The outstanding ping waits behind our own queued data (see `PING_QUEUED`). */
+  get pingQueued(): boolean {
+    return (this.bits & PING_QUEUED) !== 0;
+  }
+  set pingQueued(value: boolean) {
+    this.bits = value ? this.bits | PING_QUEUED : this.bits & ~PING_QUEUED;
   }
 
   get readSinceMark(): boolean {
@@ -292,7 +343,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   pinged(pass: PingPass): void {
     this.lastPing = pass;
     this.pingsSent++;
-    this.bits |= AWAITING_PONG;
+    this.bits = (this.bits | AWAITING_PONG) & ~PING_QUEUED;
   }
 
   /**
@@ -327,7 +378,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
       return false;
     }
     this.rttUs = Math.round((now - this.lastPing.sentAt) * 1_000);
-    this.bits = (this.bits | READ_SINCE_MARK) & ~AWAITING_PONG;
+    this.bits = (this.bits | READ_SINCE_MARK) & ~(AWAITING_PONG | PING_QUEUED);
     return true;
   }
 
@@ -347,7 +398,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   /** The earliest time anything is due on this connection; Infinity when nothing ever is. */
   dueAt(o: ResolvedOptions): number {
     let due = Infinity;
-    if (o.pingIntervalMs > 0) {
+    if (o.pingIntervalMs < Infinity) {
       if ((this.bits & AWAITING_PONG) !== 0) {
         due = this.lastPing.sentAt + o.pongTimeoutMs;
       } else {
@@ -359,10 +410,10 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     const x = this.extra;
     if (x === undefined) return due;
     const lastReadAt = this.lastReadAt;
-    if (o.readerIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
-    if (o.writerIdleMs > 0) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
-    if (o.allIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
-    if (o.keepaliveMs > 0) due = Math.min(due, x.lastWriteAt + o.keepaliveMs);
+    if (o.readerIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
+    if (o.writerIdleMs < Infinity) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
+    if (o.allIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
+    if (o.keepaliveMs < Infinity) due = Math.min(due, x.lastWriteAt + o.keepaliveMs);
     return due;
   }
 

@@ -260,13 +260,13 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const o = this.options;
     const clock = o.wheel.clock;
     const now = clock.now();
-    const marked = o.trackWrites || o.readerIdleMs > 0 || o.allIdleMs > 0;
+    const marked = o.trackWrites || o.readerIdleMs < Infinity || o.allIdleMs < Infinity;
     const never = this.liveness.never;
     const c = marked ? new MarkedConnection(socket, now, never) : new Connection(socket, now, never);
     if (o.trackWrites) c.extra!.track(socket);
     // Pings only need to know that something arrived, which the byte counter tells when the record
     // comes due: no listener runs per message. Reader idleness needs the exact time of each read.
-    const readsEach = o.readerIdleMs > 0 || o.allIdleMs > 0 || c.readMark < 0;
+    const readsEach = o.readerIdleMs < Infinity || o.allIdleMs < Infinity || c.readMark < 0;
     if (readsEach) socket.on('message', this.onRead);
     if (o.trackWrites) socket.on('ping', this.onPeerPing);
     else if (readsEach) socket.on('ping', this.onRead);

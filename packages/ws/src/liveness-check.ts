@@ -17,6 +17,16 @@
  * length (5-9 ms at p50 with 10k connections on the loaded benchmark machine) to the termination.
  * On time, nothing is waiting that a poll would read.
  *
+ * A ping is only a question once it is on the wire. When our own data is queued on the socket
+ * (`bufferedAmount` > 0: a large message being sent, a full compression queue), the ping waits
+ * behind it, so its pong deadline starts when ws reports the ping written (its `ping()`
+ * callback), not at the pass. A deadline that finds the ping still queued terminates the peer
+ * only when the transport passed nothing to the kernel for a whole `pingIntervalMs` (since the
+ * ping, or since it last did), and otherwise looks again then: a connection still draining our
+ * data is alive; one whose queue stood still that long is not reading, and is dead. (The kernel takes a slow reader's data in
+ * bursts of a fraction of its send buffer, so progress is only seen at that grain: hence the
+ * interval, not the pong timeout.)
+ *
  * A record the check takes off the schedule for a while (pinged in the pass that is running,
  * waiting for the next poll, or idle and closing) waits in a held ring of its own, so the
  * controller finds every record it has in the schedule's rings ({@link LivenessCheck.heldRings}).
@@ -25,7 +35,15 @@ import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
-import { controlFrameBytes, dataFrameBytes, PingPass, type Connection } from './connection.js';
+import {
+  controlFrameBytes,
+  dataFrameBytes,
+  PingPass,
+  writeProgressOf,
+  wroteSince,
+  type Connection,
+  type WriteProgress,
+} from './connection.js';
 import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
 import type { ResolvedOptions } from './options.js';
@@ -66,6 +84,11 @@ export class LivenessCheck<S extends WebSocket> {
   lastPongReadAt = -Infinity;
   /** Records pinged in this pass, held until it ends and files them all under their pong deadline (see `endPass`). */
   private readonly pinged = heldRing();
+  /**
+   * Records whose ping waits behind our own queued data, with the transport's progress when it
+   * last moved (or at the ping) and when that was (see the module comment); created on the first.
+   */
+  private queued: Map<Connection<S>, { progress: WriteProgress; since: number }> | undefined = undefined;
   /** The pings of this pass, until it ends; undefined when it sent none yet. */
   private pass: PingPass | undefined = undefined;
   /** The keepalive's payload in bytes (UTF-8). */
@@ -97,8 +120,15 @@ export class LivenessCheck<S extends WebSocket> {
 
     if (c.awaitingPong) {
       const deadline = c.lastPingAt + o.pongTimeoutMs;
-      if (!c.unanswered) c.awaitingPong = false;
-      else if (now >= deadline) {
+      if (!c.unanswered) {
+        c.awaitingPong = false;
+        if (c.pingQueued) this.pingSettled(c);
+      } else if (now >= deadline) {
+        // Our ping is not on the wire yet: wait while our data ahead of it moves.
+        if (c.pingQueued) {
+          const lookAgainAt = this.stillDraining(c, now);
+          return lookAgainAt === undefined ? this.kill(c) : this.schedule.file(c, lookAgainAt);
+        }
         if (now > deadline + LATE_CHECK_MS && !c.killPending && !(this.lastPongReadAt > deadline))
           return this.checkAfterPoll(c);
         return this.kill(c);
@@ -109,21 +139,26 @@ export class LivenessCheck<S extends WebSocket> {
     const closing = due !== undefined && o.closeOnIdle;
 
     let pinged = false;
-    if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
+    if (!closing && o.pingIntervalMs < Infinity && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
       // Sent at `now` until the pass ends, see `endPass`.
       c.pinged((this.pass ??= new PingPass(now, this)));
       this.counters.pingsSent++;
       // Held before the ping: a socket whose ping() throws is still filed when the pass ends.
       // With keepalives, filed by itself instead: its next keepalive may fall due before the pong
       // deadline the held ring files at (under the pass's reading until it ends: early, never late).
-      if (o.keepaliveMs > 0) this.schedule.file(c, c.dueAt(o));
+      if (o.keepaliveMs < Infinity) this.schedule.file(c, c.dueAt(o));
       else this.schedule.hold(c, this.pinged);
       if (x !== undefined && x.tracks) x.ownBytes += controlFrameBytes(socket, 0);
-      socket.ping();
+      // Behind our own queued data, the deadline waits for the ping to be written.
+      if (socket.bufferedAmount > 0) this.pingBehind(c, socket, now);
+      else {
+        this.queued?.delete(c);
+        socket.ping();
+      }
       pinged = true;
     }
 
-    if (o.keepaliveMs > 0 && x !== undefined && !closing && now >= x.lastWriteAt + o.keepaliveMs) {
+    if (o.keepaliveMs < Infinity && x !== undefined && !closing && now >= x.lastWriteAt + o.keepaliveMs) {
       // A write of ours: it moves lastWriteAt now, and its bytes are not noticed again.
       x.lastWriteAt = now;
       if (x.tracks) x.ownBytes += dataFrameBytes(socket, this.keepaliveBytes);
@@ -133,7 +168,7 @@ export class LivenessCheck<S extends WebSocket> {
     }
 
     if (closing) this.schedule.hold(c, this.closing);
-    else if (!pinged || o.keepaliveMs > 0) this.schedule.file(c, c.dueAt(o));
+    else if (!pinged || o.keepaliveMs < Infinity) this.schedule.file(c, c.dueAt(o));
     if (due === undefined) return;
     if (closing) {
       const idle = due[0];
@@ -162,6 +197,46 @@ export class LivenessCheck<S extends WebSocket> {
     this.pass = undefined;
     pass.sentAt = freshNow(this.o.wheel.clock);
     this.schedule.fileAll(this.pinged, pass.sentAt + this.o.pongTimeoutMs);
+  }
+
+  /** Sends `c`'s ping behind queued data: its deadline starts when ws reports it written. */
+  private pingBehind(c: Connection<S>, socket: S, now: number): void {
+    const pass = c.lastPing;
+    c.pingQueued = true;
+    const progress = writeProgressOf(socket);
+    if (progress !== undefined) (this.queued ??= new Map()).set(c, { progress, since: now });
+    socket.ping(undefined, undefined, (err?: Error) => {
+      // Pinged again since: the newer ping has the record's entry.
+      if (c.lastPing !== pass) return;
+      const waiting = c.pingQueued;
+      this.pingSettled(c);
+      // Answered, detached or failed: nothing waits for this ping any more.
+      if (!waiting || err != null || !c.watched) return;
+      c.lastPing = new PingPass(freshNow(this.o.wheel.clock), this);
+      if (c.prev !== undefined && !c.killPending) this.schedule.file(c, c.dueAt(this.o));
+    });
+  }
+
+  /** `c`'s queued ping was written, answered or given up. */
+  private pingSettled(c: Connection<S>): void {
+    c.pingQueued = false;
+    this.queued?.delete(c);
+  }
+
+  /**
+   * When to look at `c`'s queued ping again, or undefined when its queue stood still for a whole
+   * `pingIntervalMs` (since the ping, or since it last moved): the peer is not reading.
+   */
+  private stillDraining(c: Connection<S>, now: number): number | undefined {
+    const entry = this.queued?.get(c);
+    const progress = writeProgressOf(c.socket);
+    if (entry === undefined || progress === undefined) return undefined;
+    if (wroteSince(entry.progress, progress)) {
+      this.queued!.set(c, { progress, since: now });
+      return now + this.o.pingIntervalMs;
+    }
+    const giveUpAt = entry.since + this.o.pingIntervalMs;
+    return now < giveUpAt ? giveUpAt : undefined;
   }
 
   /** The rings where this check holds records off the schedule's groups (see the module comment). */
@@ -201,6 +276,7 @@ export class LivenessCheck<S extends WebSocket> {
   /** No answer in time: best-effort close frame, destroy the socket, report. */
   private kill(c: Connection<S>): void {
     const socket = c.socket;
+    if (c.pingQueued) this.pingSettled(c);
     const state = c.snapshot();
     const waitedMs = freshNow(this.o.wheel.clock) - c.lastPingAt;
     this.host.detach(c);

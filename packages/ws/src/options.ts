@@ -14,16 +14,17 @@ import type { HeartbeatOptions } from './types.js';
 export const DEFAULTS = Object.freeze({
   /** The ws README's heartbeat interval. */
   pingIntervalMs: 30_000,
-  readerIdleMs: 0,
-  writerIdleMs: 0,
-  allIdleMs: 0,
+  /** Off (this package's one "off" is Infinity; 0 given as an option means the same). */
+  readerIdleMs: Infinity,
+  writerIdleMs: Infinity,
+  allIdleMs: Infinity,
   closeOnIdle: false,
   idleCloseCode: 1000,
   idleCloseReason: 'idle timeout',
   /** 1001 "going away": the endpoint gives up on the connection. */
   closeCode: 1001,
   closeReason: 'heartbeat timeout',
-  keepaliveMs: 0,
+  keepaliveMs: Infinity,
   /** An empty text frame: the least a page's message handler can receive. */
   keepaliveMessage: '',
 } as const);
@@ -91,9 +92,9 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   const writerIdleMs = limit(options.writerIdleMs, DEFAULTS.writerIdleMs, 'writerIdleMs');
   const allIdleMs = limit(options.allIdleMs, DEFAULTS.allIdleMs, 'allIdleMs');
 
-  let pongTimeoutMs = 0;
+  let pongTimeoutMs = Infinity;
   let pingSlackMs = 0;
-  if (pingIntervalMs > 0) {
+  if (pingIntervalMs < Infinity) {
     pingSlackMs = kit.durationMs(
       options.pingSlackMs === undefined ? pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR : options.pingSlackMs,
       'pingSlackMs',
@@ -121,16 +122,22 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   const keepaliveMessage = orDefault(options.keepaliveMessage, DEFAULTS.keepaliveMessage);
   if (typeof keepaliveMessage !== 'string')
     throw kit.typeError('keepaliveMessage', 'must be a string', keepaliveMessage);
-  if (keepaliveMs === 0 && options.keepaliveMessage !== undefined) {
+  if (keepaliveMs === Infinity && options.keepaliveMessage !== undefined) {
     throw kit.rangeError('keepaliveMessage', 'needs keepalives, but keepaliveMs is 0 (off)', keepaliveMessage);
   }
-  if (pingIntervalMs === 0 && readerIdleMs === 0 && writerIdleMs === 0 && allIdleMs === 0 && keepaliveMs === 0) {
+  if (
+    pingIntervalMs === Infinity &&
+    readerIdleMs === Infinity &&
+    writerIdleMs === Infinity &&
+    allIdleMs === Infinity &&
+    keepaliveMs === Infinity
+  ) {
     throw new RangeError(
       '@tickwheel/ws: pingIntervalMs, readerIdleMs, writerIdleMs, allIdleMs and keepaliveMs are all off: the heartbeat would do nothing',
     );
   }
 
-  const needsWrites = writerIdleMs > 0 || allIdleMs > 0 || keepaliveMs > 0;
+  const needsWrites = writerIdleMs < Infinity || allIdleMs < Infinity || keepaliveMs < Infinity;
   const trackWrites = kit.boolean(options.trackWrites === undefined ? needsWrites : options.trackWrites, 'trackWrites');
   if (needsWrites && !trackWrites) {
     throw new RangeError(
@@ -163,14 +170,9 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   };
 }
 
-/**
- * A limit in ms, or its default when left out; 0 (ws's own "off") and Infinity turn it off, which
- * this package keeps as 0 internally.
- */
+/** A limit in ms, or its default when left out; 0 (ws's own "off") and Infinity turn it off: Infinity inside. */
 function limit(value: unknown, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  const ms = kit.limitMs(value, name);
-  return ms === Infinity ? 0 : ms;
+  return value === undefined ? fallback : kit.limitMs(value, name);
 }
 
 /** The codes an endpoint may send (RFC 6455 §7.4, as ws checks them): 1000-1014 except 1004-1006, and 3000-4999. */

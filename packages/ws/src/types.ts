@@ -28,15 +28,15 @@ export interface HeartbeatOptions {
    * 0 sends every ping at its exact time. Must be <= `pingIntervalMs`. Default `pingIntervalMs / 32`.
    */
   pingSlackMs?: number;
-  /** Emit `'idle'` with kind `'reader'` after nothing was received for this long. 0 disables. Default 0. */
+  /** Emit `'idle'` with kind `'reader'` after nothing was received for this long. 0 or Infinity disables. Default off. */
   readerIdleMs?: number;
   /**
    * Emit `'idle'` with kind `'writer'` after nothing was written for this long. Writes are seen
    * when the connection comes due (the transport's byte counter), so an event comes between this
-   * long and twice this long after the last write. 0 disables. Default 0.
+   * long and twice this long after the last write. 0 or Infinity disables. Default off.
    */
   writerIdleMs?: number;
-  /** Emit `'idle'` with kind `'all'` after neither a read nor a write for this long (writes as for `writerIdleMs`). 0 disables. Default 0. */
+  /** Emit `'idle'` with kind `'all'` after neither a read nor a write for this long (writes as for `writerIdleMs`). 0 or Infinity disables. Default off. */
   allIdleMs?: number;
   /**
    * Close the connection (a normal closing handshake with `idleCloseCode`/`idleCloseReason`)
@@ -69,7 +69,7 @@ export interface HeartbeatOptions {
    * transport's byte counter when the connection comes due, so a keepalive may come up to this
    * much later than the last send: the peer hears something at least every 2 × keepaliveMs. A
    * keepalive is a write (`lastWriteAt`; writer idleness sees it), not the peer's activity (it
-   * answers no ping). 0 disables. Default 0.
+   * answers no ping). 0 (or Infinity) turns it off. Default off.
    */
   keepaliveMs?: number;
   /** The text frame sent as a keepalive (never compressed). Needs `keepaliveMs`. Default `''`. */

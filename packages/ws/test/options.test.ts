@@ -68,7 +68,13 @@ describe('resolveOptions', () => {
     it('takes 0 and Infinity as "off" for every limit', () => {
       for (const off of [0, Infinity]) {
         const resolved = resolveOptions({ readerIdleMs: 5, writerIdleMs: off, allIdleMs: off, pingIntervalMs: off });
-        expect(resolved).toMatchObject({ pingIntervalMs: 0, writerIdleMs: 0, allIdleMs: 0, trackWrites: false });
+        expect(resolved).toMatchObject({
+          pingIntervalMs: Infinity,
+          writerIdleMs: Infinity,
+          allIdleMs: Infinity,
+          pongTimeoutMs: Infinity,
+          trackWrites: false,
+        });
       }
     });
   });
@@ -111,13 +117,13 @@ describe('resolveOptions', () => {
 
   it('turns keepalives on with keepaliveMs alone, an empty text frame by default', () => {
     expect(resolveOptions({ keepaliveMs: 20_000 })).toMatchObject({ keepaliveMs: 20_000, keepaliveMessage: '' });
-    expect(resolveOptions(undefined)).toMatchObject({ keepaliveMs: 0, keepaliveMessage: '' });
+    expect(resolveOptions(undefined)).toMatchObject({ keepaliveMs: Infinity, keepaliveMessage: '' });
     expect(resolveOptions({ pingIntervalMs: 0, keepaliveMs: 5, keepaliveMessage: 'ka' })).toMatchObject({
-      pingIntervalMs: 0,
+      pingIntervalMs: Infinity,
       keepaliveMs: 5,
       keepaliveMessage: 'ka',
     });
-    expect(resolveOptions({ keepaliveMs: Infinity }).keepaliveMs).toBe(0);
+    expect(resolveOptions({ keepaliveMs: 0 }).keepaliveMs).toBe(Infinity);
   });
 
   it('rejects a keepaliveMessage that is not a string, or that has no keepaliveMs to go with', () => {

@@ -1,10 +1,10 @@
 /**
  * The per-connection record of a heartbeat: last read and write, pings, pong deadline and idle marks.
- * Must not depend on: another adapter, or the wheel (ws's types only; the schedule files it).
  */
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';
 import type { ResolvedOptions } from './options.js';
+import type { LimitMarks } from './limits.js';
 import type { LivenessState } from './types.js';
 
 /**
@@ -128,7 +128,7 @@ let lastShared = new Reading(NaN);
 /**
  * The shared reading of time `now`: the one handed out last when it is of the same time (every
  * record of a pass, every pong of a poll), else a new one. One allocation per pass or poll, none
- * per record (benchmarks/results/ws.json, heap per connection).
+ * per record.
  */
 export function readingAt(now: number): Reading {
   if (lastShared.at !== now) lastShared = new Reading(now);
@@ -138,7 +138,7 @@ export function readingAt(now: number): Reading {
 /**
  * One pass's pings: the clock reading they count as sent at, shared by every record pinged in
  * the pass. A record keeps a reference to it instead of a time of its own: one pointer write per
- * ping, and no 16-byte number box per record (benchmarks/results/ws.json, heap per connection).
+ * ping, and no number box per record.
  * `sentAt` is the pass's reading until the pass ends, then the fresh reading taken after its last
  * ping (see `LivenessCheck.endPass`), which every record of the pass sees at once.
  *
@@ -163,8 +163,8 @@ export class PingPass {
 const NEVER_PINGED = PingPass.never(undefined);
 
 /**
- * What only writer/all idleness and `trackWrites` need, in an object of its own so that the
- * default heartbeat (pings only) does not carry these fields per connection.
+ * What only writer/all idleness, `trackWrites` and the connection limits need, in an object of
+ * its own so that the default heartbeat (pings only) does not carry these fields per connection.
  *
  * Writes are seen the way pings see reads: by the transport's byte counter (`bytesWritten`),
  * sampled when the connection comes due, so nothing is patched onto the socket and no listener
@@ -172,7 +172,12 @@ const NEVER_PINGED = PingPass.never(undefined);
  * peer's pings) are counted in `ownBytes` as they are sent and taken off the next sample, so
  * they are not write activity.
  */
-export class WriteAndIdle {
+export class WriteAndIdle implements LimitMarks {
+  /** Connection limits (limits.ts); all Infinity/NaN while off. */
+  firstMessageBy = Infinity;
+  closeAt = Infinity;
+  overSince = NaN;
+  drainCheckAt = Infinity;
   /** The transport's `bytesWritten` at the last sample; -1 while writes are not observed (or there is no counter). */
   writeMark = -1;
   /** Bytes of our own frames sent since the last sample, not write activity. */
@@ -218,12 +223,10 @@ export class WriteAndIdle {
  * finds every record it has). Activity only writes fields here; the schedule moves it when it
  * comes due, or when a pong answers its ping.
  *
- * Nine fields, no number box of its own, because there is one per connection (benchmarks/results/
- * ws.json, heap per connection): the flags and the byte counter's mark share one small integer,
- * the last read and the last ping are references to shared readings ({@link Reading},
- * {@link PingPass}, whose `owner` also tells whose record it is), and `attachedAt` is a whole ms.
- * Heap snapshots of 10,000 server connections (Node 20): 96 B per record and no number box,
- * against 112 B and two 16-byte boxes before.
+ * Few fields and no number box of its own, because there is one per connection: the flags and
+ * the byte counter's mark share one small integer, the last read and the last ping are
+ * references to shared readings ({@link Reading}, {@link PingPass}, whose `owner` also tells
+ * whose record it is), and `attachedAt` is a whole ms (sizes in benchmarks/README.md).
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;
@@ -414,7 +417,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     if (o.writerIdleMs < Infinity) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
     if (o.allIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
     if (o.keepaliveMs < Infinity) due = Math.min(due, x.lastWriteAt + o.keepaliveMs);
-    return due;
+    return Math.min(due, x.firstMessageBy, x.closeAt, x.drainCheckAt);
   }
 
   /** A copy for the caller: later activity does not change it. */

@@ -1,6 +1,5 @@
 /**
  * Netty-style idle detection: which of reader, writer and all idleness a connection's check finds due.
- * Must not depend on: sockets, timers or the clock (this package's types only).
  */
 import type { WriteAndIdle } from './connection.js';
 import type { ResolvedOptions } from './options.js';

@@ -1,6 +1,5 @@
 /**
  * LivenessCheck: what happens when a connection's record comes due: ping it, terminate it, or report it idle.
- * Must not depend on: another adapter, or the sockets' listeners and the record map (the controller owns those).
  *
  * A record is compared with the clock when its due time comes (see `due-schedule.ts`): reads it
  * missed are noticed from the byte counter, an outstanding ping is answered by anything read
@@ -14,7 +13,7 @@
  * ran since the deadline passed (a pong of any connection was read after it, say in the poll the
  * core driver lets run before a late wheel pass): that poll read every socket that was ready, so
  * nothing that arrived in time is still waiting, and waiting for another one would only add its
- * length (5-9 ms at p50 with 10k connections on the loaded benchmark machine) to the termination.
+ * length (milliseconds with 10k connections) to the termination.
  * On time, nothing is waiting that a poll would read.
  *
  * A ping is only a question once it is on the wire. When our own data is queued on the socket
@@ -46,8 +45,9 @@ import {
 } from './connection.js';
 import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
+import { dueLimit } from './limits.js';
 import type { ResolvedOptions } from './options.js';
-import type { HeartbeatEvents, HeartbeatStats } from './types.js';
+import type { HeartbeatEvents, HeartbeatStats, LimitKind } from './types.js';
 
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
 const OPEN = 1;
@@ -69,7 +69,13 @@ export interface CheckHost<S extends WebSocket> {
 
 /** See the module comment. */
 export class LivenessCheck<S extends WebSocket> {
-  readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0, keepalivesSent: 0 };
+  readonly counters: Omit<HeartbeatStats, 'connections'> = {
+    pingsSent: 0,
+    dead: 0,
+    idle: 0,
+    limits: 0,
+    keepalivesSent: 0,
+  };
   /** Records whose pong deadline was checked late, held to check again after the next I/O poll. */
   private readonly afterPoll = heldRing();
   /** Records idle and closing (`closeOnIdle`): nothing is due on them any more, their close detaches them. */
@@ -116,7 +122,11 @@ export class LivenessCheck<S extends WebSocket> {
     }
     c.noticeReads(now);
     const x = c.extra;
-    if (x !== undefined && x.tracks) x.noticeWrites(socket, now);
+    if (x !== undefined) {
+      if (x.tracks) x.noticeWrites(socket, now);
+      const limit = dueLimit(x, socket.bufferedAmount, now, o);
+      if (limit !== undefined) return this.limit(c, limit, now);
+    }
 
     if (c.awaitingPong) {
       const deadline = c.lastPingAt + o.pongTimeoutMs;
@@ -186,7 +196,7 @@ export class LivenessCheck<S extends WebSocket> {
    * Ends a pass: the pings it sent get their time, one fresh reading taken after the last of
    * them, and their deadline `pongTimeoutMs` after it. So no peer gets less than `pongTimeoutMs`
    * from its ping to its deadline (the first pings of a long pass get up to the pass's length
-   * more), and the pass reads the clock once instead of once per ping (~100-250 ns a read).
+   * more), and the pass reads the clock once instead of once per ping.
    * Until then the pinged records wait in a held ring, filed all at once (a record a listener
    * removed or filed elsewhere meanwhile has left the ring), and share one {@link PingPass}, whose
    * time is set once for all of them.
@@ -271,6 +281,30 @@ export class LivenessCheck<S extends WebSocket> {
       // A 'dead' listener threw: the others are checked after the next poll, not never.
       if (ring.next !== ring) setImmediate(() => this.runAfterPoll());
     }
+  }
+
+  /**
+   * A connection limit was reached: a slow consumer is terminated (its queue would delay a
+   * closing handshake too); the others get a closing handshake right after the listeners return
+   * (1008 for a missing first message, 1001 at the end of a lifetime), held until their close.
+   */
+  private limit(c: Connection<S>, kind: LimitKind, now: number): void {
+    const socket = c.socket;
+    const o = this.o;
+    const state = c.snapshot();
+    this.counters.limits++;
+    if (kind === 'slowConsumer') {
+      this.host.detach(c);
+      socket.terminate();
+      publishTerminate('limit-slowConsumer', now - c.extra!.overSince, o.drainTimeoutMs, socket, this.side);
+    } else {
+      this.schedule.hold(c, this.closing);
+      const limitMs = kind === 'lifetime' ? o.maxLifetimeMs : o.firstMessageMs;
+      publishTerminate(`limit-${kind}`, now - c.attachedAt, limitMs, socket, this.side);
+    }
+    this.host.events.emit('limit', { reason: 'limit', kind, socket, state });
+    if (kind === 'lifetime' && socket.readyState === OPEN) socket.close(1001, 'connection lifetime reached');
+    else if (kind === 'firstMessage' && socket.readyState === OPEN) socket.close(1008, 'no message in time');
   }
 
   /** No answer in time: best-effort close frame, destroy the socket, report. */

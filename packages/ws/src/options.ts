@@ -1,6 +1,5 @@
 /**
  * The defaults of heartbeat() and the resolution of its options with core's option kit.
- * Must not depend on: ws at run time or another adapter (@tickwheel/core only); the one place defaults live.
  */
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';
@@ -33,6 +32,8 @@ const kit = optionKit('@tickwheel/ws');
 
 /** See `DEFAULTS`. */
 export const DEFAULT_PONG_TIMEOUT_MS = 10_000;
+/** `drainTimeoutMs` when `maxBufferedBytes` is on. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 /** `pingSlackMs` defaults to `pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR`. */
 export const DEFAULT_PING_SLACK_DIVISOR = 32;
 
@@ -53,6 +54,11 @@ export interface ResolvedOptions {
   readonly closeCode: number;
   readonly closeReason: string;
   readonly trackWrites: boolean;
+  readonly firstMessageMs: number;
+  readonly maxLifetimeMs: number;
+  readonly lifetimeJitter: number;
+  readonly maxBufferedBytes: number;
+  readonly drainTimeoutMs: number;
   readonly wheel: TimingWheel;
   readonly keepaliveMs: number;
   readonly keepaliveMessage: string;
@@ -71,6 +77,11 @@ const KNOWN: readonly string[] = [
   'closeCode',
   'closeReason',
   'trackWrites',
+  'firstMessageMs',
+  'maxLifetimeMs',
+  'lifetimeJitter',
+  'maxBufferedBytes',
+  'drainTimeoutMs',
   'wheel',
   'keepaliveMs',
   'keepaliveMessage',
@@ -125,15 +136,36 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   if (keepaliveMs === Infinity && options.keepaliveMessage !== undefined) {
     throw kit.rangeError('keepaliveMessage', 'needs keepalives, but keepaliveMs is 0 (off)', keepaliveMessage);
   }
+  const firstMessageMs = limit(options.firstMessageMs, Infinity, 'firstMessageMs');
+  const maxLifetimeMs = limit(options.maxLifetimeMs, Infinity, 'maxLifetimeMs');
+  const lifetimeJitter =
+    options.lifetimeJitter === undefined ? 0 : kit.number(options.lifetimeJitter, 'lifetimeJitter', 0, 1);
+  if (options.lifetimeJitter !== undefined && maxLifetimeMs === Infinity) {
+    throw kit.rangeError('lifetimeJitter', 'needs maxLifetimeMs, which is off', options.lifetimeJitter);
+  }
+  const maxBufferedBytes =
+    options.maxBufferedBytes === undefined || options.maxBufferedBytes === 0 || options.maxBufferedBytes === Infinity
+      ? Infinity
+      : kit.integer(options.maxBufferedBytes, 'maxBufferedBytes', 1);
+  if (options.drainTimeoutMs !== undefined && maxBufferedBytes === Infinity) {
+    throw kit.rangeError('drainTimeoutMs', 'needs maxBufferedBytes, which is off', options.drainTimeoutMs);
+  }
+  const drainTimeoutMs =
+    maxBufferedBytes === Infinity
+      ? Infinity
+      : kit.durationMs(orDefault(options.drainTimeoutMs, DEFAULT_DRAIN_TIMEOUT_MS), 'drainTimeoutMs', 1);
   if (
     pingIntervalMs === Infinity &&
     readerIdleMs === Infinity &&
     writerIdleMs === Infinity &&
     allIdleMs === Infinity &&
+    firstMessageMs === Infinity &&
+    maxLifetimeMs === Infinity &&
+    maxBufferedBytes === Infinity &&
     keepaliveMs === Infinity
   ) {
     throw new RangeError(
-      '@tickwheel/ws: pingIntervalMs, readerIdleMs, writerIdleMs, allIdleMs and keepaliveMs are all off: the heartbeat would do nothing',
+      '@tickwheel/ws: pingIntervalMs, every idle limit, every connection limit and keepaliveMs are all off: the heartbeat would do nothing',
     );
   }
 
@@ -164,6 +196,11 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     closeCode: requireCloseCode(orDefault(options.closeCode, DEFAULTS.closeCode), 'closeCode'),
     closeReason: requireCloseReason(orDefault(options.closeReason, DEFAULTS.closeReason), 'closeReason'),
     trackWrites,
+    firstMessageMs,
+    maxLifetimeMs,
+    lifetimeJitter,
+    maxBufferedBytes,
+    drainTimeoutMs,
     wheel,
     keepaliveMs,
     keepaliveMessage,

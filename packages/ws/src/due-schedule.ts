@@ -16,6 +16,10 @@
  * {@link DueSchedule.fileAll} then moves the whole ring into its group with four pointer writes,
  * however many entries it holds.
  *
+ * It is a second scheduler on top of the core wheel, kept because re-filing a record into a
+ * shared due time here costs fewer instructions than refreshing one wheel handle per connection
+ * (counted with cachegrind by benchmarks/lib/ws-schedule-kernel.mjs; figures in benchmarks/README.md).
+ *
  * The rings are also how a caller finds every entry it has (a controller's `stop()`), with no
  * collection of its own per entry: {@link DueSchedule.entries} walks the groups (the one firing
  * included) and whichever held rings the caller names.

@@ -5,7 +5,8 @@
  * A master failover (Cluster) or a restart (single Redis) shows up as a handful of errors while
  * the client reconnects and refreshes its slot map: `CLUSTERDOWN`, `TRYAGAIN`, `LOADING`,
  * `READONLY` (a demoted master), `Too many Cluster redirections`, `Connection is closed`,
- * `ECONNREFUSED`, ioredis's `MaxRetriesPerRequestError`, and `MOVED` where ioredis does not follow
+ * `ECONNREFUSED`, ioredis's `MaxRetriesPerRequestError` and `AbortError` (a command aborted
+ * as its connection closed), and `MOVED` where ioredis does not follow
  * it itself (a Cluster pipeline). Every script @tickwheel/redis runs is
  * idempotent (a schedule is keyed by id, a claim reply that is lost only delays a timer until
  * its lease ends, acks and failure reports are fenced by the token), so repeating it after such an
@@ -35,6 +36,7 @@ const TRANSIENT = new RegExp(
     'replicas? acknowledged',
     'Too many Cluster redirections',
     'Connection is closed',
+    'Command aborted due to connection close',
     'Connection (is )?lost',
     'Cluster isn.t ready',
     'Failed to refresh slots cache',

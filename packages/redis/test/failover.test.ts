@@ -17,6 +17,8 @@ describe('failover', () => {
       'Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.',
       'only 0 of 1 replicas acknowledged the write within 1000 ms',
       "Stream isn't writeable and enableOfflineQueue options is false",
+      'Command aborted due to connection close',
+      'ERR user_script:12: TICKWHEEL_LATE this try arrived after its client gave up on it script: abc',
     ])('takes %j as transient', (message) => {
       expect(isTransient(new Error(message))).toBe(true);
     });

@@ -25,15 +25,17 @@ export function ensureRedisInstalled(): void {
 
 /**
  * Waits until `firstSlot` is served by a live master and every live node says cluster_state:ok
- * (the failover of a killed master is over); returns when that was seen.
+ * (the failover of a killed master is over); returns when that was seen. `killedBefore`: nodes
+ * killed by earlier tests, not asked.
  */
 export async function waitForFailover(
   cluster: RedisCluster,
   dead: RedisServer,
   firstSlot: number,
   timeoutMs: number,
+  killedBefore: readonly RedisServer[] = [],
 ): Promise<number> {
-  const alive = cluster.nodes.filter((n) => n !== dead);
+  const alive = cluster.nodes.filter((n) => n !== dead && !killedBefore.includes(n));
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const probe = probeClient(alive[0].port);

@@ -21,7 +21,7 @@
  * used_cpu_user deltas) while scheduling and while firing, the workers' CPU (`process.cpuUsage()`
  * summed over the three) while firing, the scheduler's CPU and its rate.
  *
- *   npm run bench -- redis-million --node current    # 1M timers over 10 min: ~30 min in all
+ *   npm run bench -- redis-million --node current    # 1M timers over 10 min: ~40 min in all
  *   BENCH_MILLION_QUICK=1 node --expose-gc suites/redis-million.mjs   # 100k over 1 min, ~5 min
  *
  * BENCH_MILLION_TIMERS and BENCH_MILLION_WINDOW_MS set any other scale (BENCH_MILLION_LEAD_MS the

@@ -54,7 +54,7 @@ export interface FetchRetryMessage {
   /** The TimeoutError or network error that ended the previous attempt; undefined when its status is retried. */
   readonly error: Error | undefined;
   /** The previous attempt's response status when that is what is retried; undefined otherwise. */
-  readonly status: number | undefined;
+  readonly status?: number;
   /** As in {@link FetchTimeoutMessage}. */
   readonly context: unknown;
 }

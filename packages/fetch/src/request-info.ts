@@ -1,6 +1,5 @@
 /**
  * What the wrapper reads from fetch's `(input, init)` without consuming it: URL, method, signal, body replay.
- * Must not depend on: the wheel, the timers or the fetch implementation (it reads, never calls).
  */
 
 /** The fields of a fetch `init` the wrapper looks at; the rest is handed through untouched. */

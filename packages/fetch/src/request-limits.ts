@@ -41,7 +41,8 @@ export interface LimitsOwner extends RequestRef {
  *
  * The budget is the earlier of the retry budget (`retry.budgetMs` across attempts) and the
  * ambient deadline less `reserveMs`; `totalAt` is the attempt's `totalMs` or the budget,
- * whichever comes first. Every time is absolute on the wheel's clock, Infinity when off. The
+ * whichever comes first. Every time is absolute on the wheel's clock, Infinity when off, and the
+ * handle is pointed at it as such (`scheduleAt`, `refreshAt`): a limit is converted once, where it enters. The
  * idle limit is refreshed lazily per chunk (the wheel only rewrites the expiry of a handle
  * pushed later), so a body streaming at full speed costs a field write per chunk.
  *
@@ -126,11 +127,11 @@ export class RequestLimits {
       this.phase = CONNECT;
       this.connectAt = now + options.connectMs;
       this.headersAt = Infinity;
-      this.arm(this.connectAt < this.totalAt ? this.connectAt : this.totalAt, now);
+      this.arm(this.connectAt < this.totalAt ? this.connectAt : this.totalAt);
     } else {
       this.phase = HEADERS;
       this.headersAt = now + options.headersMs;
-      this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt, now);
+      this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt);
     }
   }
 
@@ -140,7 +141,7 @@ export class RequestLimits {
     const now = this.wheel.clock.now();
     this.phase = HEADERS;
     this.headersAt = now + this.options.headersMs;
-    this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt, now);
+    this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt);
   }
 
   /** True when the attempt's total limit is the request's budget (a timeout of it is never retried). */
@@ -158,8 +159,7 @@ export class RequestLimits {
     this.phase = BACKOFF;
     return new Promise<void>((resolve, reject) => {
       this.backoffSettle = { resolve, reject };
-      const now = this.wheel.clock.now();
-      this.arm(now + delayMs, now);
+      this.arm(this.wheel.clock.now() + delayMs);
       this.handle?.ref();
     });
   }
@@ -175,7 +175,7 @@ export class RequestLimits {
   startBody(now: number): void {
     this.phase = BODY;
     this.idleAt = now + this.options.bodyIdleMs;
-    this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
+    this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
   }
 
   /** The body waits on the server from now: bodyIdleMs runs. */
@@ -186,7 +186,7 @@ export class RequestLimits {
     const now = this.wheel.clock.now();
     this.idleAt = now + idleMs;
     // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
-    this.arm(this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
+    this.arm(this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
   }
 
   /** Cancels the handle and ends the request: no limit applies any more. */
@@ -201,17 +201,16 @@ export class RequestLimits {
   }
 
   /** Points the handle at `at` (wheel clock ms), or cancels it when `at` is Infinity. */
-  private arm(at: number, now: number): void {
+  private arm(at: number): void {
     if (at === Infinity) {
       this.handle?.cancel();
       return;
     }
-    const delay = at > now ? at - now : 0;
     if (this.handle === undefined) {
       // Timeouts never hold the process open on their own: the socket does while it matters.
-      this.handle = this.wheel.schedule(delay, () => this.onTimer()).unref();
+      this.handle = this.wheel.scheduleAt(at, () => this.onTimer()).unref();
     } else {
-      this.handle.refresh(delay);
+      this.handle.refreshAt(at);
     }
   }
 
@@ -228,7 +227,7 @@ export class RequestLimits {
           // headersMs counts from the attempt's start, as without connectMs.
           this.phase = HEADERS;
           this.headersAt = this.attemptStartedAt + this.options.headersMs;
-          this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt, now);
+          this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt);
         }
         return;
       case HEADERS:
@@ -243,7 +242,7 @@ export class RequestLimits {
           this.owner.limitFired(limitErrors.body(this.owner, this.options.bodyIdleMs));
         } else {
           // The idle limit passed while the consumer, not the server, was busy: only total remains.
-          this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt, now);
+          this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
         }
         return;
       case BACKOFF: {

@@ -1,6 +1,5 @@
 /**
  * The handlers the transport tap puts between undici and fetch: every callback forwarded, body events reported.
- * Must not depend on: fetch, the wheel or the request's timer; it knows only undici's two handler protocols.
  */
 
 /** What the handlers report, per dispatch (`id`): the tap keeps only the latest dispatch's. */

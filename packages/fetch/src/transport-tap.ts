@@ -1,6 +1,5 @@
 /**
  * TransportTap: the undici dispatcher that watches a response body at the transport.
- * Must not depend on: the Response or its body stream (it never touches them), the wheel or another adapter.
  *
  * Where the wrapper watches a response body without touching the Response: at the transport.
  *

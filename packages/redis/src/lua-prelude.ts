@@ -31,6 +31,15 @@ else
   now = math.floor(tonumber(ARGV[#ARGV]) + 0.0)
 end`;
 
+/**
+ * Refuses a write try that arrived after its client gave up on it (failover.ts): the ARGV before
+ * the time is the try's deadline on the server clock, '' for none. Raised as an error before any
+ * write, so the try changes nothing; the client sees it only if it still waits, and retries.
+ */
+export const LATE = `if ARGV[#ARGV - 1] ~= '' and now >= tonumber(ARGV[#ARGV - 1]) then
+  error('TICKWHEEL_LATE this try arrived after its client gave up on it')
+end`;
+
 /** Publishes `shard:due` when `due` is earlier than the shard's earliest (head read before the write). */
 export const WAKE = `local function wake(head, due, channel, shard)
   if head[2] == nil or due < tonumber(head[2]) then redis.call('PUBLISH', channel, shard .. ':' .. F(due)) end

@@ -36,8 +36,8 @@ import { Worker } from './worker.js';
  *   the failure is final (the timer goes to the failed set) when `timer.attempts >= timer.maxAttempts`.
  * - `'stale'` `(timer, stage)` when this worker lost a claim: its lease passed before the handler
  *   could start (`'start'`; the handler did not run), or its ack or failure report was refused
- *   because the timer was claimed again or rescheduled since (`'ack'`, `'fail'`; an ack of a timer
- *   cancelled meanwhile is not refused: it will not run again either).
+ *   because the timer was claimed again, rescheduled or cancelled since (`'ack'`, `'fail'`). A
+ *   retried ack whose first try was applied is not reported.
  * - `'error'` `(error)` for Redis errors in the background worker (without a listener they are
  *   printed with `console.error`, like ioredis does).
  *
@@ -118,9 +118,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
       policy.maxAttempts,
       policy.backoff,
       policy.maxWaitMs,
-      this.calls.now(),
     ];
-    const [dueAt] = await this.calls.run<[string, string, string]>(
+    const [dueAt] = await this.calls.write<[string, string, string]>(
       'tickwheelSchedule',
       keys,
       args,
@@ -143,7 +142,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async cancel(id: string): Promise<boolean> {
     requireId(id);
-    const reply = await this.calls.run<number>(
+    const reply = await this.calls.write<number>(
       'tickwheelCancel',
       this.calls.shardOf(id).keys,
       [id],
@@ -167,10 +166,10 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     requireId(id);
     const [mode, ms] = dueArgs(when, 'delayMs');
     const { index, keys } = this.calls.shardOf(id);
-    const dueAt = await this.calls.run<string>(
+    const dueAt = await this.calls.write<string>(
       'tickwheelReschedule',
       keys,
-      [id, mode, ms, this.calls.channel, String(index), this.calls.now()],
+      [id, mode, ms, this.calls.channel, String(index)],
       `reschedule(${JSON.stringify(id)})`,
       RETRY_SAFE.other,
     );

@@ -14,7 +14,7 @@ type Keys = [due: string, lease: string, timers: string, seq: string, failed: st
 export interface ScriptCommands {
   tickwheelSchedule(...args: [...Keys, ...string[]]): Promise<[string, string, string]>;
   tickwheelReschedule(...args: [...Keys, ...string[]]): Promise<string>;
-  tickwheelCancel(...args: [...Keys, string]): Promise<number>;
+  tickwheelCancel(...args: [...Keys, ...string[]]): Promise<number>;
   tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string]>;
   tickwheelClaim(...args: [...Keys, string, string, string, string, string, string]): Promise<string[]>;
   tickwheelAck(...args: [...Keys, ...string[]]): Promise<string[]>;

@@ -16,6 +16,11 @@ export const RETRY_SAFE = {
   other: 'retrying is safe',
 };
 
+/** How long a measured server clock offset is used before it is read again. */
+const OFFSET_MAX_AGE_MS = 5_000;
+/** Taken off every try's deadline (ms). */
+const LATE_MARGIN_MS = 5;
+
 /** The shards of one namespace, their wake-up channel, and the calls to their scripts. */
 export class ShardCalls {
   readonly client: RedisClient & ScriptCommands;
@@ -24,6 +29,7 @@ export class ShardCalls {
   /** The namespace's wake-up channel. */
   readonly channel: string;
   private readonly barrier: ReplicationBarrier | undefined;
+  private offset: { value: number; at: number } | undefined;
 
   constructor(private readonly options: ResolvedOptions) {
     this.client = defineScripts(options.redis);
@@ -52,7 +58,7 @@ export class ShardCalls {
    * then waits for `waitForReplicas` replicas (replication.ts). Only the wait is retried when the
    * replicas fail: the write landed, and running it again would write the timer a second time.
    */
-  async run<T>(
+  run<T>(
     command: keyof ScriptCommands,
     keys: KeyList,
     args: string[],
@@ -60,12 +66,46 @@ export class ShardCalls {
     retrySafe: string,
     write = true,
   ): Promise<T> {
+    return this.call<T>(command, keys, () => Promise.resolve(args), what, retrySafe, write);
+  }
+
+  /**
+   * Like {@link run} for a write whose script checks LATE (lua-prelude.ts): each try appends its
+   * deadline on the server clock and the time, so a try abandoned by the budget loop is refused if
+   * it reaches Redis afterwards, and a late try can never undo a newer call.
+   */
+  write<T>(command: keyof ScriptCommands, keys: KeyList, args: string[], what: string, retrySafe: string): Promise<T> {
+    return this.call<T>(
+      command,
+      keys,
+      async (tryMs) => {
+        // With timeSource 'local' the script's time is the one sent, so a late try cannot be told.
+        if (tryMs === Infinity || this.options.localTime) return [...args, '', this.now()];
+        const start = Date.now();
+        const offset = await this.serverOffset();
+        // A safety margin for setTimeout and Date.now() reading slightly different clocks.
+        return [...args, String(Math.floor(start + offset + tryMs) - LATE_MARGIN_MS), ''];
+      },
+      what,
+      retrySafe,
+      true,
+    );
+  }
+
+  private async call<T>(
+    command: keyof ScriptCommands,
+    keys: KeyList,
+    args: (tryMs: number) => Promise<string[]>,
+    what: string,
+    retrySafe: string,
+    write: boolean,
+  ): Promise<T> {
     const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
     const { failoverBudgetMs } = this.options;
     const started = performance.now();
     const refresh = () => refreshSlots(this.client);
     const reply = await withFailoverBudget(
-      () => client[command](...keys, ...args),
+      async (tryMs) => client[command](...keys, ...(await args(tryMs))),
       failoverBudgetMs,
       what,
       retrySafe,
@@ -85,5 +125,18 @@ export class ShardCalls {
       );
     }
     return reply;
+  }
+
+  /**
+   * A lower bound of (server clock - Date.now()), from `TIME`: the server read its clock before
+   * the reply arrived. Read again after {@link OFFSET_MAX_AGE_MS}, so drift cannot pile up.
+   */
+  private async serverOffset(): Promise<number> {
+    if (this.offset === undefined || Date.now() - this.offset.at > OFFSET_MAX_AGE_MS) {
+      const [seconds, micros] = await (this.client as unknown as { time(): Promise<[string, string]> }).time();
+      const at = Date.now();
+      this.offset = { value: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - at, at };
+    }
+    return this.offset.value;
   }
 }

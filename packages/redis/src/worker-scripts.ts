@@ -106,11 +106,13 @@ export const FORGET_WORKER = `return redis.call('HDEL', KEYS[7], ARGV[1])`;
  * Acks handled timers: ARGV holds pairs id, token. A timer is deleted only while it is still
  * claimed under that token (the ZREM from the lease set is the claimed check). A last error can
  * exist only after a failed attempt, so a first attempt skips that HDEL. Returns the ids whose
- * ack was refused because the timer is there under another token (claimed again or rescheduled).
- * A timer that is gone is not refused: a retried ack whose first try was applied finds it so,
- * as does one cancelled while its handler ran; neither will be delivered again.
+ * ack was refused because the timer is there under another token (claimed again or rescheduled),
+ * then '' and the ids of timers that are gone: acked already (by another worker after this one
+ * lost the lease, or by an earlier try of this same ack) or cancelled. The worker tells those
+ * apart by whether this was the ack's first try.
  */
 export const ACK = `local refused = {}
+local gone = {}
 for i = 1, #ARGV, 2 do
   local id = ARGV[i]
   local record = redis.call('HGET', KEYS[3], id)
@@ -122,7 +124,13 @@ for i = 1, #ARGV, 2 do
     else
       refused[#refused + 1] = id
     end
+  else
+    gone[#gone + 1] = id
   end
+end
+if #gone > 0 then
+  refused[#refused + 1] = ''
+  for i = 1, #gone do refused[#refused + 1] = gone[i] end
 end
 return {unpack(refused)}`;
 

@@ -15,7 +15,7 @@ async function withFailed(ids: string[]): Promise<ShardCalls> {
   for (const [i, id] of ids.entries()) {
     const { index, keys } = calls.shardOf(id);
     const at = String(1_000 + i);
-    const args = [id, 'at', '0', JSON.stringify({ id }), calls.channel, String(index), 'replace', '1', '', '', at];
+    const args = [id, 'at', '0', JSON.stringify({ id }), calls.channel, String(index), 'replace', '1', '', '', '', at];
     await calls.run('tickwheelSchedule', keys, args, 'schedule', RETRY_SAFE.schedule);
     const claim = await calls.run<string[]>(
       'tickwheelClaim',

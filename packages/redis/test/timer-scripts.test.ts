@@ -32,6 +32,7 @@ describe('timer-scripts', () => {
         '0',
         '',
         '',
+        '',
         '1',
       );
       expect(reply).toEqual(['123456', '1', '1']);
@@ -76,6 +77,7 @@ describe('timer-scripts', () => {
         '3',
         '',
         '400',
+        '',
         '300',
       );
       expect(at[0]).toBe('400'); // window opened at 0, cap 0 + 400
@@ -106,12 +108,12 @@ describe('timer-scripts', () => {
       expect(await client.tickwheelGet(...s.keys, 'a')).toBe('');
       await schedule(s, 'a', 500, 0);
       expect(await client.tickwheelGet(...s.keys, 'a')).toEqual(['1:500:0:3:f1000:{"n":1}', '500', '', '', '']);
-      expect(await client.tickwheelReschedule(...s.keys, 'a', 'in', '2000', s.channel, '0', '100')).toBe('2100');
-      expect(await client.tickwheelReschedule(...s.keys, 'none', 'in', '2000', s.channel, '0', '100')).toBe('');
+      expect(await client.tickwheelReschedule(...s.keys, 'a', 'in', '2000', s.channel, '0', '', '100')).toBe('2100');
+      expect(await client.tickwheelReschedule(...s.keys, 'none', 'in', '2000', s.channel, '0', '', '100')).toBe('');
       const [record, due] = (await client.tickwheelGet(...s.keys, 'a')) as string[];
       expect([record, due]).toEqual(['2:2100:0:3:f1000:{"n":1}', '2100']);
-      expect(await client.tickwheelCancel(...s.keys, 'a')).toBe(1);
-      expect(await client.tickwheelCancel(...s.keys, 'a')).toBe(0);
+      expect(await client.tickwheelCancel(...s.keys, 'a', '', '0')).toBe(1);
+      expect(await client.tickwheelCancel(...s.keys, 'a', '', '0')).toBe(0);
       expect(await client.tickwheelGet(...s.keys, 'a')).toBe('');
     });
   });
@@ -129,6 +131,7 @@ describe('timer-scripts', () => {
           '0',
           'replace',
           '1',
+          '',
           '',
           '',
           '0',

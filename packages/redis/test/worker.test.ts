@@ -81,6 +81,7 @@ function setup(handler: TimerHandler, options: { concurrency?: number; pollInter
       String(attempts),
       backoff,
       '',
+      '',
       String(clock.now()),
     );
   const record = (id: string) => client.hget(keys.timers, id);

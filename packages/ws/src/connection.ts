@@ -73,6 +73,16 @@ export function controlFrameBytes(socket: WebSocket, payload: number): number {
   return (socket as { _isServer?: unknown })._isServer === false ? 6 + payload : 2 + payload;
 }
 
+/**
+ * The size of a data frame the heartbeat's side sends with `payload` bytes, unfragmented (RFC 6455
+ * §5.2: 2 header bytes, 2 or 8 more for a longer length, a 4-byte masking key from a client): our
+ * keepalives.
+ */
+export function dataFrameBytes(socket: WebSocket, payload: number): number {
+  const length = payload < 126 ? 0 : payload < 65_536 ? 2 : 8;
+  return controlFrameBytes(socket, payload) + length;
+}
+
 /** A ping is outstanding: sent at `lastPingAt`, and (unless `lastReadAt` moved past it) nothing received since. */
 const AWAITING_PONG = 1;
 /** Its pong deadline was checked late; it is checked again after the next I/O poll. */
@@ -406,6 +416,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     if (o.readerIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
     if (o.writerIdleMs < Infinity) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
     if (o.allIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
+    if (o.keepaliveMs < Infinity) due = Math.min(due, x.lastWriteAt + o.keepaliveMs);
     return Math.min(due, x.firstMessageBy, x.closeAt, x.drainCheckAt);
   }
 

@@ -13,6 +13,7 @@
  * | ping                 | lastReadAt + pingIntervalMs (+ slack)        | send a ping, await an answer   |
  * | pong deadline        | lastPingAt + pongTimeoutMs (while awaiting)  | terminate, emit `'dead'`       |
  * | reader / writer / all idle | last activity of that kind (or last event of that kind) + `<kind>IdleMs` | emit `'idle'` |
+ * | keepalive            | lastWriteAt + keepaliveMs                    | send `keepaliveMessage`        |
  *
  * The schedule gives each due time ONE wheel handle, shared by every record due then: pings are
  * rounded up to the `pingSlackMs` grid, and the pings of one pass get their deadlines within a

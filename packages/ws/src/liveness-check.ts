@@ -36,6 +36,7 @@ import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
 import {
   controlFrameBytes,
+  dataFrameBytes,
   PingPass,
   writeProgressOf,
   wroteSince,
@@ -68,7 +69,13 @@ export interface CheckHost<S extends WebSocket> {
 
 /** See the module comment. */
 export class LivenessCheck<S extends WebSocket> {
-  readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0, limits: 0 };
+  readonly counters: Omit<HeartbeatStats, 'connections'> = {
+    pingsSent: 0,
+    dead: 0,
+    idle: 0,
+    limits: 0,
+    keepalivesSent: 0,
+  };
   /** Records whose pong deadline was checked late, held to check again after the next I/O poll. */
   private readonly afterPoll = heldRing();
   /** Records idle and closing (`closeOnIdle`): nothing is due on them any more, their close detaches them. */
@@ -90,13 +97,17 @@ export class LivenessCheck<S extends WebSocket> {
   private queued: Map<Connection<S>, { progress: WriteProgress; since: number }> | undefined = undefined;
   /** The pings of this pass, until it ends; undefined when it sent none yet. */
   private pass: PingPass | undefined = undefined;
+  /** The keepalive's payload in bytes (UTF-8). */
+  private readonly keepaliveBytes: number;
 
   constructor(
     private readonly o: ResolvedOptions,
     private readonly schedule: DueSchedule<Connection<S>>,
     private readonly host: CheckHost<S>,
     private readonly side: 'server' | 'client',
-  ) {}
+  ) {
+    this.keepaliveBytes = Buffer.byteLength(o.keepaliveMessage);
+  }
 
   /** Compares `c` with the clock reading `now`, acts, and files it again. */
   run(c: Connection<S>, now: number): void {
@@ -143,7 +154,10 @@ export class LivenessCheck<S extends WebSocket> {
       c.pinged((this.pass ??= new PingPass(now, this)));
       this.counters.pingsSent++;
       // Held before the ping: a socket whose ping() throws is still filed when the pass ends.
-      this.schedule.hold(c, this.pinged);
+      // With keepalives, filed by itself instead: its next keepalive may fall due before the pong
+      // deadline the held ring files at (under the pass's reading until it ends: early, never late).
+      if (o.keepaliveMs < Infinity) this.schedule.file(c, c.dueAt(o));
+      else this.schedule.hold(c, this.pinged);
       if (x !== undefined && x.tracks) x.ownBytes += controlFrameBytes(socket, 0);
       // Behind our own queued data, the deadline waits for the ping to be written.
       if (socket.bufferedAmount > 0) this.pingBehind(c, socket, now);
@@ -154,8 +168,17 @@ export class LivenessCheck<S extends WebSocket> {
       pinged = true;
     }
 
+    if (o.keepaliveMs < Infinity && x !== undefined && !closing && now >= x.lastWriteAt + o.keepaliveMs) {
+      // A write of ours: it moves lastWriteAt now, and its bytes are not noticed again.
+      x.lastWriteAt = now;
+      if (x.tracks) x.ownBytes += dataFrameBytes(socket, this.keepaliveBytes);
+      this.counters.keepalivesSent++;
+      // Uncompressed, so that its size on the wire is known.
+      socket.send(o.keepaliveMessage, { compress: false });
+    }
+
     if (closing) this.schedule.hold(c, this.closing);
-    else if (!pinged) this.schedule.file(c, c.dueAt(o));
+    else if (!pinged || o.keepaliveMs < Infinity) this.schedule.file(c, c.dueAt(o));
     if (due === undefined) return;
     if (closing) {
       const idle = due[0];

@@ -23,6 +23,9 @@ export const DEFAULTS = Object.freeze({
   /** 1001 "going away": the endpoint gives up on the connection. */
   closeCode: 1001,
   closeReason: 'heartbeat timeout',
+  keepaliveMs: Infinity,
+  /** An empty text frame: the least a page's message handler can receive. */
+  keepaliveMessage: '',
 } as const);
 
 const kit = optionKit('@tickwheel/ws');
@@ -57,6 +60,8 @@ export interface ResolvedOptions {
   readonly maxBufferedBytes: number;
   readonly drainTimeoutMs: number;
   readonly wheel: TimingWheel;
+  readonly keepaliveMs: number;
+  readonly keepaliveMessage: string;
 }
 
 const KNOWN: readonly string[] = [
@@ -78,6 +83,8 @@ const KNOWN: readonly string[] = [
   'maxBufferedBytes',
   'drainTimeoutMs',
   'wheel',
+  'keepaliveMs',
+  'keepaliveMessage',
 ];
 
 /**
@@ -122,6 +129,13 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
       }
     }
   }
+  const keepaliveMs = limit(options.keepaliveMs, DEFAULTS.keepaliveMs, 'keepaliveMs');
+  const keepaliveMessage = orDefault(options.keepaliveMessage, DEFAULTS.keepaliveMessage);
+  if (typeof keepaliveMessage !== 'string')
+    throw kit.typeError('keepaliveMessage', 'must be a string', keepaliveMessage);
+  if (keepaliveMs === Infinity && options.keepaliveMessage !== undefined) {
+    throw kit.rangeError('keepaliveMessage', 'needs keepalives, but keepaliveMs is 0 (off)', keepaliveMessage);
+  }
   const firstMessageMs = limit(options.firstMessageMs, Infinity, 'firstMessageMs');
   const maxLifetimeMs = limit(options.maxLifetimeMs, Infinity, 'maxLifetimeMs');
   const lifetimeJitter =
@@ -147,18 +161,19 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     allIdleMs === Infinity &&
     firstMessageMs === Infinity &&
     maxLifetimeMs === Infinity &&
-    maxBufferedBytes === Infinity
+    maxBufferedBytes === Infinity &&
+    keepaliveMs === Infinity
   ) {
     throw new RangeError(
-      '@tickwheel/ws: pingIntervalMs, every idle limit and every connection limit are all off: the heartbeat would do nothing',
+      '@tickwheel/ws: pingIntervalMs, every idle limit, every connection limit and keepaliveMs are all off: the heartbeat would do nothing',
     );
   }
 
-  const needsWrites = writerIdleMs < Infinity || allIdleMs < Infinity;
+  const needsWrites = writerIdleMs < Infinity || allIdleMs < Infinity || keepaliveMs < Infinity;
   const trackWrites = kit.boolean(options.trackWrites === undefined ? needsWrites : options.trackWrites, 'trackWrites');
   if (needsWrites && !trackWrites) {
     throw new RangeError(
-      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs or allIdleMs is on: writer idleness is measured from the bytes written',
+      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs, allIdleMs or keepaliveMs is on: writer idleness and keepalives are measured from the bytes written',
     );
   }
 
@@ -187,6 +202,8 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     maxBufferedBytes,
     drainTimeoutMs,
     wheel,
+    keepaliveMs,
+    keepaliveMessage,
   };
 }
 

@@ -56,7 +56,7 @@ export interface HeartbeatOptions {
   /**
    * Observe writes: sample the transport's `bytesWritten` when a connection comes due, minus the
    * heartbeat's own frames (its pings, ws's automatic pongs). Nothing is patched onto the socket.
-   * Default: true exactly when `writerIdleMs` or `allIdleMs` is enabled; it cannot be false then.
+   * Default: true exactly when `writerIdleMs`, `allIdleMs` or `keepaliveMs` is enabled; it cannot be false then.
    */
   trackWrites?: boolean;
   /**
@@ -87,6 +87,18 @@ export interface HeartbeatOptions {
   drainTimeoutMs?: number;
   /** The wheel holding the heartbeat's handles (one per due time, shared by the connections due then). Default `sharedWheel()`. */
   wheel?: TimingWheel;
+  /**
+   * Send `keepaliveMessage` to a connection that has been sent nothing for this long, for peers
+   * that cannot see protocol pings: pages watching with `watch()` from `@tickwheel/ws/browser`.
+   * What was sent is read as writer idleness reads it (`trackWrites`, on with this): from the
+   * transport's byte counter when the connection comes due, so a keepalive may come up to this
+   * much later than the last send: the peer hears something at least every 2 × keepaliveMs. A
+   * keepalive is a write (`lastWriteAt`; writer idleness sees it), not the peer's activity (it
+   * answers no ping). 0 (or Infinity) turns it off. Default off.
+   */
+  keepaliveMs?: number;
+  /** The text frame sent as a keepalive (never compressed). Needs `keepaliveMs`. Default `''`. */
+  keepaliveMessage?: string;
 }
 
 /** Which kind of idleness an `'idle'` event reports, as in Netty's `IdleState`. */
@@ -194,4 +206,6 @@ export interface HeartbeatStats {
   idle: number;
   /** `'limit'` events emitted (connections closed or terminated by a limit). */
   limits: number;
+  /** Keepalives sent (`keepaliveMs`). */
+  keepalivesSent: number;
 }

@@ -38,7 +38,7 @@ describe('heartbeat', () => {
     expect(socket.pings).toBe(1);
     clock.advance(30);
     expect(socket.terminated).toBe(true);
-    expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0, limits: 0 });
+    expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0, limits: 0, keepalivesSent: 0 });
   });
 
   it('keeps one wheel handle per due time, shared by the connections due then', () => {
@@ -510,6 +510,142 @@ describe('heartbeat', () => {
       heartbeat(server as never, { pingIntervalMs: 0, firstMessageMs: 100, maxLifetimeMs: 100, wheel });
       for (let i = 0; i < 100; i++) server.connect(new FakeSocket());
       expect(wheel.size).toBe(1);
+    });
+  });
+
+  describe('keepaliveMs', () => {
+    /** A server heartbeat with pings off unless given, and one connection whose sends are recorded with their options. */
+    const serve = (options: HeartbeatOptions, { counter = true } = {}) => {
+      const server = new FakeServer();
+      const beat = heartbeat(server as never, { pingIntervalMs: 0, wheel, ...options });
+      const socket = new FakeSocket();
+      const sends: Array<{ at: number; data: unknown; options: unknown }> = [];
+      // Without a counter: a stand-in whose transport tells nothing, and whose sends count nowhere.
+      if (!counter) (socket as { _socket: unknown })._socket = null;
+      const send = counter ? socket.send.bind(socket) : () => undefined;
+      // Recorded by a stand-in on the instance, installed before the heartbeat sees the socket.
+      socket.send = (data: unknown, opts?: unknown, cb?: (err?: Error) => void) => {
+        sends.push({ at: clock.now(), data, options: typeof opts === 'function' ? undefined : opts });
+        send(data, opts, cb);
+      };
+      server.connect(socket);
+      const keepalives = (message = '') => sends.filter((s) => s.data === message).length;
+      return { beat, socket, sends, keepalives };
+    };
+
+    it('sends keepaliveMessage, uncompressed, to a connection sent nothing for keepaliveMs, and again after each', () => {
+      const { beat, sends, keepalives } = serve({ keepaliveMs: 1_000 });
+      clock.advance(999);
+      expect(sends).toEqual([]);
+      clock.advance(1);
+      expect(sends).toEqual([{ at: 1_000, data: '', options: { compress: false } }]);
+      clock.advance(3_000);
+      expect(keepalives()).toBe(4);
+      expect(beat.stats().keepalivesSent).toBe(4);
+      expect(beat.options).toMatchObject({ keepaliveMs: 1_000, keepaliveMessage: '', trackWrites: true });
+    });
+
+    it('sends the message given', () => {
+      const { sends } = serve({ keepaliveMs: 100, keepaliveMessage: '{"type":"keepalive"}' });
+      clock.advance(100);
+      expect(sends.map((s) => s.data)).toEqual(['{"type":"keepalive"}']);
+    });
+
+    it("is postponed by the app's own sends, noticed from the byte counter when the connection comes due", () => {
+      const { socket, keepalives } = serve({ keepaliveMs: 1_000 });
+      clock.advance(400);
+      socket.send('news'); // the app's: no listener, no wrapper sees it
+      clock.advance(600);
+      // Due at 1 000: the counter moved, so the connection was sent something; next look at 2 000.
+      expect(keepalives()).toBe(0);
+      clock.advance(999);
+      expect(keepalives()).toBe(0);
+      clock.advance(1);
+      expect(keepalives()).toBe(1);
+    });
+
+    it('never lets the peer go 2 x keepaliveMs without hearing anything, whatever the app sends when', () => {
+      const { socket, sends } = serve({ keepaliveMs: 1_000 });
+      for (const at of [10, 990, 1_010, 2_500, 2_999, 4_001]) {
+        clock.advanceTo(at);
+        socket.send('app');
+      }
+      clock.advanceTo(20_000);
+      const heard = sends.map((s) => s.at);
+      for (let i = 1; i < heard.length; i++) expect(heard[i] - heard[i - 1]).toBeLessThanOrEqual(2_000);
+      expect(20_000 - heard[heard.length - 1]).toBeLessThanOrEqual(1_000);
+    });
+
+    it('does not take its pings for sends: a quiet peer that answers them still gets keepalives', () => {
+      const { beat, socket, keepalives } = serve({
+        pingIntervalMs: 300,
+        pongTimeoutMs: 100,
+        pingSlackMs: 0,
+        keepaliveMs: 1_000,
+      });
+      for (let t = 0; t < 5_000; t += 10) {
+        clock.advance(10);
+        if (beat.state(socket.ws)?.awaitingPong === true) socket.emit('pong', Buffer.alloc(0));
+      }
+      expect(socket.pings).toBeGreaterThan(5);
+      expect(keepalives()).toBe(5);
+      expect(beat.stats().dead).toBe(0);
+    });
+
+    it('does not take the pongs ws sends by itself, in answer to the peer, for sends', () => {
+      const { socket, keepalives } = serve({ keepaliveMs: 1_000 });
+      for (let t = 0; t < 5_000; t += 10) {
+        clock.advance(10);
+        if (t % 250 === 0) socket.emit('ping', Buffer.from('peer'));
+      }
+      expect(keepalives()).toBe(5);
+    });
+
+    it("is not the peer's activity: a peer that answers nothing is still declared dead", () => {
+      const { beat, socket, keepalives } = serve({
+        pingIntervalMs: 1_000,
+        pongTimeoutMs: 500,
+        pingSlackMs: 0,
+        keepaliveMs: 200,
+      });
+      clock.advance(1_499);
+      expect(socket.terminated).toBe(false);
+      // Including the two due while the ping awaited its answer.
+      expect(keepalives()).toBe(7);
+      clock.advance(1);
+      expect(socket.terminated).toBe(true);
+      expect(beat.stats().dead).toBe(1);
+    });
+
+    it('counts as a write: lastWriteAt moves, and writer idleness does not fire while keepalives go out', () => {
+      const { beat, socket, keepalives } = serve({ writerIdleMs: 1_500, keepaliveMs: 1_000 });
+      const idle: string[] = [];
+      beat.on('idle', (e) => idle.push(e.kind));
+      clock.advance(10_000);
+      expect(keepalives()).toBe(10);
+      expect(idle).toEqual([]);
+      expect(beat.state(socket.ws)?.lastWriteAt).toBe(10_000);
+    });
+
+    it('sends one keepalive too many rather than too few on a socket with no byte counter', () => {
+      const { socket, keepalives } = serve({ keepaliveMs: 100 }, { counter: false });
+      clock.advance(50);
+      socket.send('app');
+      clock.advance(50);
+      expect(keepalives()).toBe(1);
+    });
+
+    it('stops with the heartbeat and with the connection', () => {
+      const { beat, keepalives } = serve({ keepaliveMs: 100 });
+      clock.advance(100);
+      beat.stop();
+      clock.advance(1_000);
+      expect(keepalives()).toBe(1);
+
+      const other = serve({ keepaliveMs: 100 });
+      other.socket.finishClose();
+      clock.advance(1_000);
+      expect(other.keepalives()).toBe(0);
     });
   });
 });

@@ -53,6 +53,7 @@ describe('resolveOptions', () => {
       readerIdleMs: 'limitMs',
       writerIdleMs: 'limitMs',
       allIdleMs: 'limitMs',
+      keepaliveMs: 'limitMs',
       pongTimeoutMs: 'durationMs',
       pingSlackMs: 'durationMs',
       closeOnIdle: 'boolean',
@@ -111,6 +112,26 @@ describe('resolveOptions', () => {
   it('rejects a pongTimeoutMs when pings are disabled', () => {
     expect(() => resolveOptions({ pingIntervalMs: 0, pongTimeoutMs: 100, readerIdleMs: 5 })).toThrow(
       /pongTimeoutMs needs pings/,
+    );
+  });
+
+  it('turns keepalives on with keepaliveMs alone, an empty text frame by default', () => {
+    expect(resolveOptions({ keepaliveMs: 20_000 })).toMatchObject({ keepaliveMs: 20_000, keepaliveMessage: '' });
+    expect(resolveOptions(undefined)).toMatchObject({ keepaliveMs: Infinity, keepaliveMessage: '' });
+    expect(resolveOptions({ pingIntervalMs: 0, keepaliveMs: 5, keepaliveMessage: 'ka' })).toMatchObject({
+      pingIntervalMs: Infinity,
+      keepaliveMs: 5,
+      keepaliveMessage: 'ka',
+    });
+    expect(resolveOptions({ keepaliveMs: 0 }).keepaliveMs).toBe(Infinity);
+  });
+
+  it('rejects a keepaliveMessage that is not a string, or that has no keepaliveMs to go with', () => {
+    expect(() => resolveOptions({ keepaliveMs: 5, keepaliveMessage: 7 as never })).toThrow(
+      new TypeError('@tickwheel/ws: keepaliveMessage must be a string, got 7'),
+    );
+    expect(() => resolveOptions({ keepaliveMessage: 'ka' })).toThrow(
+      new RangeError('@tickwheel/ws: keepaliveMessage needs keepalives, but keepaliveMs is 0 (off), got "ka"'),
     );
   });
 

@@ -57,6 +57,7 @@ export function schedule(
     '3',
     'f1000',
     maxWaitMs === undefined ? '' : String(maxWaitMs),
+    '',
     String(now),
   );
 }

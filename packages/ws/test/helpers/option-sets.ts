@@ -15,4 +15,5 @@ export const EVERY_OPTION: Record<string, HeartbeatOptions> = {
   firstMessageMs: { firstMessageMs: 60_000 },
   'maxLifetimeMs + lifetimeJitter': { maxLifetimeMs: 60_000, lifetimeJitter: 0.5 },
   'maxBufferedBytes + drainTimeoutMs': { maxBufferedBytes: 1 << 20, drainTimeoutMs: 60_000 },
+  'keepaliveMs + keepaliveMessage': { keepaliveMs: 60_000, keepaliveMessage: 'keepalive' },
 };

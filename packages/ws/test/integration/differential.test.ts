@@ -14,7 +14,7 @@ import { closeAll, connect, next, sleep, startServer, waitFor } from '../helpers
 type Log = string[];
 type Scenario = (wss: WebSocketServer, url: string, log: Log) => Promise<void>;
 
-/** Runs `scenario` bare and under a heartbeat, and returns both logs. */
+/** Runs `scenario` bare and under a heartbeat with `options`, and returns both logs. */
 async function differential(
   scenario: Scenario,
   options: HeartbeatOptions = { pingIntervalMs: 60_000 },
@@ -190,6 +190,32 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
     expect(bare).toContain('server closed');
     expect(bare).toContain('client close 1001  readyState=3');
     expect(wrapped.sort()).toEqual(bare.sort());
+  });
+
+  it('with keepaliveMs too long to fire: echoes both ways, pings, closes, and the sockets\' own keys, as bare (source: ws test/websocket.test.js, "works like the `EventEmitter` interface", "emits a \'ping\' event")', async () => {
+    const { bare, wrapped } = await differential(
+      async (wss, url, log) => {
+        const { client, server } = await pair(wss, url);
+        record(client, 'client', log);
+        server.on('message', (msg: Buffer, isBinary: boolean) => server.send(msg, { binary: isBinary }));
+        log.push(`server keys ${Reflect.ownKeys(server).map(String).join(',')}`);
+        log.push(`send own ${Object.prototype.hasOwnProperty.call(server, 'send')}`);
+        client.send('foo');
+        client.send(Buffer.from([1, 2]), { binary: true });
+        server.ping('hi');
+        await waitFor(() => log.filter((line) => line.startsWith('client ')).length >= 3, 2_000, 'echoes and ping');
+        const closed = next(client, 'close');
+        server.close(4001, 'bye');
+        await closed;
+        log.push(`server keys after ${Reflect.ownKeys(server).map(String).join(',')}`);
+      },
+      { pingIntervalMs: 60_000, keepaliveMs: 60_000, keepaliveMessage: 'keepalive' },
+    );
+    expect(bare).toContain('client message foo false');
+    expect(bare).toContain('client message \u0001\u0002 true');
+    expect(bare).toContain('client ping hi');
+    expect(bare).toContain('client close 4001 bye readyState=3');
+    expect(wrapped).toEqual(bare);
   });
 });
 

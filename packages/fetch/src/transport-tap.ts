@@ -90,7 +90,8 @@ export class TransportTap implements TapEvents {
 
   /** Lets undici's MockAgent behave as when it is fetch's dispatcher itself. */
   get isMockActive(): boolean | undefined {
-    return (this.target ?? (globalThis as unknown as Globals)[LEGACY_GLOBAL_DISPATCHER])?.isMockActive;
+    // Through this.globals: while the tap stands in for the global dispatcher, the slot holds the tap itself.
+    return (this.target ?? this.globals[LEGACY_GLOBAL_DISPATCHER])?.isMockActive;
   }
 
   /**

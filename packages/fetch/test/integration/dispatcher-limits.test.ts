@@ -23,22 +23,21 @@ const globals = globalThis as unknown as Record<symbol, Dispatcher | undefined>;
 
 /**
  * The runtime's own global dispatcher replaced, as `setGlobalDispatcher` does, by an Agent of the
- * runtime's own undici (its class is the global dispatcher's) with short timeouts.
+ * runtime's own undici (its class is the global dispatcher's) with short timeouts. Both slots are
+ * set: undici 7 and 8, once imported, fill both, and each fetch reads the one of its own protocol.
  */
 function useShortGlobalDispatcher(): void {
-  let key: symbol;
-  let saved: Dispatcher | undefined;
+  const saved = new Map<symbol, Dispatcher>();
   let agent: Dispatcher;
   beforeAll(async () => {
     await fetch('data:,load-undici');
-    key = globals[CURRENT] !== undefined ? CURRENT : LEGACY;
-    saved = globals[key];
-    const Agent = saved!.constructor as new (options: object) => Dispatcher;
+    for (const key of [CURRENT, LEGACY]) if (globals[key] !== undefined) saved.set(key, globals[key]);
+    const Agent = (globals[CURRENT] ?? globals[LEGACY])!.constructor as new (options: object) => Dispatcher;
     agent = new Agent(SHORT);
-    globals[key] = agent;
+    for (const key of saved.keys()) globals[key] = agent;
   });
   afterAll(async () => {
-    globals[key] = saved;
+    for (const [key, dispatcher] of saved) globals[key] = dispatcher;
     await agent.close();
   });
 }

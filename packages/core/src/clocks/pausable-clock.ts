@@ -1,6 +1,5 @@
 /**
  * PausableClock: game time that stops and resumes, driven by one timer on an outer wheel.
- * Must not depend on: the outer wheel's internals or node:timers (clock.ts's contract and its public API only).
  */
 import type { DrivingClock, WakeupDriver } from './clock.js';
 import type { TimerHandle } from '../wheel/timer-handle.js';

@@ -85,7 +85,6 @@ const layerRules = [
   {
     // The Clock contract, the system clock and the manual clock sit below the wheel.
     files: ['packages/core/src/clocks/**/*.ts'],
-    ignores: ['packages/core/src/clocks/pausable-clock.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -96,21 +95,6 @@ const layerRules = [
               'Clocks sit below the wheel: they import the kit only.',
             ),
             { group: ['../*.js', '@tickwheel/*'], message: 'Clocks sit below the wheel: they import the kit only.' },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The pausable clock drives a TimerSet on an outer wheel: the wheel's types, nothing above.
-    files: ['packages/core/src/clocks/pausable-clock.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            ...coreFolders(['deadlines'], 'The pausable clock uses the wheel, nothing above it.'),
-            { group: ['../*.js', '@tickwheel/*'], message: 'The pausable clock uses the wheel, nothing above it.' },
           ],
         },
       ],
@@ -218,6 +202,28 @@ export default defineConfig(
     },
   },
   ...layerRules,
+  {
+    // @tickwheel/ws/browser runs in pages, workers, Deno, Bun and Node: nothing from Node, nothing
+    // from core (its kit loads Node-only modules), nothing from the rest of the ws package.
+    files: ['packages/ws/src/browser/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', message: 'src/browser imports only from src/browser (it has no Node).' }] },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['process', 'Buffer', 'require', 'module', 'exports', '__dirname', '__filename', 'global'].map((name) => ({
+          name,
+          message: 'src/browser runs where Node does not: use what pages have (globalThis, TextEncoder, performance).',
+        })),
+        ...['setImmediate', 'clearImmediate', 'queueMicrotask'].map((name) => ({
+          name,
+          message: 'src/browser uses setTimeout only (through host.ts).',
+        })),
+      ],
+    },
+  },
   {
     files: ['**/*.{js,mjs,cjs}'],
     extends: [tseslint.configs.disableTypeChecked],

@@ -12,10 +12,6 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
  * reports it (one strongly connected component: its files, sorted). The coordinator removes each entry when the fix is merged; nothing may be added.
  */
 const KNOWN_CYCLES: readonly string[] = [
-  // @tickwheel/fetch: the fetch helper's branch moves the shared type down.
-  'packages/fetch/src/timeout-error.ts -> packages/fetch/src/types.ts',
-  // @tickwheel/redis: the redis helper's branch.
-  'packages/redis/src/delivery.ts -> packages/redis/src/worker.ts',
   // @tickwheel/core's TimerSet: the TimerSet helper's branch moves it into timer-set/ (the
   // expire channel's message type belongs there too, so that channels.ts stops naming TimerSet).
   'packages/core/src/channels.ts -> packages/core/src/timer-set-save.ts -> packages/core/src/timer-set-store.ts -> packages/core/src/timer-set.ts',

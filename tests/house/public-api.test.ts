@@ -29,6 +29,7 @@ const EXPORTS: Record<string, string[]> = {
     'sharedWheel',
     'systemClock',
     'withDeadline',
+    'withoutDeadline',
   ],
   '@tickwheel/fetch': [
     'DEFAULTS',
@@ -54,7 +55,15 @@ const EXPORTS: Record<string, string[]> = {
     'RedisTimers',
     'RedisUnavailableError',
   ],
-  '@tickwheel/ws': ['DEFAULTS', 'DEFAULT_PONG_TIMEOUT_MS', 'HeartbeatController', 'WS_TERMINATE_CHANNEL', 'heartbeat'],
+  '@tickwheel/ws': [
+    'DEFAULTS',
+    'DEFAULT_DRAIN_TIMEOUT_MS',
+    'DEFAULT_PONG_TIMEOUT_MS',
+    'HeartbeatController',
+    'WS_TERMINATE_CHANNEL',
+    'heartbeat',
+  ],
+  '@tickwheel/ws/browser': ['DeadEvent', 'SilenceWatch', 'WATCH_DEFAULTS', 'watch'],
 };
 
 /** What no public entry may export: core's internal option kit, argument checks, adapter-only routes and wake-up machinery. */
@@ -74,7 +83,7 @@ const INTERNAL = [
   'isDrivingClock',
 ];
 
-describe('public API (every package’s index.ts)', () => {
+describe('public API (every package’s index.ts, and ws’s browser/index.ts)', () => {
   it.each(Object.entries(EXPORTS))('%s exports exactly its public names', (name, expected) => {
     const entry = require(name) as Record<string, unknown>;
     expect(Object.keys(entry).sort()).toEqual([...expected].sort());

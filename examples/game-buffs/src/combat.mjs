@@ -1,7 +1,9 @@
 /**
  * A scripted fight on a 20 Hz fixed-step loop. Time is a ManualClock that the loop advances by
  * exactly 50 ms per step, so the buffs, debuffs, cooldowns and damage-over-time effects (two
- * TimerSets on one TimingWheel) fire at the same game times in the same order on every run.
+ * TimerSets on one TimingWheel) fire at the same times in the same order on every run. The log
+ * shows the loop's clock; a pause and a stretch of bullet time (`setTimeScale(0.5)`) make the
+ * sets' game time fall behind it.
  */
 import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
 
@@ -25,6 +27,8 @@ const SCRIPT = [
   [50, (w) => w.dispelShield()],
   [60, (w) => w.pauseMatch()],
   [80, (w) => w.resumeMatch()],
+  [84, (w) => w.bulletTime(0.5)],
+  [104, (w) => w.bulletTime(1)],
 ];
 
 /** Last step of the run: everything has expired by then. */
@@ -120,6 +124,20 @@ class World {
       'resume',
       '*',
       `match resumed after ${this.clock.now() - this.pausedAt} ms: Haste still has ${this.effects.remaining('hero:haste')} ms`,
+    );
+  }
+
+  /** Game speed for both sets: every remaining time is kept in game time and runs out at `factor` speed. */
+  bulletTime(factor) {
+    this.effects.setTimeScale(factor);
+    this.cooldowns.setTimeScale(factor);
+    const haste = this.effects.remaining('hero:haste');
+    this.record(
+      'speed',
+      '*',
+      factor === 1
+        ? `normal speed again: Haste has ${haste} ms of game time left`
+        : `bullet time at ${factor}x: Haste has ${haste} ms of game time left, ${haste / factor} ms of wheel time`,
     );
   }
 

@@ -22,7 +22,7 @@ function seconds(ms) {
  */
 export async function main({ redisUrl = process.env.REDIS_URL, print = console.log } = {}) {
   const combat = runCombat();
-  print(`Combat: ${combat.steps} steps of a ${1000 / STEP_MS} Hz loop on a ManualClock (game time shown)`);
+  print(`Combat: ${combat.steps} steps of a ${1000 / STEP_MS} Hz loop on a ManualClock (loop clock shown)`);
   for (const event of combat.log) print(`  ${seconds(event.t).padStart(9)}  ${event.text}`);
   print(
     `  final: ogre hp ${combat.final.ogreHp}, hero armor ${combat.final.heroArmor}, ${combat.final.effects} effects and ${combat.final.cooldowns} cooldowns left`,

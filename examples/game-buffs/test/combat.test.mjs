@@ -22,12 +22,15 @@ const EXPECTED_LOG = [
   [3000, 'tick', 'ogre:burn'],
   [3000, 'pause', '*'],
   [4000, 'resume', '*'],
-  [4250, 'expire', 'hero:poison'],
-  [4500, 'expire', 'hero:poison'],
-  [4500, 'tick', 'ogre:burn'],
-  [5000, 'cooldown-ready', 'hero:fireball'],
-  [5000, 'tick', 'ogre:burn'],
-  [6000, 'expire', 'hero:haste'],
+  // Bullet time from 4200 to 5200: what was due 50 ms later comes 100 ms later, and so on.
+  [4200, 'speed', '*'],
+  [4300, 'expire', 'hero:poison'],
+  [4800, 'expire', 'hero:poison'],
+  [4800, 'tick', 'ogre:burn'],
+  [5200, 'speed', '*'],
+  [5500, 'cooldown-ready', 'hero:fireball'],
+  [5500, 'tick', 'ogre:burn'],
+  [6500, 'expire', 'hero:haste'],
 ];
 
 function text(log, t, type) {
@@ -58,6 +61,10 @@ describe('combat', () => {
       expect(log.some((e) => e.type === 'expire' && e.key === 'hero:shield')).toBe(false);
       expect(text(log, 3000, 'pause')).toBe('match paused: Haste keeps 2000 ms');
       expect(text(log, 4000, 'resume')).toBe('match resumed after 1000 ms: Haste still has 2000 ms');
+      expect(text(log, 4200, 'speed')).toBe(
+        'bullet time at 0.5x: Haste has 1800 ms of game time left, 3600 ms of wheel time',
+      );
+      expect(text(log, 5200, 'speed')).toBe('normal speed again: Haste has 1300 ms of game time left');
       expect(log.filter((e) => e.key === 'ogre:burn' && e.type === 'tick')).toHaveLength(8);
     });
   });

@@ -29,7 +29,7 @@ describe('main', () => {
       expect(result.durable.backend).toBe('ioredis-mock');
       expectSurvivedRestart(result.durable);
       expect(result.summary).toBe(
-        '25 deterministic combat events in 161 steps; 2/2 durable buffs fired after a restart (ioredis-mock)',
+        '27 deterministic combat events in 161 steps; 2/2 durable buffs fired after a restart (ioredis-mock)',
       );
       expect(lines.join('\n')).toContain('server 2 starts and finds player:42:xp-boost: scheduled');
     });

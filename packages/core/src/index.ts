@@ -11,7 +11,13 @@ export { SystemClock, systemClock, freshNow } from './clocks/clock.js';
 export type { SystemClockOptions } from './clocks/clock.js';
 export type { Clock } from './clocks/clock.js';
 export { sharedWheel } from './wheel/shared-wheel.js';
-export { withDeadline, currentDeadline, createDeadline, deadlineExceededReason } from './deadlines/deadline.js';
+export {
+  withDeadline,
+  withoutDeadline,
+  currentDeadline,
+  createDeadline,
+  deadlineExceededReason,
+} from './deadlines/deadline.js';
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadlines/deadline.js';
 export { TimerSet } from './timer-set.js';
 export type {

@@ -4,7 +4,9 @@
  */
 import type { SnapshotKey } from './timer-set-snapshot.js';
 import { isTimingWheel, type TimingWheel } from './wheel/timing-wheel.js';
-import { describeValue, requireFunction } from './kit/options-kit.js';
+import { describeValue, optionChecks, requireFunction } from './kit/options-kit.js';
+
+const kit = optionChecks('@tickwheel/core');
 
 /**
  * What {@link TimerSet.set} does when the key already has a timer:
@@ -42,6 +44,11 @@ export interface TimerSetConstructorOptions<V, K> {
   wheel?: TimingWheel;
   /** Receives every expiry. An error it throws goes to the wheel's `onError` (or out of `clock.advance()`). */
   onExpire: ExpireCallback<K, V>;
+  /**
+   * Game speed: game time runs at `timeScale` times the wheel's time (0.5 slow motion, 2
+   * fast-forward, 0 frozen). A finite number >= 0; default 1. See {@link TimerSet.setTimeScale}.
+   */
+  timeScale?: number;
 }
 
 /** Options of {@link TimerSet.restore}. */
@@ -50,13 +57,21 @@ export interface TimerSetRestoreOptions<V> {
   wheel?: TimingWheel;
   /** As for the constructor. */
   onExpire: ExpireCallback<SnapshotKey, V>;
+  /** As for the constructor; default the snapshot's `timeScale` (1 for a save without one). */
+  timeScale?: number;
   /**
    * How to treat the wall-clock time between the snapshot and now:
    * - `'frozen'`: it did not happen; every timer resumes with its saved remaining time.
-   * - `'elapsed'`: running timers lose it (timers that ran out fire on the next pass, in
-   *   snapshot order); keys paused with `pause(key)` and a set saved while paused keep their time.
+   * - `'elapsed'`: running timers lose it, as game time at the saved `timeScale` (timers that
+   *   ran out fire on the next pass, in snapshot order); keys paused with `pause(key)` and a set
+   *   saved while paused keep their time.
    */
   offline: 'frozen' | 'elapsed';
+}
+
+/** `timeScale` after checking it. @throws TypeError/RangeError naming `@tickwheel/core`, `timeScale` and the value */
+export function requireTimeScale(value: unknown): number {
+  return kit.number(value, 'timeScale', 0, Infinity);
 }
 
 /** The policies as small integers, the form the store switches on. */
@@ -116,6 +131,22 @@ export function requireOnExpire<V, K>(options: unknown, what: string): ExpireCal
     throw new TypeError(`options must be an object with ${what}, got ${describeValue(options)}`);
   }
   return requireFunction<ExpireCallback<K, V>>((options as { onExpire?: unknown }).onExpire, 'onExpire');
+}
+
+const CONSTRUCTOR_KEYS: readonly (keyof TimerSetConstructorOptions<unknown, unknown>)[] = [
+  'wheel',
+  'onExpire',
+  'timeScale',
+];
+const RESTORE_KEYS: readonly (keyof TimerSetRestoreOptions<unknown>)[] = ['wheel', 'onExpire', 'offline', 'timeScale'];
+
+/**
+ * Refuses a key the constructor (or, with `restore`, `TimerSet.restore`) does not know, as the
+ * adapters do: a misspelt `timescale` must not silently run the set at full speed.
+ * @throws TypeError naming `@tickwheel/core`, the key and the known keys
+ */
+export function refuseUnknownKeys(options: object, restore = false): void {
+  kit.object(options, 'options', restore ? RESTORE_KEYS : CONSTRUCTOR_KEYS);
 }
 
 /** `wheel` if it is an open TimingWheel. @throws TypeError for anything else, Error when it is closed */

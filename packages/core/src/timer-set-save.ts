@@ -4,7 +4,7 @@
  *
  * The checks and the format of a save are in timer-set-snapshot.ts; this file walks the store.
  */
-import type { TimerSetRestoreOptions } from './timer-set-options.js';
+import { refuseUnknownKeys, requireTimeScale, type TimerSetRestoreOptions } from './timer-set-options.js';
 import {
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
@@ -64,10 +64,10 @@ export function loadTimers<V>(
   });
 }
 
-/** `snapshot()`: every key of the store, with the set's paused state and the wall-clock time. */
-export function snapshotOf<K, V>(store: KeyedStacks<K, V>, paused: boolean): TimerSetSnapshot<V> {
+/** `snapshot()`: every key of the store, with the set's paused state, its time scale and the wall-clock time. */
+export function snapshotOf<K, V>(store: KeyedStacks<K, V>, paused: boolean, timeScale: number): TimerSetSnapshot<V> {
   const timers = saveTimers(store);
-  return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, savedAt: Date.now(), paused, timers };
+  return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, savedAt: Date.now(), paused, timeScale, timers };
 }
 
 /** What `restore()` loads, once `saved` and `options` (but for `onExpire` and `wheel`) are checked. */
@@ -75,8 +75,10 @@ export interface RestorePlan<V> {
   snapshot: TimerSetSnapshot<V>;
   /** Deep copies of the saved values, in timer order. */
   values: V[];
-  /** Wall-clock ms each running stack loses (`offline: 'elapsed'` of a set saved running), else 0. */
+  /** Game ms each running stack loses (`offline: 'elapsed'` of a set saved running: wall-clock ms times its time scale), else 0. */
   elapsedMs: number;
+  /** The restored set's time scale: the option, else the save's, else 1. */
+  timeScale: number;
 }
 
 /**
@@ -88,10 +90,16 @@ export function planRestore<V>(saved: TimerSetSnapshot<V>, options: TimerSetRest
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`options must be an object with onExpire and offline, got ${describeValue(options)}`);
   }
+  refuseUnknownKeys(options, true);
   if (options.offline !== 'frozen' && options.offline !== 'elapsed') {
     throw new RangeError(`offline must be 'frozen' or 'elapsed', got ${describeValue(options.offline)}`);
   }
+  const timeScale = options.timeScale === undefined ? (snapshot.timeScale ?? 1) : requireTimeScale(options.timeScale);
   const values = snapshot.timers.map((timer) => copyJsonValue(timer.value, timer.key) as V);
-  const elapsedMs = options.offline === 'elapsed' && !snapshot.paused ? Math.max(0, Date.now() - snapshot.savedAt) : 0;
-  return { snapshot, values, elapsedMs };
+  // The game time that passed offline ran at the scale the set was saved with.
+  const elapsedMs =
+    options.offline === 'elapsed' && !snapshot.paused
+      ? Math.max(0, Date.now() - snapshot.savedAt) * (snapshot.timeScale ?? 1)
+      : 0;
+  return { snapshot, values, elapsedMs, timeScale };
 }

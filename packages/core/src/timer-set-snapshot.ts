@@ -41,6 +41,8 @@ export interface TimerSetSnapshot<V> {
   savedAt: number;
   /** True when the whole set was paused with `pause()`. */
   paused: boolean;
+  /** The set's time scale (see `setTimeScale`); a save without it reads as 1. */
+  timeScale?: number;
   /** Every key, in the set's insertion order. */
   timers: SavedTimer<V>[];
 }
@@ -79,6 +81,12 @@ export function readSnapshot<V>(saved: unknown): TimerSetSnapshot<V> {
   }
   if (typeof s.paused !== 'boolean')
     throw new TypeError(`saved.paused must be a boolean, got ${describeValue(s.paused)}`);
+  if (
+    s.timeScale !== undefined &&
+    (typeof s.timeScale !== 'number' || !(s.timeScale >= 0) || s.timeScale === Infinity)
+  ) {
+    throw new RangeError(`saved.timeScale must be a finite number >= 0, got ${describeValue(s.timeScale)}`);
+  }
   if (!Array.isArray(s.timers)) throw new TypeError(`saved.timers must be an array, got ${describeValue(s.timers)}`);
   const seen = new Set<SnapshotKey>();
   for (let i = 0; i < s.timers.length; i++) {

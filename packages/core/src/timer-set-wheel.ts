@@ -20,7 +20,7 @@
  *
  * It differs from `TimingWheel` only where a set needs less: one callback for every timer (the
  * set's `fire(stack)`), no per-timer ref/unref, no statistics, and one wheel size, 256. Its
- * single wake-up goes to a {@link WakeupDriver}: the set's `PausableClock`, which turns it into
+ * single wake-up goes to a {@link WakeupDriver}: the set's `GameClock`, which turns it into
  * one handle on the outer wheel.
  *
  * ## Never early, never stuck

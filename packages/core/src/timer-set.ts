@@ -9,11 +9,24 @@
  * any other Map key. It reports each expiry through one `onExpire(key, value, info)` callback.
  *
  * ## Game time: one clock per set, driven by one timer
- * The set keeps its timers on a private wheel whose clock is a {@link PausableClock}: the outer
- * wheel's time minus the time the set has spent paused. The private wheel's single wake-up is
- * one handle on the outer wheel (the wheel you pass, or `sharedWheel()`). So a set with a million timers costs the outer wheel one timer, `pause()`
- * stops the whole set by cancelling that one handle, and `resume()` re-arms it: both O(1), and
- * no remaining time moves while the set is paused, because its time does not.
+ * The set keeps its timers on a private wheel whose clock is a {@link GameClock}: the outer
+ * wheel's time, stopped while the set is paused and run at `timeScale` times its speed. The
+ * private wheel's single wake-up is one handle on the outer wheel (the wheel you pass, or
+ * `sharedWheel()`). So a set with a million timers costs the outer wheel one timer; `pause()`
+ * stops the whole set by cancelling that one handle and `resume()` re-arms it; and
+ * `setTimeScale()` re-arms it for the new speed: all O(1). No timer's remaining game time moves
+ * while the set is paused or when the scale changes, because the timers are filed in game time.
+ *
+ * ## Game speed
+ * `timeScale` (an option, and `setTimeScale(factor)`) runs game time at `factor` times the
+ * wheel's time: 0.5 is slow motion, 2 fast-forward, 0 a frozen world. Every duration given to
+ * `set()` and every figure read back (`remaining()`, `snapshot()`) is game time; only how much
+ * wheel time a timer takes to run out changes with the scale. Pause and scale are separate, as
+ * Unity's `Time.timeScale` and a game's pause menu are: `pause()` stops game time whatever the
+ * scale, `resume()` brings back the scale in force, `setTimeScale()` while paused takes effect on
+ * `resume()`, and a scale of 0 freezes the set like a pause but is not one (`isPaused()` stays
+ * false, `resume()` does not restart it). Lateness is the outer wheel's: at most one of its
+ * ticks, which at a scale of 10 is up to ten ticks of game time.
  *
  * A single key is paused by taking its timer(s) out of the private wheel and keeping the
  * remaining time; resuming files them again. Key pauses and the set's pause are independent:
@@ -43,14 +56,16 @@
  * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
 import type { Clock } from './clocks/clock.js';
-import { PausableClock } from './clocks/pausable-clock.js';
+import { GameClock } from './timer-set-game-clock.js';
 import { sharedWheel } from './wheel/shared-wheel.js';
 import {
   REPLACE,
   policyOf,
+  refuseUnknownKeys,
   requireMaxStacks,
   requireOnExpire,
   requireOpenWheel,
+  requireTimeScale,
   type TimerSetConstructorOptions,
   type TimerSetOptions,
   type TimerSetRestoreOptions,
@@ -93,19 +108,23 @@ export type {
  */
 export class TimerSet<V, K = SnapshotKey> {
   private readonly outer: TimingWheel;
-  private readonly gameClock: PausableClock;
+  private readonly gameClock: GameClock;
   private readonly store: KeyedStacks<K, V>;
   private closed = false;
 
   /**
-   * @param options - `onExpire`, and the `wheel` to run on (default `sharedWheel()`)
-   * @throws TypeError when `onExpire` is not a function or `wheel` is not a TimingWheel; Error when the wheel is closed
+   * @param options - `onExpire`, the `wheel` to run on (default `sharedWheel()`) and the `timeScale` (default 1)
+   * @throws TypeError when `onExpire` is not a function, `wheel` is not a TimingWheel or `options`
+   *   has a key it does not know (`@tickwheel/core: unknown option bogus; known options: ...`); RangeError
+   *   for a `timeScale` that is not a finite number >= 0; Error when the wheel is closed
    */
   constructor(options: TimerSetConstructorOptions<V, K>) {
     const onExpire = requireOnExpire<V, K>(options, 'an onExpire function');
+    refuseUnknownKeys(options);
     const wheel = requireOpenWheel(options.wheel ?? sharedWheel());
+    const timeScale = options.timeScale === undefined ? 1 : requireTimeScale(options.timeScale);
     this.outer = wheel;
-    const gameClock = new PausableClock(wheel);
+    const gameClock = new GameClock(wheel, timeScale);
     this.gameClock = gameClock;
     // 1 ms ticks in game time, so the only rounding is the outer wheel's: never early, at most one of its ticks late.
     this.store = new KeyedStacks<K, V>(gameClock, (wake) => gameClock.createDriver(wake), onExpire);
@@ -117,9 +136,35 @@ export class TimerSet<V, K = SnapshotKey> {
     return this.store.size;
   }
 
-  /** The set's game time in ms: the wheel clock's time minus the time spent paused. Stands still while paused. */
+  /** The set's game time in ms: the wheel clock's time, scaled by `timeScale`, not counting pauses. Stands still while paused. */
   get clock(): Clock {
     return this.gameClock;
+  }
+
+  /** The factor game time runs at relative to the wheel's time (see {@link TimerSet.setTimeScale}). */
+  get timeScale(): number {
+    return this.gameClock.timeScale;
+  }
+
+  /**
+   * Runs the set's game time at `factor` times the wheel's time from now on: 0.5 for slow
+   * motion, 2 for fast-forward, 0 to freeze the set. O(1) however many timers it holds: every
+   * timer keeps its remaining game time (`remaining()` does not change), which now takes
+   * `remaining / factor` of the wheel's time to run out. Independent of `pause()`: while paused
+   * the new factor applies from `resume()`, and a factor of 0 does not make `isPaused()` true.
+   *
+   * @param factor - a finite number >= 0
+   * @returns this set
+   * @throws TypeError/RangeError naming `timeScale` and the value when `factor` is not a finite number >= 0
+   * @example
+   * ```ts
+   * buffs.setTimeScale(0.25); // bullet time: every buff and cooldown runs at a quarter speed
+   * buffs.setTimeScale(1);
+   * ```
+   */
+  setTimeScale(factor: number): this {
+    this.gameClock.setTimeScale(requireTimeScale(factor));
+    return this;
   }
 
   /**
@@ -263,8 +308,9 @@ export class TimerSet<V, K = SnapshotKey> {
   }
 
   /**
-   * A JSON-serialisable copy of every key: value, paused state and the remaining time of each
-   * stack, plus the set's own paused state and the wall-clock time (`Date.now()`). O(n).
+   * A JSON-serialisable copy of every key: value, paused state and the remaining game time of
+   * each stack, plus the set's own paused state, its time scale and the wall-clock time
+   * (`Date.now()`). O(n).
    *
    * Values are deep-copied, so later changes to them do not alter the save.
    *
@@ -277,7 +323,7 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   snapshot(): TimerSetSnapshot<V> {
-    return snapshotOf(this.store, this.gameClock.paused);
+    return snapshotOf(this.store, this.gameClock.paused, this.gameClock.timeScale);
   }
 
   /**
@@ -292,8 +338,8 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   static restore<V>(saved: TimerSetSnapshot<V>, options: TimerSetRestoreOptions<V>): TimerSet<V, SnapshotKey> {
-    const { snapshot, values, elapsedMs } = planRestore(saved, options);
-    const set = new TimerSet<V, SnapshotKey>({ wheel: options.wheel, onExpire: options.onExpire });
+    const { snapshot, values, elapsedMs, timeScale } = planRestore(saved, options);
+    const set = new TimerSet<V, SnapshotKey>({ wheel: options.wheel, onExpire: options.onExpire, timeScale });
     if (snapshot.paused) set.gameClock.pause();
     loadTimers(set.store, snapshot.timers, values, elapsedMs);
     return set;

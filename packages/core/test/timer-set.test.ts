@@ -25,6 +25,24 @@ describe('TimerSet', () => {
       expect(() => new TimerSet({ wheel: {} as never, onExpire: () => {} })).toThrow(/wheel must be a TimingWheel/);
     });
 
+    it('refuses an unknown option, naming it and the known ones, as the adapters do', () => {
+      const wheel = new TimingWheel({ clock: new ManualClock() });
+      const onExpire = () => {};
+      expect(() => new TimerSet({ onExpire, bogus: 1 } as never)).toThrow(TypeError);
+      expect(() => new TimerSet({ wheel, onExpire, bogus: 1 } as never)).toThrow(
+        '@tickwheel/core: unknown option bogus; known options: wheel, onExpire, timeScale',
+      );
+      // A misspelt option must not silently fall back to its default.
+      expect(() => new TimerSet({ wheel, onExpire, timescale: 0.5 } as never)).toThrow(/unknown option timescale/);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('takes an options object whose keys are all known, undefined values included', () => {
+      const wheel = new TimingWheel({ clock: new ManualClock() });
+      const set = new TimerSet({ wheel, onExpire: () => {}, timeScale: undefined });
+      expect(set.timeScale).toBe(1);
+    });
+
     it('refuses a closed wheel', () => {
       const wheel = new TimingWheel({ clock: new ManualClock() });
       wheel.close();
@@ -866,6 +884,7 @@ describe('TimerSet', () => {
         version: 1,
         savedAt: Date.parse('2026-01-01T00:00:00Z'),
         paused: false,
+        timeScale: 1,
         timers: [
           { key: 'hero:haste', value: { name: 'haste', power: [2] }, paused: false, remainingMs: [800] },
           { key: 42, value: { name: 'bleed', power: [3] }, paused: false, remainingMs: [300, 400] },
@@ -1102,6 +1121,17 @@ describe('TimerSet', () => {
         );
         expect(() => TimerSet.restore(good(), { wheel, onExpire, offline: 'skip' as never })).toThrow(RangeError);
         expect(() => TimerSet.restore(good(), null as never)).toThrow(/options must be an object/);
+        expect(wheel.size).toBe(0);
+      });
+
+      it('rejects an unknown option, naming it', () => {
+        const { set } = setup();
+        set.set('a', 10, 1);
+        const saved = set.snapshot();
+        const { wheel, onExpire } = setup();
+        expect(() => TimerSet.restore(saved, { wheel, onExpire, offline: 'frozen', ofline: 'x' } as never)).toThrow(
+          '@tickwheel/core: unknown option ofline; known options: wheel, onExpire, offline, timeScale',
+        );
         expect(wheel.size).toBe(0);
       });
 

@@ -6,8 +6,31 @@ import { backoffDelayMs } from './backoff.js';
 import { kit } from './options.js';
 import { decodePayload } from './payload.js';
 import type { KeyList } from './keys.js';
-import type { FiredTimer } from './types.js';
-import type { WorkerContext } from './worker.js';
+import type { TimingWheel } from '@tickwheel/core';
+import type { ShardKeys } from './keys.js';
+import type { ScriptCommands } from './scripts.js';
+import type { FiredTimer, RedisClient, StaleStage, TimerHandler } from './types.js';
+
+/** Everything a worker and its deliveries need from their RedisTimers (defined here, below the worker, which imports it). */
+export interface WorkerContext {
+  client: RedisClient & ScriptCommands;
+  shards: ShardKeys[];
+  channel: string;
+  wheel: TimingWheel;
+  leaseMs: number;
+  pollIntervalMs: number;
+  batchSize: number;
+  concurrency: number;
+  failoverBudgetMs: number;
+  /** For the diagnostics channels. */
+  namespace: string;
+  /** The scripts' trailing time argument. */
+  now: () => string;
+  handler: TimerHandler;
+  onError: (error: unknown) => void;
+  onFailed: (timer: FiredTimer, error: unknown) => void;
+  onStale: (timer: FiredTimer, stage: StaleStage) => void;
+}
 
 /** A claimed timer: what its handler gets, and the retry policy it was scheduled with. */
 export interface Claimed {
@@ -153,12 +176,16 @@ export class Deliveries {
       const batch = shard.acks;
       shard.acks = [];
       const args = batch.flatMap(({ timer }) => [timer.id, timer.token]);
+      let tries = 0;
       this.host
-        .budgeted(() => this.ctx.client.tickwheelAck(...shard.keys, ...args), 'ack')
+        .budgeted(() => (tries++, this.ctx.client.tickwheelAck(...shard.keys, ...args)), 'ack')
         .then(
-          (refused) => {
-            if (refused.length === 0) return;
-            const ids = new Set(refused);
+          (reply) => {
+            if (reply.length === 0) return;
+            // After '' come the timers already gone: stale on a first try (someone else acked or
+            // cancelled them), but after a retry maybe acked by this ack's own first try.
+            const split = reply.indexOf('');
+            const ids = new Set(split === -1 || tries === 1 ? reply : reply.slice(0, split));
             for (const { timer } of batch) if (ids.has(timer.id)) this.ctx.onStale(timer, 'ack');
           },
           // Nothing is lost: the timers stay claimed and are delivered again after their lease.

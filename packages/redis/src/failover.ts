@@ -13,9 +13,8 @@
  *
  * The loop retries after 20 ms, doubling to at most 1 s, with jitter, and stops when the budget
  * is spent. Each try is raced against {@link TRY_TIMEOUT_MS} (and the budget left): during a
- * failover ioredis's Cluster can leave a command queued long after the slot has a new master
- * (seen with ioredis 5.9: plain commands sent while the cluster was down never settled), and a
- * client set to queue forever (`maxRetriesPerRequest: null`) would do the same. An abandoned try
+ * failover ioredis's Cluster can leave a command queued long after the slot has a new master,
+ * and a client set to queue forever (`maxRetriesPerRequest: null`) would do the same. An abandoned try
  * may still be applied later, which the idempotence above makes harmless.
  */
 
@@ -49,6 +48,7 @@ const TRANSIENT = new RegExp(
     'EHOSTUNREACH',
     'ENOTCONN',
     'did not answer within',
+    'TICKWHEEL_LATE',
     '^(MOVED|ASK) ',
   ].join('|'),
   'i',
@@ -111,6 +111,8 @@ export function raced<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /**
  * Runs `call` until it succeeds, retrying transient errors within `budgetMs` (0: one try, no race).
+ * Each try is told how long it has before it is abandoned (Infinity: never), so a write can
+ * carry the moment after which Redis must refuse it (see ShardCalls.run).
  *
  * @param what - the operation, for the error message (`schedule("buff:42")`)
  * @param retrySafe - the sentence saying why retrying is safe, for the error message
@@ -119,19 +121,20 @@ export function raced<T>(promise: Promise<T>, ms: number): Promise<T> {
  * @throws the call's own error when it is not transient; {@link RedisUnavailableError} when the budget is spent
  */
 export async function withFailoverBudget<T>(
-  call: () => Promise<T>,
+  call: (tryMs: number) => Promise<T>,
   budgetMs: number,
   what: string,
   retrySafe: string,
   tryTimeoutMs = TRY_TIMEOUT_MS,
   onRetry?: () => void,
 ): Promise<T> {
-  if (budgetMs <= 0) return call();
+  if (budgetMs <= 0) return call(Infinity);
   const deadline = performance.now() + budgetMs;
   for (let tries = 1; ; tries++) {
     let error: unknown;
     try {
-      return await raced(call(), Math.max(1, Math.min(tryTimeoutMs, deadline - performance.now())));
+      const tryMs = Math.max(1, Math.min(tryTimeoutMs, deadline - performance.now()));
+      return await raced(call(tryMs), tryMs);
     } catch (caught) {
       error = caught;
     }

@@ -198,6 +198,25 @@ export function withDeadline<T>(timeoutMs: number, fn: () => T, options?: Deadli
   return result;
 }
 
+/**
+ * Runs `fn` with no ambient deadline: inside it, and in all the async work it starts,
+ * {@link currentDeadline} is `undefined`, so the gRPC calls and fetches made there are not
+ * bounded by an enclosing deadline (nor cancelled with it). For work a handler starts but that
+ * must outlive its request: a cache refresh, an audit write. Limits of its own still apply, and
+ * `withDeadline` inside it starts a fresh budget.
+ *
+ * @example
+ * ```ts
+ * // Inside a handler: answer now, refresh the cache in the background with its own 30 s.
+ * withoutDeadline(() => withDeadline(30_000, () => refreshCache(key))).catch(logError);
+ * ```
+ */
+export function withoutDeadline<T>(fn: () => T): T {
+  requireFunction(fn, 'fn');
+  // run(undefined) rather than exit(): the same effect, without exit()'s experimental status.
+  return storage.run(undefined as unknown as Deadline, fn);
+}
+
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return (
     value !== null &&

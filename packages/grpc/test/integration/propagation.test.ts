@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { currentDeadline, ManualClock, TimingWheel } from '@tickwheel/core';
+import { currentDeadline, ManualClock, TimingWheel, withoutDeadline } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
@@ -52,9 +52,9 @@ describe('propagation', () => {
 
     const { err, ms } = await unary(client, { text: 'deep', delayMs: -1 });
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-    // The client's own limit, or server A's copy of it when the client's timer runs late.
+    // The client's own limit, or server A's copy of it (grpc-js's text) when the client's timer runs late.
     expect(err?.details).toMatch(
-      /^Deadline exceeded after (200 ms \(default|\d+ ms \(propagated) limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+      /^Deadline exceeded( after 200 ms \(default limit\) on \/tickwheel\.test\.Echo\/Unary)?$/,
     );
     expect(ms).toBeGreaterThanOrEqual(199);
     expect(ms).toBeLessThan(200 + 1_000);
@@ -184,5 +184,97 @@ describe('propagation', () => {
     process.off('warning', onWarning);
     expect(outcomes.map((o) => o.err?.code)).toEqual(Array.from({ length: FAN_OUT }, () => grpc.status.CANCELLED));
     expect(warnings).toEqual([]);
+  });
+
+  it('leaves a call made inside withoutDeadline() unbounded by the handler’s deadline: a background job outlives the request', async () => {
+    const logB = newLog();
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor()]);
+    let background: Promise<{ err: grpc.ServiceError | null; res?: EchoReply }> | undefined;
+    let ambientInside: unknown = 'unset';
+    const relay = await loopback.server([serverDeadlineInterceptor()], {
+      Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+        // Answer now; refresh in the background, longer than the request's whole budget.
+        background = withoutDeadline(() => {
+          ambientInside = currentDeadline();
+          return unary(toB, { text: 'refresh', delayMs: 300 });
+        });
+        callback(null, { text: call.request.text, remainingMs: currentDeadline()?.remaining() ?? -1 });
+      },
+    });
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 100 })]);
+
+    const front = await unary(client, { text: 'x', delayMs: 0 });
+    expect(front.err).toBeNull();
+    expect(front.res!.remainingMs).toBeGreaterThan(0);
+    expect(ambientInside).toBeUndefined();
+    const { err, res } = await background!;
+    expect(err).toBeNull();
+    expect(res?.text).toBe('refresh');
+    // B saw no deadline at all: no grpc-timeout was sent.
+    expect(logB.remaining[0]).toBe(-1);
+  });
+
+  it('keeps reserveMs of the propagated budget for the handler, on the wire to B, but not of an explicit deadline', async () => {
+    const logB = newLog();
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ reserveMs: 300 })]);
+    let explicitNext = false;
+    const { relay, hops } = await startRelay(
+      (req) => unary(toB, req, explicitNext ? { deadline: Date.now() + 500 } : {}),
+      [serverDeadlineInterceptor()],
+    );
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 2_000 })]);
+
+    const { err, res } = await unary(client, { text: 'reserved', delayMs: 0 });
+    expect(err).toBeNull();
+    expect(res!.remainingMs).toBeGreaterThan(1_000);
+    expect(res!.remainingMs).toBeLessThanOrEqual(Math.ceil(hops[0].remainingAtA) - 300);
+
+    explicitNext = true;
+    const second = await unary(client, { text: 'explicit', delayMs: 0 });
+    expect(second.err).toBeNull();
+    // The caller's own 500 ms, not shortened (B rounds its budget up to whole ms).
+    expect(second.res!.remainingMs).toBeGreaterThan(400);
+    expect(second.res!.remainingMs).toBeLessThanOrEqual(500);
+  });
+
+  it('takes reserveMs off a budget from the parent call option too', async () => {
+    const logB = newLog();
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ reserveMs: 250 })]);
+    // A is bare grpc-js: its handler's only deadline is the parent call's.
+    const { relay } = await startRelay((req, parent) => unary(toB, req, { parent }), []);
+    const client = await loopback.client(relay.address);
+
+    const { err, res } = await unary(client, { text: 'p', delayMs: 0 }, { deadline: Date.now() + 2_000 });
+    expect(err).toBeNull();
+    expect(res!.remainingMs).toBeGreaterThan(1_000);
+    expect(res!.remainingMs).toBeLessThanOrEqual(2_000 - 250);
+  });
+
+  it('fails a call with less than minBudgetMs left at once: B is never called, A answers in time', async () => {
+    const logB = newLog();
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ minBudgetMs: 150 })]);
+    const relay = await loopback.server([serverDeadlineInterceptor()], {
+      Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+        // Spend most of the 300 ms budget first, then ask B with what is left.
+        setTimeout(() => {
+          void unary(toB, call.request).then(({ err }) =>
+            callback(null, { text: err?.details ?? 'sent', remainingMs: currentDeadline()?.remaining() ?? -1 }),
+          );
+        }, 200);
+      },
+    });
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 300 })]);
+
+    const { err, res } = await unary(client, { text: 'x', delayMs: 0 });
+    expect(err).toBeNull();
+    expect(res!.text).toMatch(
+      /^Deadline exceeded before the call started: \d+ ms left of the propagated budget, below minBudgetMs 150, on \/tickwheel\.test\.Echo\/Unary$/,
+    );
+    expect(res!.remainingMs).toBeGreaterThan(0);
+    expect(logB.started).toEqual([]);
   });
 });

@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/clocks/manual-clock.js';
-import { PausableClock } from '../src/clocks/pausable-clock.js';
+import { GameClock } from '../src/timer-set-game-clock.js';
 import { TimingWheel } from '../src/wheel/timing-wheel.js';
 
-function setup(startMs = 1_000) {
+function setup(startMs = 1_000, timeScale = 1) {
   const real = new ManualClock(startMs);
   const outer = new TimingWheel({ clock: real });
-  const clock = new PausableClock(outer);
+  const clock = new GameClock(outer, timeScale);
   const wakes: number[] = [];
   const driver = clock.createDriver(() => wakes.push(clock.now()));
   return { real, outer, clock, driver, wakes };
 }
 
-describe('pausable-clock', () => {
-  describe('PausableClock', () => {
+describe('timer-set-game-clock', () => {
+  describe('GameClock', () => {
     it('follows the outer clock while running', () => {
       const { real, clock } = setup();
       expect(clock.now()).toBe(1_000);
@@ -39,6 +39,61 @@ describe('pausable-clock', () => {
         expect(clock.resume()).toBe(false);
         clock.pause();
         expect(clock.pause()).toBe(false);
+      });
+    });
+
+    describe('#setTimeScale', () => {
+      it('starts at the outer reading and runs at the scale from there', () => {
+        const { real, clock } = setup(1_000, 0.5);
+        expect(clock.now()).toBe(1_000);
+        real.advance(100);
+        expect(clock.now()).toBe(1_050);
+        clock.setTimeScale(3);
+        expect(clock.timeScale).toBe(3);
+        real.advance(100);
+        expect(clock.now()).toBe(1_350);
+      });
+
+      it('stands still at 0 without being paused, and goes on from the same reading', () => {
+        const { real, clock } = setup();
+        real.advance(10);
+        clock.setTimeScale(0);
+        real.advance(1_000);
+        expect(clock.now()).toBe(1_010);
+        expect(clock.paused).toBe(false);
+        clock.setTimeScale(2);
+        real.advance(5);
+        expect(clock.now()).toBe(1_020);
+      });
+
+      it('keeps the scale across a pause and applies a scale set while paused on resume', () => {
+        const { real, clock } = setup();
+        clock.setTimeScale(2);
+        real.advance(10); // 1_020
+        clock.pause();
+        clock.setTimeScale(4);
+        real.advance(1_000);
+        expect(clock.now()).toBe(1_020);
+        clock.resume();
+        real.advance(10);
+        expect(clock.now()).toBe(1_060);
+      });
+
+      it('re-arms its one outer timer for the new speed, and cancels it at 0', () => {
+        const { real, outer, clock, driver, wakes } = setup();
+        driver.arm(1_100);
+        real.advance(50);
+        clock.setTimeScale(0.5); // 50 game ms left: 100 outer ms
+        expect(outer.size).toBe(1);
+        real.advance(99);
+        expect(wakes).toEqual([]);
+        clock.setTimeScale(0);
+        expect(outer.size).toBe(0);
+        real.advance(10_000);
+        expect(wakes).toEqual([]);
+        clock.setTimeScale(1); // 0.5 game ms left: woken on the outer wheel's next 1 ms tick
+        real.advance(1);
+        expect(wakes).toEqual([1_100.5]);
       });
     });
 

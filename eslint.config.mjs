@@ -5,6 +5,161 @@ import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/**
+ * The layer rules, as lint that fails (issue 30): which files may import which. Each entry is one
+ * set of files and the imports they must not make, with the reason in the message.
+ */
+const ADAPTERS = ['fetch', 'grpc', 'redis', 'ws'];
+const CORE_FOLDERS = ['kit', 'clocks', 'wheel', 'deadlines'];
+
+/** `no-restricted-imports` patterns forbidding each of `names` as relative paths from a core folder. */
+function coreFolders(names, message) {
+  return names.map((name) => ({ group: [`../${name}/*`, `./${name}/*`], message }));
+}
+
+const layerRules = [
+  // Adapters depend on core, never on each other or on the metrics bridge.
+  ...ADAPTERS.map((adapter) => ({
+    files: [`packages/${adapter}/src/**/*.ts`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...ADAPTERS.filter((other) => other !== adapter), 'otel'].flatMap((other) => [
+                `@tickwheel/${other}`,
+                `@tickwheel/${other}/*`,
+                `**/packages/${other}/**`,
+              ]),
+              message: 'Adapters depend on @tickwheel/core only, never on each other.',
+            },
+          ],
+        },
+      ],
+    },
+  })),
+  {
+    // The metrics bridge subscribes to every adapter's channels by name: their message types only.
+    files: ['packages/otel/src/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ADAPTERS.flatMap((adapter) => [`@tickwheel/${adapter}`, `@tickwheel/${adapter}/*`]),
+              allowTypeImports: true,
+              message: "The metrics bridge reads the adapters' message types only (import type).",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Core never reaches an adapter.
+    files: ['packages/core/src/**/*.ts'],
+    ignores: ['packages/core/src/{kit,clocks,wheel,deadlines}/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@tickwheel/*'], message: 'Core never imports an adapter.' }] },
+      ],
+    },
+  },
+  {
+    // The leaf kit imports nothing above it: node built-ins and its own files only.
+    files: ['packages/core/src/kit/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../*', '@tickwheel/*'], message: "The kit is core's leaf: it imports nothing above it." },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The Clock contract, the system clock and the manual clock sit below the wheel.
+    files: ['packages/core/src/clocks/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...coreFolders(
+              CORE_FOLDERS.filter((f) => f !== 'kit' && f !== 'clocks'),
+              'Clocks sit below the wheel: they import the kit only.',
+            ),
+            { group: ['../*.js', '@tickwheel/*'], message: 'Clocks sit below the wheel: they import the kit only.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The wheel: the kit and the clocks below it, never deadlines, TimerSet or the entries.
+    files: ['packages/core/src/wheel/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...coreFolders(['deadlines'], 'The wheel sits below deadlines and TimerSet.'),
+            {
+              group: ['../*.js', '@tickwheel/*'],
+              message: 'The wheel sits below deadlines, TimerSet and the entries.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Deadlines: timed by the wheel, never by TimerSet, never reaching the entries.
+    files: ['packages/core/src/deadlines/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*.js', '@tickwheel/*'], message: 'Deadlines use the wheel and the kit only.' }] },
+      ],
+    },
+  },
+  {
+    // The fetch transport tap watches the body at the transport and never touches the Response.
+    files: ['packages/fetch/src/transport-tap.ts', 'packages/fetch/src/tap-handlers.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        { name: 'Response', message: "The transport tap never touches the Response (it watches undici's handler)." },
+        { name: 'ReadableStream', message: 'The transport tap never touches the Response body stream.' },
+      ],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['./*', '!./tap-handlers.js', '@tickwheel/*'],
+              message:
+                "The transport tap knows undici's handler protocols only: not fetch, the Response, the timer or the wheel.",
+            },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSTypeReference[typeName.name='Response']",
+          message: 'The transport tap never touches the Response.',
+        },
+      ],
+    },
+  },
+];
+
 export default defineConfig(
   {
     ignores: [
@@ -46,6 +201,7 @@ export default defineConfig(
       '@typescript-eslint/no-unsafe-return': 'off',
     },
   },
+  ...layerRules,
   {
     // @tickwheel/ws/browser runs in pages, workers, Deno, Bun and Node: nothing from Node, nothing
     // from core (its kit loads Node-only modules), nothing from the rest of the ws package.

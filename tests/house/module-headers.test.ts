@@ -1,5 +1,7 @@
-// Every source file opens with the house's two-line module header (STYLE.md, issue 15):
-// line 1 says what the file is, line 2 what it must not depend on.
+// Every source file opens with a module header whose first line says what the file is (STYLE.md).
+// What a file may import is no longer prose on line 2 but lint (eslint.config.mjs's layer rules,
+// issue 30): core's headers no longer carry the prose. The adapters' "Must not depend on" lines go
+// as their owners replace them.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,10 +40,15 @@ describe('module headers', () => {
     expect(files).toContain('packages/core/src/wheel/timing-wheel.ts');
   });
 
-  it.each(files)('%s says what it is, then what it must not depend on', (file) => {
-    const [what, mustNot] = headerLines(readFileSync(join(root, file), 'utf8'));
+  it.each(files)('%s says what it is on its first line', (file) => {
+    const [what] = headerLines(readFileSync(join(root, file), 'utf8'));
     expect(what, 'line 1: what the file is').toMatch(/^\S.{15,}/);
     expect(what).not.toMatch(/^(#|Must not depend on)/);
-    expect(mustNot, 'line 2: what it must not depend on').toMatch(/^Must not depend on: \S.{4,}/);
+  });
+
+  // TimerSet's files are moved and rewritten on their owner's branch.
+  const core = files.filter((file) => file.startsWith('packages/core/src/') && !/\/timer-set/.test(file));
+  it.each(core)('%s leaves its layer rules to lint, not to a "Must not depend on" line', (file) => {
+    expect(readFileSync(join(root, file), 'utf8')).not.toMatch(/Must not depend on/);
   });
 });

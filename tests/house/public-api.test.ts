@@ -55,7 +55,14 @@ const EXPORTS: Record<string, string[]> = {
     'RedisTimers',
     'RedisUnavailableError',
   ],
-  '@tickwheel/ws': ['DEFAULTS', 'DEFAULT_PONG_TIMEOUT_MS', 'HeartbeatController', 'WS_TERMINATE_CHANNEL', 'heartbeat'],
+  '@tickwheel/ws': [
+    'DEFAULTS',
+    'DEFAULT_DRAIN_TIMEOUT_MS',
+    'DEFAULT_PONG_TIMEOUT_MS',
+    'HeartbeatController',
+    'WS_TERMINATE_CHANNEL',
+    'heartbeat',
+  ],
   '@tickwheel/ws/browser': ['DeadEvent', 'SilenceWatch', 'WATCH_DEFAULTS', 'watch'],
 };
 

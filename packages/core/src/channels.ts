@@ -1,6 +1,5 @@
 /**
  * Core's diagnostics channels: their names, message types and guarded publish helpers.
- * Must not depend on: a subscriber (@tickwheel/otel) or any adapter package; it only publishes.
  *
  * # Diagnostics channels
  *
@@ -35,41 +34,22 @@
  * for every store but costs ~10 µs per request on Node 20.)
  */
 import { guardedPublisher, typedChannel } from './kit/channel-kit.js';
-import type { TimerHandle } from './wheel/timer-handle.js';
-import type { TimingWheel } from './wheel/timing-wheel.js';
 import type { TimerSet } from './timer-set.js';
 
-/** Name of the channel of {@link WheelWakeMessage}. */
-export const CORE_WAKE_CHANNEL = 'tickwheel:core:wake';
-/** Name of the channel of {@link CallbackErrorMessage}. */
-export const CORE_CALLBACK_ERROR_CHANNEL = 'tickwheel:core:callback-error';
+// The wheel declares and publishes its own two channels (so that it imports nothing that names it).
+export {
+  CORE_WAKE_CHANNEL,
+  CORE_CALLBACK_ERROR_CHANNEL,
+  wakeChannel,
+  callbackErrorChannel,
+  publishWake,
+  publishCallbackError,
+} from './wheel/timing-wheel.js';
+export type { WheelWakeMessage, CallbackErrorMessage } from './wheel/timing-wheel.js';
 /** Name of the channel of {@link TimerSetExpireMessage}. */
 export const CORE_TIMER_SET_EXPIRE_CHANNEL = 'tickwheel:core:timer-set-expire';
 /** Name of the channel of {@link ContextCarrier}: where adapters ask for the caller's context. */
 export const CORE_CAPTURE_CONTEXT_CHANNEL = 'tickwheel:core:capture-context';
-
-/** Published on `tickwheel:core:wake` after a wake-up's callbacks ran. */
-export interface WheelWakeMessage {
-  /** The wheel that woke. */
-  readonly wheel: TimingWheel;
-  /** How long after the time it was armed for the driver woke the wheel, in ms (>= 0). */
-  readonly lateMs: number;
-  /** Callbacks run in this wake-up. */
-  readonly fired: number;
-  /** How long those callbacks ran in all, in ms (0 when none ran). */
-  readonly callbackMs: number;
-  /** Timers still pending after the wake-up. */
-  readonly pending: number;
-}
-
-/** Published on `tickwheel:core:callback-error` when a timer callback throws, before `onError` sees it. */
-export interface CallbackErrorMessage {
-  readonly wheel: TimingWheel;
-  /** What the callback threw. */
-  readonly error: unknown;
-  /** The handle whose callback threw. */
-  readonly handle: TimerHandle;
-}
 
 /** Published on `tickwheel:core:timer-set-expire` when a stack of a `TimerSet` key expires, before its `onExpire` runs. */
 export interface TimerSetExpireMessage {
@@ -92,10 +72,6 @@ export interface ContextCarrier {
 export type { TypedChannel } from './kit/channel-kit.js';
 
 /** @internal */
-export const wakeChannel = typedChannel<WheelWakeMessage>(CORE_WAKE_CHANNEL);
-/** @internal */
-export const callbackErrorChannel = typedChannel<CallbackErrorMessage>(CORE_CALLBACK_ERROR_CHANNEL);
-/** @internal */
 export const timerSetExpireChannel = typedChannel<TimerSetExpireMessage>(CORE_TIMER_SET_EXPIRE_CHANNEL);
 /** @internal */
 export const captureContextChannel = typedChannel<ContextCarrier>(CORE_CAPTURE_CONTEXT_CHANNEL);
@@ -112,27 +88,6 @@ export function captureContext(channel: { readonly hasSubscribers: boolean }): u
   captureContextChannel.publish(carrier);
   return carrier.context;
 }
-
-/**
- * Publishes on `tickwheel:core:wake` when someone listens (the wheel reads `wakeChannel.hasSubscribers`
- * first anyway: timing the pass is part of the message).
- */
-export const publishWake = guardedPublisher(
-  wakeChannel,
-  (wheel: TimingWheel, lateMs: number, fired: number, callbackMs: number): WheelWakeMessage => ({
-    wheel,
-    lateMs: lateMs > 0 ? lateMs : 0,
-    fired,
-    callbackMs,
-    pending: wheel.size,
-  }),
-);
-
-/** Publishes on `tickwheel:core:callback-error` when someone listens. */
-export const publishCallbackError = guardedPublisher(
-  callbackErrorChannel,
-  (wheel: TimingWheel, error: unknown, handle: TimerHandle): CallbackErrorMessage => ({ wheel, error, handle }),
-);
 
 /** Publishes on `tickwheel:core:timer-set-expire` when someone listens. */
 export const publishTimerSetExpire = guardedPublisher(

@@ -1,7 +1,7 @@
 // The public API of @tickwheel/core: named exports only, no `export *`.
-// Must not depend on: any adapter package. Nothing internal: the option kit, the drivers and driving clocks are in internal.ts.
+// Nothing internal here: the option kit, the drivers and the driving clocks are in internal.ts.
 export { TimingWheel, isTimingWheel } from './wheel/timing-wheel.js';
-export { TimerLoopError } from './wheel/wheel-pass.js';
+export { TimerLoopError } from './wheel/timer-loop-error.js';
 export { MAX_DELAY_MS } from './kit/options-kit.js';
 export type { TimingWheelOptions, WheelStats } from './wheel/wheel-types.js';
 export { TimerHandle } from './wheel/timer-handle.js';

@@ -1,6 +1,5 @@
 /**
- * `@tickwheel/core/internal`: what the adapters share with core but users should not build on.
- * Must not depend on: anything outside core. Not public API (no semver promise).
+ * `@tickwheel/core/internal`: what the adapters share with core but users should not build on; not public API (no semver promise).
  */
 export { orDefault, describeValue, requireFunction } from './kit/options-kit.js';
 export { optionKit } from './wheel/wheel-option-kit.js';

@@ -1,6 +1,5 @@
 /**
  * Clocks: the Clock and DrivingClock contracts, SystemClock and freshNow.
- * Must not depend on: the wheel's internals or any adapter package.
  *
  * Clocks: where the wheel reads the time, and how it asks to be woken up.
  *

@@ -1,6 +1,5 @@
 /**
  * ManualClock: a driving clock that tests move by hand, firing the wheel synchronously.
- * Must not depend on: real time or native timers (clock.ts's contract only).
  */
 import type { DrivingClock, WakeupDriver } from './clock.js';
 import { requireMs } from '../kit/options-kit.js';

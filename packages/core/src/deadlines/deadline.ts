@@ -1,6 +1,5 @@
 /**
  * Ambient deadlines: `withDeadline`, `currentDeadline`, `createDeadline` on an AsyncLocalStorage, timed by a wheel.
- * Must not depend on: any adapter package or the library an adapter wraps (the wheel and the clock only).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sharedWheel } from '../wheel/shared-wheel.js';

@@ -1,6 +1,5 @@
 /**
  * The channel kit: how every tickwheel package declares a diagnostics channel and publishes on it only when someone listens (internal).
- * Must not depend on: any adapter package or a subscriber (node:diagnostics_channel only).
  *
  * Each package's `channels.ts` names its channels and message types; what they all did alike,
  * "look the channel up, then `if (!channel.hasSubscribers) return;` before building a message",

@@ -1,6 +1,5 @@
 /**
  * The one check of "plain JSON data": a deep copy of a value that JSON round-trips unchanged, or an error naming the path.
- * Must not depend on: the TimerSet, the wheel or any adapter package (the option kit's describeValue only).
  *
  * Two packages store values as JSON and must read back what they were given: `TimerSet`
  * snapshots (core) and timer payloads (`@tickwheel/redis`). `JSON.stringify` silently drops

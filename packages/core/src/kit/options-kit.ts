@@ -1,6 +1,5 @@
 /**
  * The option kit: how every tickwheel package checks its arguments and options, with one message shape (internal).
- * Must not depend on: any adapter package or anything else in core (a leaf).
  *
  * undici checks every dispatcher option in one place and words each failure the same way; this is
  * ours. Every failure is a `TypeError` (wrong type) or a `RangeError` (right type, wrong value)

@@ -1,6 +1,5 @@
 /**
  * Bucket: one slot of one wheel level, a circular doubly-linked list of timer entries.
- * Must not depend on: the clock, the driver, node:timers or any adapter (it only links and unlinks entries).
  *
  * A bucket is one slot of one level of the wheel: a circular doubly-linked list of timer entries
  * with the bucket itself as the sentinel. Because the sentinel closes the ring, an entry can be

@@ -1,6 +1,5 @@
 /**
  * NativeDriver: the one native timer that wakes a wheel, setTimeout's delay limit, and the millisecond grid it fires on.
- * Must not depend on: the wheel's internals or any adapter package (it only calls the wake-up it is given).
  *
  * # The grid native timers fire on
  *

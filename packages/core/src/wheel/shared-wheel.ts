@@ -1,6 +1,5 @@
 /**
  * The process-wide shared TimingWheel every adapter uses unless given a wheel.
- * Must not depend on: any adapter package (timing-wheel.ts only); adapters never configure it.
  */
 import { TimingWheel } from './timing-wheel.js';
 

@@ -1,6 +1,5 @@
 /**
  * TickScale: the conversion between a clock's milliseconds and a wheel's ticks.
- * Must not depend on: anything but the kit's MAX_DELAY_MS (pure arithmetic).
  *
  * The conversion between a clock's milliseconds and a wheel's ticks, for any positive finite
  * `tickMs`: 1 (the default), a power of two, or a fraction such as 0.3 or 1000 / 60.

@@ -1,13 +1,12 @@
 /**
  * TimerHandle: one timer entry of the wheel, its lifecycle states, cancel and refresh.
- * Must not depend on: node:timers, the wheel's passes or levels, or any adapter package.
  *
  * The object the wheel links into its buckets is the handle the user holds. Its lifecycle state
  * lives in its links (no flags field); the rest of the design is in `timing-wheel.ts`.
  */
 import { Bucket, type Link } from './bucket.js';
-import { freshNow } from '../clocks/clock.js';
-import type { TimingWheel } from './timing-wheel.js';
+import { freshNow, type Clock } from '../clocks/clock.js';
+import type { TickScale } from './tick-scale.js';
 
 /**
  * The lifecycle of a timer entry, read off its links rather than a field of its own (a field is
@@ -46,6 +45,19 @@ export function isUnrefDelay(stored: number): boolean {
   return stored < 0 || (stored === 0 && 1 / stored < 0);
 }
 
+/**
+ * What a handle asks of the wheel that holds it: the `TimingWheel` (`timing-wheel.ts`), named by
+ * its contract here so that the handle's file does not import the wheel's.
+ */
+export interface TimerOwner {
+  readonly clock: Clock;
+  readonly _scale: TickScale;
+  _cancel(handle: TimerHandle): boolean;
+  _refresh(handle: TimerHandle, delayMs: number | undefined): void;
+  _refreshAt(handle: TimerHandle, timeMs: number): void;
+  _setRef(handle: TimerHandle, ref: boolean): void;
+}
+
 /** What a timer runs when it fires; it receives its own handle, so it can refresh itself. */
 export type TimerCallback = (handle: TimerHandle) => void;
 
@@ -64,7 +76,7 @@ export interface TimerTask {
 export type TimerState = 'pending' | 'cancelled' | 'firing' | 'fired';
 
 /**
- * A timer on a {@link TimingWheel}: the entry the wheel links into its buckets and the handle the
+ * A timer on a `TimingWheel`: the entry the wheel links into its buckets and the handle the
  * user holds, in one object of six fields, so scheduling allocates exactly once (the heap cost
  * per pending timer is measured in benchmarks/results/core.json).
  *
@@ -87,7 +99,7 @@ export class TimerHandle {
      * wheel. Under cachegrind a schedule+cancel took 1 218 instead of 712 instructions with a
      * second wheel in the process, 3 046 instead of 857 with six (Node 20).
      */
-    readonly _wheel: TimingWheel,
+    readonly _wheel: TimerOwner,
     /** @internal A callback, or a task (see {@link TimerTask}). */ public _callback: TimerCallback | TimerTask,
     /** @internal The tick it falls due at; Infinity for a timer that never fires. */ public _tick: number,
     delayMs: number,

@@ -1,6 +1,5 @@
 /**
  * scheduleTask, scheduleTaskAt: timers that run a {@link TimerTask} object instead of a callback (adapters only).
- * Must not depend on: any adapter package or a library an adapter wraps.
  *
  * A per-request owner (a deadline scope, a gRPC call) that gives the wheel a callback must make
  * one per request: a bound method (48 B on Node 20) or a closure and its context, held as long

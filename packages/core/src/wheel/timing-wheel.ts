@@ -1,15 +1,15 @@
 /**
  * TimingWheel: the hierarchical timing wheel's public class, and its design essay.
- * Must not depend on: any adapter package or a library an adapter wraps.
  *
  * # The hierarchical timing wheel
  *
  * A `TimingWheel` holds any number of timers and fires each one when its time comes, with O(1)
  * schedule, cancel and refresh, driven by ONE native timer for the whole wheel. It follows
  * Kafka's `TimingWheel`/`SystemTimer` (the Purgatory redesign), adapted to Node's event loop.
- * The code is split by concept: tick arithmetic (`tick-scale.ts`), levels and slots
- * (`wheel-levels.ts`), buckets (`bucket.ts`), entries (`timer-handle.ts`), passes and arming
- * (`wheel-pass.ts`) and the native timer (`native-driver.ts`).
+ * This file is the wheel: its book of pending timers, its passes and its arming. It holds its
+ * parts rather than inheriting them: the levels (`wheel-levels.ts`, with the pure slot
+ * arithmetic), the tick arithmetic (`tick-scale.ts`), and the driver (`native-driver.ts`, or the
+ * clock's own). Buckets are `bucket.ts`, entries `timer-handle.ts`.
  *
  * ## Ticks, levels and buckets
  * Time is counted in ticks of `tickMs` (any positive finite number: 1 by default, 0.3, or
@@ -95,21 +95,80 @@
  * ## Threading
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.
  */
-import { isDrivingClock, systemClock, type Clock } from '../clocks/clock.js';
+import { freshNow, isDrivingClock, systemClock, type Clock, type WakeupDriver } from '../clocks/clock.js';
+import { guardedPublisher, typedChannel } from '../kit/channel-kit.js';
+import { describeValue, optionChecks, requireFunction, requireMs } from '../kit/options-kit.js';
+import type { Bucket, Link } from './bucket.js';
 import { loopGridOriginMs, NativeDriver } from './native-driver.js';
 import * as tickScale from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerCallback, TimerTask } from './timer-handle.js';
-import { describeValue, optionChecks, requireFunction, requireMs } from '../kit/options-kit.js';
-import type { TimingWheelOptions } from './wheel-types.js';
-import { WheelPass, type ErrorHandler } from './wheel-pass.js';
+import { TimerLoopError } from './timer-loop-error.js';
+import { WheelLevels } from './wheel-levels.js';
+import type { TimingWheelOptions, WheelStats } from './wheel-types.js';
 
 // Module-level copies: compiled to CommonJS, an imported binding is a property read off the
-// other module's exports object at every use, and `schedule` uses TimerHandle and MAX_DELAY_MS
-// on every call (see the measurement in wheel-filing.ts).
-const { isUnrefDelay, TimerHandle } = timerState;
+// other module's exports object at every use, which shows on the schedule and cancel paths.
+const { CANCELLED, FIRED, FIRING, isUnrefDelay, TimerHandle } = timerState;
 type TimerHandle = timerState.TimerHandle;
 const { MAX_DELAY_MS, sumUp, TickScale } = tickScale;
+
+/** Name of the channel of {@link WheelWakeMessage}. */
+export const CORE_WAKE_CHANNEL = 'tickwheel:core:wake';
+/** Name of the channel of {@link CallbackErrorMessage}. */
+export const CORE_CALLBACK_ERROR_CHANNEL = 'tickwheel:core:callback-error';
+
+/** Published on `tickwheel:core:wake` after a wake-up's callbacks ran (see `channels.ts`). */
+export interface WheelWakeMessage {
+  /** The wheel that woke. */
+  readonly wheel: TimingWheel;
+  /** How long after the time it was armed for the driver woke the wheel, in ms (>= 0). */
+  readonly lateMs: number;
+  /** Callbacks run in this wake-up. */
+  readonly fired: number;
+  /** How long those callbacks ran in all, in ms (0 when none ran). */
+  readonly callbackMs: number;
+  /** Timers still pending after the wake-up. */
+  readonly pending: number;
+}
+
+/** Published on `tickwheel:core:callback-error` when a timer callback throws, before `onError` sees it. */
+export interface CallbackErrorMessage {
+  readonly wheel: TimingWheel;
+  /** What the callback threw. */
+  readonly error: unknown;
+  /** The handle whose callback threw. */
+  readonly handle: TimerHandle;
+}
+
+/** @internal */
+export const wakeChannel = typedChannel<WheelWakeMessage>(CORE_WAKE_CHANNEL);
+/** @internal */
+export const callbackErrorChannel = typedChannel<CallbackErrorMessage>(CORE_CALLBACK_ERROR_CHANNEL);
+
+/**
+ * Publishes on `tickwheel:core:wake` when someone listens (the wheel reads `wakeChannel.hasSubscribers`
+ * first anyway: timing the pass is part of the message).
+ */
+export const publishWake = guardedPublisher(
+  wakeChannel,
+  (wheel: TimingWheel, lateMs: number, fired: number, callbackMs: number): WheelWakeMessage => ({
+    wheel,
+    lateMs: lateMs > 0 ? lateMs : 0,
+    fired,
+    callbackMs,
+    pending: wheel.size,
+  }),
+);
+
+/** Publishes on `tickwheel:core:callback-error` when someone listens. */
+export const publishCallbackError = guardedPublisher(
+  callbackErrorChannel,
+  (wheel: TimingWheel, error: unknown, handle: TimerHandle): CallbackErrorMessage => ({ wheel, error, handle }),
+);
+
+/** What receives the errors of callbacks and `TimerLoopError`s: the `onError` option. */
+export type ErrorHandler = (error: unknown, handle: TimerHandle) => void;
 
 /** Checks the constructor's options, in the adapters' message shape. */
 const core = optionChecks('@tickwheel/core');
@@ -121,6 +180,9 @@ const WHEEL_OPTIONS: readonly (keyof TimingWheelOptions)[] = [
   'loopLimit',
   'yieldToIoWhenLateMs',
 ];
+
+/** How many entries `rearm` looks at to find a coarse bucket's earliest timer. */
+const REARM_SCAN_LIMIT = 256;
 
 /** The callback a task's handle holds for the moment between its scheduling and its task's store. */
 function taskPlaceholder(): void {}
@@ -146,15 +208,53 @@ const WHEEL_BRAND = Symbol.for('@tickwheel/core.TimingWheel@0');
  * handle.cancel(); // the response arrived in time
  * ```
  */
-export class TimingWheel extends WheelPass {
+export class TimingWheel {
   /** The clock timers are measured against. */
   readonly clock: Clock;
   /** Timer resolution in ms. */
   readonly tickMs: number;
+  /** Buckets per level. */
+  readonly wheelSize: number;
+  /** @internal Ticks and clock times. */
+  readonly _scale: tickScale.TickScale;
+
+  // ## The book: where the pending timers are, and what the driver was told
+  /** The levels of buckets the pending timers are linked into, and the current tick. */
+  private readonly levels: WheelLevels;
+  private readonly driver: WakeupDriver;
+  /** The tick the driver is armed for; Infinity when disarmed, -Infinity during a pass. */
+  private armedTick = Infinity;
+  /** Set while callbacks run, so that arming happens once at the end of the pass. */
+  private processing = false;
+  private closed = false;
+  // One counter per event (schedule, fire, cancel) and `pending` derived from them: keeping a
+  // pending count as well cost an extra read-modify-write on every schedule and cancel.
+  private scheduledCount = 0;
+  private firedCount = 0;
+  private cancelledCount = 0;
+  private wakeupCount = 0;
+  private cascadedCount = 0;
+  private refiledCount = 0;
+  /**
+   * Pending handles that were `unref()`ed. The driver must be ref'ed exactly while some pending
+   * timer is; counting only the unref'ed ones lets schedule, cancel and fire skip the whole
+   * question (one compare with 0) in the usual case where nobody calls `unref()`. Counting every
+   * ref'ed handle instead (a call per operation) was ~20 instructions of a schedule plus cancel
+   * under cachegrind, and a queued microtask each time a request-at-a-time wheel emptied.
+   */
+  private unrefPendingCount = 0;
+  /** What the driver was last told by `setRef`; true whenever no unref'ed timer is pending. */
+  private refTold = true;
   // Copies of `_scale.originMs` and `tickMs === 1` for `tickAfter`, one load each on the schedule
   // path instead of a load through `_scale` and a compare with a possibly boxed double.
   private readonly originMs: number;
   private readonly wholeMsTicks: boolean;
+
+  // ## The passes
+  private readonly onError: ErrorHandler | undefined;
+  private readonly loopLimit: number;
+  private passErrors: unknown[] | undefined = undefined;
+  private loopError: TimerLoopError | undefined = undefined;
 
   /** @throws TypeError/RangeError for a bad option, naming it and the value */
   constructor(options: TimingWheelOptions = {}) {
@@ -177,17 +277,18 @@ export class TimingWheel extends WheelPass {
     const yieldToIoWhenLateMs = o.yieldToIoWhenLateMs ?? 10;
     if (yieldToIoWhenLateMs !== Infinity) core.durationMs(yieldToIoWhenLateMs, 'yieldToIoWhenLateMs');
     const scale = new TickScale(loopGridOriginMs(clock, tickMs), tickMs);
-    let wake: () => void = () => undefined;
-    const trampoline = (): void => wake();
-    const driver = isDrivingClock(clock)
-      ? clock.createDriver(trampoline)
-      : new NativeDriver(clock, trampoline, { yieldToIoWhenLateMs });
-    super(wheelSize, scale, driver, clock, onError, loopLimit);
-    wake = this.wake;
     this.clock = clock;
     this.tickMs = tickMs;
+    this.wheelSize = wheelSize;
+    this._scale = scale;
+    this.levels = new WheelLevels(wheelSize);
+    this.driver = isDrivingClock(clock)
+      ? clock.createDriver(this.wake)
+      : new NativeDriver(clock, this.wake, { yieldToIoWhenLateMs });
     this.originMs = scale.originMs;
     this.wholeMsTicks = tickMs === 1;
+    this.onError = onError;
+    this.loopLimit = loopLimit;
   }
 
   /** Pending timers. */
@@ -265,7 +366,7 @@ export class TimingWheel extends WheelPass {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.forEachEntry((handle) => this.cancelEntry(handle));
+    this.levels.forEachEntry((handle) => this.cancelEntry(handle));
     this.armedTick = Infinity;
     this.driver.close();
   }
@@ -273,6 +374,20 @@ export class TimingWheel extends WheelPass {
   /** Same as {@link TimingWheel.close}, for `using wheel = new TimingWheel()`. */
   [Symbol.dispose](): void {
     this.close();
+  }
+
+  /** Counters of the wheel's life. */
+  stats(): WheelStats {
+    return {
+      pending: this.pendingCount,
+      scheduled: this.scheduledCount,
+      fired: this.firedCount,
+      cancelled: this.cancelledCount,
+      wakeups: this.wakeupCount,
+      cascaded: this.cascadedCount,
+      refiled: this.refiledCount,
+      levels: this.levels.count,
+    };
   }
 
   /** @internal */
@@ -301,7 +416,7 @@ export class TimingWheel extends WheelPass {
         handle._tick = tick;
         return;
       }
-      this.unlink(handle, null);
+      this.levels.unlink(handle, null);
       handle._tick = tick;
       this.file(handle);
       return;
@@ -321,7 +436,7 @@ export class TimingWheel extends WheelPass {
         handle._tick = tick;
         return;
       }
-      this.unlink(handle, null);
+      this.levels.unlink(handle, null);
       handle._tick = tick;
       this.file(handle);
       return;
@@ -350,9 +465,267 @@ export class TimingWheel extends WheelPass {
     return this._scale.dueTick(sumUp(elapsed, delayMs));
   }
 
+  /** @internal */
+  _setRef(handle: TimerHandle, ref: boolean): void {
+    const stored = handle._delayMs;
+    if (isUnrefDelay(stored) !== ref) return; // already as asked
+    handle._delayMs = -stored; // the sign is the ref state: 0 <-> -0 too
+    if (handle._prev !== null) this.refChanged(ref);
+  }
+
+  // ## The book: filing, cancelling, counting
+
+  /** Timers waiting to fire (parked ones included). */
+  private get pendingCount(): number {
+    return this.scheduledCount - this.firedCount - this.cancelledCount;
+  }
+
+  /** Counts a new or re-armed pending handle and files it. */
+  private add(handle: TimerHandle): void {
+    this.scheduledCount++;
+    if (this.unrefPendingCount !== 0) this.syncRef();
+    this.file(handle);
+  }
+
+  /** Counts and files a fired or cancelled handle that `refresh()` re-arms. */
+  private readd(handle: TimerHandle): void {
+    if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount++;
+    this.add(handle);
+  }
+
+  /**
+   * Links an unlinked entry into its bucket, and arms the driver if it is now the soonest.
+   * During a pass `armedTick` is -Infinity, so the one compare also stands for "not while
+   * processing" (rearm arms once at the end of the pass).
+   */
+  private file(handle: TimerHandle): void {
+    const tick = this.levels.link(handle);
+    if (tick < this.armedTick) {
+      this.armedTick = tick;
+      this.driver.arm(this._scale.timeOfTick(tick));
+    }
+  }
+
+  /** Unlinks and counts a pending handle as cancelled; returns true when that emptied its bucket. */
+  private cancelEntry(handle: TimerHandle): boolean {
+    const emptied = this.levels.unlink(handle, CANCELLED);
+    this.cancelledCount++;
+    if (this.unrefPendingCount !== 0) this.leftPending(handle);
+    return emptied;
+  }
+
+  /** A pending handle stopped being pending while unref'ed ones exist: count it, tell the driver. */
+  private leftPending(handle: TimerHandle): void {
+    if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount--;
+    // The last one, cancelled outside a pass: give the native timer back before telling the
+    // driver (the caller would disarm next), so that it does not queue a re-ref of a timer that goes.
+    if (this.pendingCount === 0 && !this.processing) this.disarm();
+    this.syncRef();
+  }
+
+  /** A pending handle's `ref()`/`unref()` changed. */
+  private refChanged(ref: boolean): void {
+    this.unrefPendingCount += ref ? -1 : 1;
+    this.syncRef();
+  }
+
+  /** Tells the driver whether to keep the process alive, when that changed: while some pending timer is ref'ed. */
+  private syncRef(): void {
+    const pending = this.pendingCount;
+    // No pending timer: nothing is armed, and "ref'ed" keeps the fast path's assumption true.
+    const ref = pending === 0 || pending > this.unrefPendingCount;
+    if (ref === this.refTold) return;
+    this.refTold = ref;
+    this.driver.setRef(ref);
+  }
+
+  private disarm(): void {
+    if (this.armedTick === Infinity) return;
+    this.armedTick = Infinity;
+    this.driver.disarm();
+  }
+
+  // ## The passes: what happens when the driver wakes the wheel
+
+  /** The driver's callback: process everything due by a fresh reading, then arm for what comes next. */
+  private readonly wake = (): void => {
+    this.wakeupCount++;
+    const armedTick = this.armedTick;
+    this.armedTick = Infinity;
+    if (this.closed) return;
+    const now = freshNow(this.clock);
+    const nowTick = this._scale.nowTick(now);
+    // Timing the pass costs two clock reads: only when someone listens (see channels.ts).
+    const observed = wakeChannel.hasSubscribers;
+    const firedBefore = this.firedCount;
+    const passStart = observed ? performance.now() : 0;
+    this.processing = true;
+    this.armedTick = -Infinity; // nothing arms during the pass (see file)
+    const errors: unknown[] = [];
+    this.passErrors = errors;
+    try {
+      this.processUntil(nowTick);
+    } finally {
+      this.processing = false;
+      this.armedTick = Infinity;
+      this.passErrors = undefined;
+      this.rearm();
+    }
+    if (observed) {
+      const armedAt = armedTick === Infinity ? now : this._scale.timeOfTick(armedTick);
+      publishWake(this, now - armedAt, this.firedCount - firedBefore, performance.now() - passStart);
+    }
+    const loopError = this.loopError;
+    this.loopError = undefined;
+    const thrown =
+      errors.length === 1
+        ? errors[0]
+        : errors.length > 1
+          ? new AggregateError(errors, `${errors.length} timer callbacks threw`)
+          : undefined;
+    if (loopError !== undefined) {
+      if (thrown !== undefined)
+        Object.defineProperty(loopError, 'cause', { value: thrown, configurable: true, writable: true });
+      throw loopError;
+    }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- a callback's error is rethrown as it was thrown
+    if (thrown !== undefined) throw thrown;
+  };
+
+  private processUntil(targetTick: number): void {
+    const levels = this.levels;
+    let lastFiredTick = -Infinity;
+    let rounds = 0;
+    for (;;) {
+      const bucket = levels.nextEventBucket();
+      if (bucket === undefined) break;
+      const eventTick = levels.startOf(bucket);
+      if (eventTick > targetTick || this.closed) break;
+      levels.currentTick = eventTick;
+      if (bucket.level > 0) {
+        this.cascadeBatch(levels.take(bucket)); // overflow: drop to a finer level
+        continue;
+      }
+      // Callbacks that keep re-arming themselves for this tick would never let time move.
+      rounds = eventTick === lastFiredTick ? rounds + 1 : 0;
+      lastFiredTick = eventTick;
+      if (rounds >= this.loopLimit) this.stopLoop(levels.take(bucket), eventTick);
+      else this.fireBatch(levels.take(bucket), eventTick);
+    }
+    if (targetTick > levels.currentTick) levels.currentTick = targetTick;
+  }
+
+  /** Cancels what keeps re-arming for `tick`, and reports it once. */
+  private stopLoop(batch: Bucket, tick: number): void {
+    const first = batch._next as TimerHandle;
+    let cancelled = 0;
+    while (batch._next !== batch) {
+      this.cancelEntry(batch._next as TimerHandle);
+      cancelled++;
+    }
+    const error = new TimerLoopError(this.loopLimit, this._scale.timeOfTick(tick), cancelled);
+    if (this.onError !== undefined) this.report(error, first);
+    else this.loopError ??= error;
+  }
+
+  /** Fires the entries of a level-0 bucket, re-filing those that `refresh()` pushed later. */
+  private fireBatch(batch: Bucket, tick: number): void {
+    // Callbacks may cancel or refresh entries still in the batch: take them one at a time.
+    while (batch._next !== batch) {
+      const handle = batch._next as TimerHandle;
+      if (this.closed) {
+        // A callback closed the wheel: what is left of the batch is cancelled, not fired.
+        this.cancelEntry(handle);
+        continue;
+      }
+      this.levels.unlink(handle, null);
+      if (handle._tick > tick) {
+        this.refiledCount++; // refreshed later: file it where it now belongs
+        this.file(handle);
+        continue;
+      }
+      this.fire(handle);
+    }
+  }
+
+  private cascadeBatch(batch: Bucket): void {
+    while (batch._next !== batch) {
+      const handle = batch._next as TimerHandle;
+      this.levels.unlink(handle, null);
+      this.cascadedCount++;
+      this.file(handle);
+    }
+  }
+
+  /** Fires an entry just unlinked from its batch. */
+  private fire(handle: TimerHandle): void {
+    handle._next = FIRING;
+    this.firedCount++;
+    if (this.unrefPendingCount !== 0) this.leftPending(handle);
+    // Each callback is a job of its own: timers it schedules count from its first clock read,
+    // not from the wake-up's, which a long callback before it would have made stale.
+    this.clock.endJob?.();
+    try {
+      const callback = handle._callback;
+      if (typeof callback === 'function') callback.call(undefined, handle);
+      else callback.timerFired(handle);
+    } catch (error) {
+      this.report(error, handle);
+    }
+    // Still firing: not re-armed (pending) nor re-armed and cancelled by the callback.
+    if (handle._next === FIRING) handle._next = FIRED;
+  }
+
+  private report(error: unknown, handle: TimerHandle): void {
+    publishCallbackError(this, error, handle);
+    if (this.onError !== undefined) {
+      try {
+        this.onError(error, handle);
+        return;
+      } catch (handlerError) {
+        error = handlerError;
+      }
+    }
+    this.passErrors!.push(error);
+  }
+
+  /** Arms the driver for the next event, or disarms it when nothing is pending. */
+  private rearm(): void {
+    if (this.closed || this.pendingCount === 0) {
+      this.disarm();
+      return;
+    }
+    const levels = this.levels;
+    const bucket = levels.nextEventBucket();
+    if (bucket === undefined) return; // only parked timers: nothing will ever be due
+    let tick = levels.startOf(bucket);
+    if (bucket.level > 0) {
+      tick = earliestDueIn(bucket, tick);
+      const next = levels.nextEventAfter(bucket);
+      if (next >= 0 && next < tick) tick = next;
+    }
+    this.armedTick = tick;
+    this.driver.arm(this._scale.timeOfTick(tick));
+  }
+
   private closedError(): Error {
     return new Error('TimingWheel is closed: it cannot schedule timers after close()');
   }
+}
+
+/**
+ * A coarse bucket's event is only a cascade; waking at its earliest due tick instead saves the
+ * wake-ups in between. Scans a bounded number of entries; a longer bucket wakes at `fallback`.
+ */
+function earliestDueIn(bucket: Bucket, fallback: number): number {
+  let earliest = Infinity;
+  let seen = 0;
+  for (let link: Link = bucket._next; link !== bucket; link = link._next!) {
+    if (++seen > REARM_SCAN_LIMIT) return fallback;
+    const tick = (link as TimerHandle)._tick;
+    if (tick < earliest) earliest = tick;
+  }
+  return earliest === Infinity ? fallback : Math.max(earliest, fallback);
 }
 
 Object.defineProperty(TimingWheel.prototype, WHEEL_BRAND, { value: true });

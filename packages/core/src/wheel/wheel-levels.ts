@@ -1,13 +1,75 @@
 /**
- * WheelLevels: a wheel's rings of buckets, their occupancy bitmaps and the slot arithmetic.
- * Must not depend on: the clock, the driver or the passes (bucket.ts and timer-handle.ts's type only).
+ * WheelLevels: the object a wheel holds its levels in (rings of buckets with occupancy bitmaps), and the pure slot arithmetic.
  *
- * The levels of a timing wheel: rings of buckets with an occupancy bitmap each, and the slot
- * arithmetic that files a timer by its due tick and finds the next non-empty bucket. The design
- * is explained in `timing-wheel.ts`; this file is its "Ticks, levels and buckets" section.
+ * The design is explained in `timing-wheel.ts` ("Ticks, levels and buckets"): a tick number read
+ * in base `wheelSize` names a slot per level, and a timer goes to the level of the highest digit
+ * in which its due tick differs from the current tick. The arithmetic is the pure functions
+ * below ({@link levelOf}, {@link slotOf}, {@link firstSetBit}, ...), tested on their own; the
+ * class keeps the buckets they index, like tokio's `Wheel { levels }`.
  */
 import { Bucket, type Link } from './bucket.js';
 import type { TimerHandle } from './timer-handle.js';
+
+/** Above this tick number bitwise arithmetic on ticks is unsafe, and filing takes the slow path. */
+export const MAX_INT32_TICK = 0x7fffffff;
+
+/** The slot of a parked timer: due beyond MAX_DELAY_MS, it is never filed and never fires. */
+const PARKED_LEVEL = -2;
+/** The slot of a batch taken out of the wheel to be fired or cascaded. */
+const DETACHED_LEVEL = -1;
+
+/**
+ * The level of each highest differing bit of two tick numbers, for a wheel of `2^shift` slots:
+ * bit `b` belongs to digit `floor(b / shift)`. A table, so that filing is one lookup.
+ */
+export function levelOfBitTable(shift: number): Uint8Array {
+  const table = new Uint8Array(32);
+  for (let bit = 0; bit < 32; bit++) table[bit] = Math.floor(bit / shift);
+  return table;
+}
+
+/**
+ * The level a timer due at `tick` is filed at when the wheel is at `current` (both at most
+ * {@link MAX_INT32_TICK}, `tick >= current`): the highest base-`wheelSize` digit in which they
+ * differ. `mask` is `wheelSize - 1`; `levelOfBit` is {@link levelOfBitTable}'s.
+ */
+export function levelOf(tick: number, current: number, mask: number, levelOfBit: Uint8Array): number {
+  const diff = tick ^ current;
+  return diff <= mask ? 0 : levelOfBit[31 - Math.clz32(diff)];
+}
+
+/** The slot of `tick` (at most {@link MAX_INT32_TICK}) at `level`: its digit there. */
+export function slotOf(tick: number, level: number, shift: number, mask: number): number {
+  return (tick >>> (level * shift)) & mask;
+}
+
+/**
+ * {@link levelOf} and {@link slotOf} for tick numbers of any size, with division rather than bit
+ * operations: exact for doubles, since every divisor is a power of two. Returns `[level, slot]`.
+ */
+export function levelAndSlotOfLargeTick(tick: number, current: number, wheelSize: number): [number, number] {
+  let level = 0;
+  let span = 1;
+  let window = wheelSize;
+  // Ends at the latest when `window` overflows to Infinity.
+  while (Math.floor(tick / window) !== Math.floor(current / window)) {
+    level++;
+    span = window;
+    window *= wheelSize;
+  }
+  return [level, Math.floor(tick / span) % wheelSize];
+}
+
+/** Index of the first set bit at or after `from` in a bitmap of 32-bit words, or -1. */
+export function firstSetBit(words: Int32Array, from: number): number {
+  let w = from >>> 5;
+  let bits = words[w] & (-1 << (from & 31));
+  for (;;) {
+    if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
+    if (++w >= words.length) return -1;
+    bits = words[w]!;
+  }
+}
 
 /** One level: its buckets and an occupancy bitmap, one bit per slot. */
 interface Level {
@@ -22,19 +84,12 @@ interface Level {
   readonly window: number;
 }
 
-/** Above this tick number bitwise arithmetic on ticks is unsafe, and filing takes the slow path. */
-const MAX_INT32_TICK = 0x7fffffff;
-
-/** The slot of a parked timer: due beyond MAX_DELAY_MS, it is never filed and never fires. */
-const PARKED_LEVEL = -2;
-/** The slot of a batch taken out of the wheel to be fired or cascaded. */
-const DETACHED_LEVEL = -1;
-
+/** A wheel's levels: where each pending entry is linked, and where the next event is. */
 export class WheelLevels {
-  /** Every tick before this one has been processed. */
-  protected currentTick = 0;
+  /** Every tick before this one has been processed; the wheel's passes move it. */
+  currentTick = 0;
   /** Timers that never fire (due beyond MAX_DELAY_MS): kept linked only so that cancel is uniform. */
-  protected readonly parked = new Bucket(PARKED_LEVEL, 0);
+  readonly parked = new Bucket(PARKED_LEVEL, 0);
 
   private readonly shift: number;
   private readonly mask: number;
@@ -44,12 +99,11 @@ export class WheelLevels {
   constructor(readonly wheelSize: number) {
     this.shift = Math.log2(wheelSize);
     this.mask = wheelSize - 1;
-    this.levelOfBit = new Uint8Array(32);
-    for (let bit = 0; bit < 32; bit++) this.levelOfBit[bit] = Math.floor(bit / this.shift);
+    this.levelOfBit = levelOfBitTable(this.shift);
   }
 
   /** Levels in use. */
-  protected get levelCount(): number {
+  get count(): number {
     return this.levels.length;
   }
 
@@ -57,7 +111,7 @@ export class WheelLevels {
    * Links an unlinked entry into the bucket of its due tick (overdue ones into the current
    * tick's) and returns that tick; Infinity for a parked entry.
    */
-  protected link(handle: TimerHandle): number {
+  link(handle: TimerHandle): number {
     const current = this.currentTick;
     let tick = handle._tick;
     if (tick === Infinity) {
@@ -68,21 +122,10 @@ export class WheelLevels {
     let level: number;
     let slot: number;
     if (tick <= MAX_INT32_TICK) {
-      const diff = tick ^ current;
-      level = diff <= this.mask ? 0 : this.levelOfBit[31 - Math.clz32(diff)];
-      slot = (tick >>> (level * this.shift)) & this.mask;
+      level = levelOf(tick, current, this.mask, this.levelOfBit);
+      slot = slotOf(tick, level, this.shift, this.mask);
     } else {
-      // Past 2^31 ticks: the same digit arithmetic with division, exact for doubles because
-      // every divisor is a power of two. The loop ends at the latest when `window` overflows.
-      level = 0;
-      let span = 1;
-      let window = this.wheelSize;
-      while (Math.floor(tick / window) !== Math.floor(current / window)) {
-        level++;
-        span = window;
-        window *= this.wheelSize;
-      }
-      slot = Math.floor(tick / span) % this.wheelSize;
+      [level, slot] = levelAndSlotOfLargeTick(tick, current, this.wheelSize);
     }
     const lv = level < this.levels.length ? this.levels[level] : this.addLevels(level);
     const bucket = lv.buckets[slot] ?? (lv.buckets[slot] = new Bucket(level, slot));
@@ -98,7 +141,7 @@ export class WheelLevels {
    * (see timer-handle.ts), or null when it is linked again at once. Returns true when that
    * emptied its bucket.
    */
-  protected unlink(handle: TimerHandle, mark: Link | null): boolean {
+  unlink(handle: TimerHandle, mark: Link | null): boolean {
     const prev = handle._prev!;
     const next = handle._next!;
     prev._next = next;
@@ -109,6 +152,64 @@ export class WheelLevels {
     if (prev !== next) return false;
     this.bucketEmptied(prev as Bucket);
     return true;
+  }
+
+  /**
+   * The bucket of the next event (a level-0 bucket to fire or a coarser bucket to cascade) at
+   * `fromLevel` or above, or undefined when there is none. Its `level` and `slot` say which; its
+   * event happens at {@link WheelLevels.startOf}.
+   */
+  nextEventBucket(fromLevel = 0): Bucket | undefined {
+    const current = this.currentTick;
+    for (let l = fromLevel; l < this.levels.length; l++) {
+      const level = this.levels[l];
+      if (level.occupiedCount === 0) continue;
+      const slot = firstSetBit(level.occupied, Math.floor(current / level.span) % this.wheelSize);
+      if (slot >= 0) return level.buckets[slot]; // occupied, so created
+    }
+    return undefined;
+  }
+
+  /** The tick a filed bucket's slot begins at, in the current window of its level. */
+  startOf(bucket: Bucket): number {
+    const level = this.levels[bucket.level];
+    // At the very top of the double range the window overflows; its base is then 0.
+    const base = level.window === Infinity ? 0 : Math.floor(this.currentTick / level.window) * level.window;
+    return base + bucket.slot * level.span;
+  }
+
+  /**
+   * The start of the next occupied bucket after `bucket` at its level, or of the next event
+   * above it; -1 when neither exists. Lazily refreshed entries can make a coarse bucket's
+   * earliest timer later than that, and the driver must never sleep past it.
+   */
+  nextEventAfter(bucket: Bucket): number {
+    const level = this.levels[bucket.level];
+    const nextSlot = bucket.slot + 1 < this.wheelSize ? firstSetBit(level.occupied, bucket.slot + 1) : -1;
+    const sameLevel = nextSlot >= 0 ? this.startOf(level.buckets[nextSlot]!) : -1;
+    const above = this.nextEventBucket(bucket.level + 1);
+    const coarser = above === undefined ? -1 : this.startOf(above);
+    if (sameLevel < 0) return coarser;
+    return coarser < 0 || sameLevel < coarser ? sameLevel : coarser;
+  }
+
+  /** Empties a filed bucket into a detached batch, so callbacks can refill the slot. */
+  take(bucket: Bucket): Bucket {
+    const level = this.levels[bucket.level];
+    const batch = new Bucket(DETACHED_LEVEL, 0);
+    bucket.moveAllTo(batch);
+    level.occupied[bucket.slot >>> 5] &= ~(1 << (bucket.slot & 31));
+    level.occupiedCount--;
+    return batch;
+  }
+
+  /** Calls `visit` on every filed and parked entry (it may unlink the one it is given). */
+  forEachEntry(visit: (handle: TimerHandle) => void): void {
+    for (const level of this.levels) {
+      if (level.occupiedCount === 0) continue;
+      for (const bucket of level.buckets) if (bucket !== undefined) drain(bucket, visit);
+    }
+    drain(this.parked, visit);
   }
 
   private bucketEmptied(bucket: Bucket): void {
@@ -134,64 +235,6 @@ export class WheelLevels {
     }
     return this.levels[upTo];
   }
-
-  /**
-   * The bucket of the next event (a level-0 bucket to fire or a coarser bucket to cascade) at
-   * `fromLevel` or above, or undefined when there is none. Its `level` and `slot` say which; its
-   * event happens at {@link WheelLevels.startOf}.
-   */
-  protected nextEventBucket(fromLevel = 0): Bucket | undefined {
-    const current = this.currentTick;
-    for (let l = fromLevel; l < this.levels.length; l++) {
-      const level = this.levels[l];
-      if (level.occupiedCount === 0) continue;
-      const slot = firstSetBit(level.occupied, Math.floor(current / level.span) % this.wheelSize);
-      if (slot >= 0) return level.buckets[slot]; // occupied, so created
-    }
-    return undefined;
-  }
-
-  /** The tick a filed bucket's slot begins at, in the current window of its level. */
-  protected startOf(bucket: Bucket): number {
-    const level = this.levels[bucket.level];
-    // At the very top of the double range the window overflows; its base is then 0.
-    const base = level.window === Infinity ? 0 : Math.floor(this.currentTick / level.window) * level.window;
-    return base + bucket.slot * level.span;
-  }
-
-  /**
-   * The start of the next occupied bucket after `bucket` at its level, or of the next event
-   * above it; -1 when neither exists. Lazily refreshed entries can make a coarse bucket's
-   * earliest timer later than that, and the driver must never sleep past it.
-   */
-  protected nextEventAfter(bucket: Bucket): number {
-    const level = this.levels[bucket.level];
-    const nextSlot = bucket.slot + 1 < this.wheelSize ? firstSetBit(level.occupied, bucket.slot + 1) : -1;
-    const sameLevel = nextSlot >= 0 ? this.startOf(level.buckets[nextSlot]!) : -1;
-    const above = this.nextEventBucket(bucket.level + 1);
-    const coarser = above === undefined ? -1 : this.startOf(above);
-    if (sameLevel < 0) return coarser;
-    return coarser < 0 || sameLevel < coarser ? sameLevel : coarser;
-  }
-
-  /** Empties a filed bucket into a detached batch, so callbacks can refill the slot. */
-  protected take(bucket: Bucket): Bucket {
-    const level = this.levels[bucket.level];
-    const batch = new Bucket(DETACHED_LEVEL, 0);
-    bucket.moveAllTo(batch);
-    level.occupied[bucket.slot >>> 5] &= ~(1 << (bucket.slot & 31));
-    level.occupiedCount--;
-    return batch;
-  }
-
-  /** Calls `visit` on every filed and parked entry (it may unlink the one it is given). */
-  protected forEachEntry(visit: (handle: TimerHandle) => void): void {
-    for (const level of this.levels) {
-      if (level.occupiedCount === 0) continue;
-      for (const bucket of level.buckets) if (bucket !== undefined) drain(bucket, visit);
-    }
-    drain(this.parked, visit);
-  }
 }
 
 function drain(bucket: Bucket, visit: (handle: TimerHandle) => void): void {
@@ -199,16 +242,5 @@ function drain(bucket: Bucket, visit: (handle: TimerHandle) => void): void {
     const next: Link = link._next!;
     visit(link as TimerHandle);
     link = next;
-  }
-}
-
-/** Index of the first set bit at or after `from` in a bitmap of 32-bit words, or -1. */
-function firstSetBit(words: Int32Array, from: number): number {
-  let w = from >>> 5;
-  let bits = words[w] & (-1 << (from & 31));
-  for (;;) {
-    if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
-    if (++w >= words.length) return -1;
-    bits = words[w]!;
   }
 }

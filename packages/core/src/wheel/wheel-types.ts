@@ -1,6 +1,5 @@
 /**
  * The public option and statistics types of the `TimingWheel`.
- * Must not depend on: runtime code (types only).
  */
 import type { Clock } from '../clocks/clock.js';
 import type { TimerHandle } from './timer-handle.js';

@@ -28,7 +28,7 @@ function recordingWheel() {
   return { wheel, calls, advanceTo };
 }
 
-describe('wheel filing', () => {
+describe('TimingWheel: filing, counting and arming', () => {
   describe('arming', () => {
     it('arms the driver only for a timer sooner than the armed one, and disarms when the last is cancelled', () => {
       const { wheel, calls } = recordingWheel();

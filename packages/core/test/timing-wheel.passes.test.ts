@@ -7,7 +7,7 @@ function manualWheel(options: { tickMs?: number; wheelSize?: number } = {}) {
   return { clock, wheel };
 }
 
-describe('wheel passes', () => {
+describe('TimingWheel: passes, cascade and runaway timers', () => {
   describe('errors and runaway timers', () => {
     it('routes an error to onError and keeps firing the others', () => {
       const clock = new ManualClock(0);

@@ -37,7 +37,7 @@
 import { guardedPublisher, typedChannel } from './channel-kit.js';
 import type { TimerHandle } from './timer-handle.js';
 import type { TimingWheel } from './timing-wheel.js';
-import type { TimerSet } from './timer-set.js';
+import type { TimerSet } from './timer-set/timer-set.js';
 
 /** Name of the channel of {@link WheelWakeMessage}. */
 export const CORE_WAKE_CHANNEL = 'tickwheel:core:wake';

@@ -15,7 +15,7 @@ export type { NativeDriverOptions } from './native-driver.js';
 export { sharedWheel } from './shared-wheel.js';
 export { withDeadline, currentDeadline, createDeadline, deadlineExceededReason } from './deadline.js';
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadline.js';
-export { TimerSet } from './timer-set.js';
+export { TimerSet } from './timer-set/timer-set.js';
 export type {
   TimerPolicy,
   TimerSetOptions,
@@ -23,8 +23,8 @@ export type {
   TimerSetRestoreOptions,
   ExpireInfo,
   ExpireCallback,
-} from './timer-set.js';
-export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set-snapshot.js';
+} from './timer-set/timer-set.js';
+export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set/snapshot.js';
 export {
   CORE_WAKE_CHANNEL,
   CORE_CALLBACK_ERROR_CHANNEL,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ManualClock, TimerSet, TimingWheel, type TimerPolicy } from '../src/index.js';
+import { ManualClock, TimerSet, TimingWheel, type TimerPolicy } from '../../src/index.js';
 
 /**
  * TimerSet against a model that is obviously right because it is slow: game time moves one

@@ -1,6 +1,5 @@
 /**
  * TimerSet: keyed, stackable, pausable timers for game servers, on one outer-wheel handle.
- * Must not depend on: node:timers or any adapter package (the outer wheel drives it).
  *
  * # Keyed timers for game servers
  *
@@ -43,10 +42,12 @@
  * a key with one stack, and O(stacks of that key) otherwise (bounded by `maxStacks`). `pause()`
  * and `resume()` of the whole set are O(1). `snapshot`, `restore` and `clear` are O(n).
  *
- * The timers are not `TimerHandle` objects: they are indices into typed arrays, filed in a wheel
- * of their own on game time (`timer-set-wheel.ts`), and the keys are slots of a few arrays found
- * through one Map (`timer-set-keys.ts`, `timer-set-store.ts`). A buff costs no object and no closure, and a key set
- * again from its own `onExpire` reuses the slot that just fired: no allocation per expiry.
+ * ## Parts
+ * The timers are not `TimerHandle` objects: they are indices into typed arrays (`slab.ts`),
+ * filed in a wheel of their own on game time (`set-wheel.ts`); the keys are slots of a few arrays
+ * found through one Map (`key-table.ts`), which holds the slab and the wheel and hears from the
+ * wheel when a timer comes due. A buff costs no object and no closure, and a key set again from
+ * its own `onExpire` reuses the slot that just fired: no allocation per expiry.
  *
  * ## Order
  * Expiries run in order of due time (whole ms of game time). Timers due on the same millisecond
@@ -55,9 +56,9 @@
  * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore
  * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
-import type { Clock } from './clock.js';
-import { GameClock } from './timer-set-game-clock.js';
-import { sharedWheel } from './shared-wheel.js';
+import type { Clock } from '../clock.js';
+import { GameClock } from './game-clock.js';
+import { sharedWheel } from '../shared-wheel.js';
 import {
   REPLACE,
   policyOf,
@@ -69,12 +70,12 @@ import {
   type TimerSetConstructorOptions,
   type TimerSetOptions,
   type TimerSetRestoreOptions,
-} from './timer-set-options.js';
-import { loadTimers, planRestore, snapshotOf, stackTimes } from './timer-set-save.js';
-import type { SnapshotKey, TimerSetSnapshot } from './timer-set-snapshot.js';
-import { KeyedStacks } from './timer-set-store.js';
-import type { TimingWheel } from './timing-wheel.js';
-import { requireMs } from './options-kit.js';
+} from './options.js';
+import { loadTimers, planRestore, snapshotOf, stackTimes } from './save.js';
+import type { SnapshotKey, TimerSetSnapshot } from './snapshot.js';
+import { KeyTable } from './key-table.js';
+import type { TimingWheel } from '../timing-wheel.js';
+import { requireMs } from '../options-kit.js';
 
 export type {
   ExpireCallback,
@@ -83,7 +84,7 @@ export type {
   TimerSetConstructorOptions,
   TimerSetOptions,
   TimerSetRestoreOptions,
-} from './timer-set-options.js';
+} from './options.js';
 
 /**
  * Timers by key, each carrying a value, with refresh policies, stacks, pause (per key and for
@@ -109,7 +110,7 @@ export type {
 export class TimerSet<V, K = SnapshotKey> {
   private readonly outer: TimingWheel;
   private readonly gameClock: GameClock;
-  private readonly store: KeyedStacks<K, V>;
+  private readonly table: KeyTable<K, V>;
   private closed = false;
 
   /**
@@ -127,13 +128,17 @@ export class TimerSet<V, K = SnapshotKey> {
     const gameClock = new GameClock(wheel, timeScale);
     this.gameClock = gameClock;
     // 1 ms ticks in game time, so the only rounding is the outer wheel's: never early, at most one of its ticks late.
-    this.store = new KeyedStacks<K, V>(gameClock, (wake) => gameClock.createDriver(wake), onExpire);
-    this.store.owner = this as TimerSet<unknown, unknown>;
+    this.table = new KeyTable<K, V>(
+      gameClock,
+      (wake) => gameClock.createDriver(wake),
+      onExpire,
+      this as TimerSet<unknown, unknown>,
+    );
   }
 
   /** Keys held (a key with several stacks counts once). */
   get size(): number {
-    return this.store.size;
+    return this.table.size;
   }
 
   /** The set's game time in ms: the wheel clock's time, scaled by `timeScale`, not counting pauses. Stands still while paused. */
@@ -191,7 +196,7 @@ export class TimerSet<V, K = SnapshotKey> {
     const policy = options === undefined ? REPLACE : policyOf(options);
     const maxStacks = options?.maxStacks === undefined ? Infinity : requireMaxStacks(options.maxStacks);
     if (this.closed || this.outer.isClosed) throw this.closedError();
-    this.store.set(key, durationMs, value, policy, maxStacks);
+    this.table.set(key, durationMs, value, policy, maxStacks);
     return this;
   }
 
@@ -200,22 +205,22 @@ export class TimerSet<V, K = SnapshotKey> {
    * @returns true if the key existed
    */
   delete(key: K): boolean {
-    const store = this.store;
-    const k = store.live(key);
+    const table = this.table;
+    const k = table.live(key);
     if (k < 0) return false;
-    store.deleteKey(key, k);
+    table.deleteKey(key, k);
     return true;
   }
 
   /** True while the key has at least one stack. */
   has(key: K): boolean {
-    return this.store.live(key) >= 0;
+    return this.table.live(key) >= 0;
   }
 
   /** The key's value, or undefined when the key is not set. */
   get(key: K): V | undefined {
-    const k = this.store.live(key);
-    return k < 0 ? undefined : this.store.valueAt(k);
+    const k = this.table.live(key);
+    return k < 0 ? undefined : this.table.valueAt(k);
   }
 
   /**
@@ -223,23 +228,23 @@ export class TimerSet<V, K = SnapshotKey> {
    * set. Paused keys (and a paused set) report their frozen remaining time.
    */
   remaining(key: K): number | undefined {
-    const k = this.store.live(key);
+    const k = this.table.live(key);
     if (k < 0) return undefined;
     let most = 0;
-    for (const ms of stackTimes(this.store, k)) if (ms > most) most = ms;
+    for (const ms of stackTimes(this.table, k)) if (ms > most) most = ms;
     return most;
   }
 
   /** The key's remaining time per stack, oldest stack first; empty when the key is not set. */
   remainingPerStack(key: K): number[] {
-    const k = this.store.live(key);
-    return k < 0 ? [] : stackTimes(this.store, k);
+    const k = this.table.live(key);
+    return k < 0 ? [] : stackTimes(this.table, k);
   }
 
   /** How many stacks the key holds; 0 when it is not set. */
   stacks(key: K): number {
-    const k = this.store.live(key);
-    return k < 0 ? 0 : this.store.stackCount(k);
+    const k = this.table.live(key);
+    return k < 0 ? 0 : this.table.stackCount(k);
   }
 
   /**
@@ -255,9 +260,9 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   pause(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.pause();
-    const k = this.store.live(key as K);
-    if (k < 0 || this.store.isPaused(k)) return false;
-    this.store.pauseKey(k);
+    const k = this.table.live(key as K);
+    if (k < 0 || this.table.isPaused(k)) return false;
+    this.table.pauseKey(k);
     return true;
   }
 
@@ -269,29 +274,29 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   resume(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.resume();
-    const k = this.store.live(key as K);
-    if (k < 0 || !this.store.isPaused(k)) return false;
-    this.store.resumeKey(k);
+    const k = this.table.live(key as K);
+    if (k < 0 || !this.table.isPaused(k)) return false;
+    this.table.resumeKey(k);
     return true;
   }
 
   /** Whether the key (with an argument) or the whole set (without) is paused by `pause()`. */
   isPaused(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.paused;
-    const k = this.store.live(key as K);
-    return k >= 0 && this.store.isPaused(k);
+    const k = this.table.live(key as K);
+    return k >= 0 && this.table.isPaused(k);
   }
 
   /** The keys, in insertion order (a key set again from its own `onExpire` keeps its place). */
   *keys(): IterableIterator<K> {
-    for (const [key, k] of this.store.slots) if (this.store.stackCount(k) > 0) yield key;
+    for (const [key, k] of this.table.slots) if (this.table.stackCount(k) > 0) yield key;
   }
 
   /** Removes every key without calling `onExpire`. O(n). */
   clear(): void {
-    const store = this.store;
-    for (const k of store.slots.values()) store.releaseKey(k);
-    store.slots.clear();
+    const table = this.table;
+    for (const k of table.slots.values()) table.releaseKey(k);
+    table.slots.clear();
   }
 
   /** Clears the set and releases its timer on the wheel; `set()` throws afterwards. */
@@ -299,7 +304,7 @@ export class TimerSet<V, K = SnapshotKey> {
     if (this.closed) return;
     this.closed = true;
     this.clear();
-    this.store.close();
+    this.table.close();
   }
 
   /** Same as {@link TimerSet.close}, for `using buffs = new TimerSet(...)`. */
@@ -323,7 +328,7 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   snapshot(): TimerSetSnapshot<V> {
-    return snapshotOf(this.store, this.gameClock.paused, this.gameClock.timeScale);
+    return snapshotOf(this.table, this.gameClock.paused, this.gameClock.timeScale);
   }
 
   /**
@@ -341,7 +346,7 @@ export class TimerSet<V, K = SnapshotKey> {
     const { snapshot, values, elapsedMs, timeScale } = planRestore(saved, options);
     const set = new TimerSet<V, SnapshotKey>({ wheel: options.wheel, onExpire: options.onExpire, timeScale });
     if (snapshot.paused) set.gameClock.pause();
-    loadTimers(set.store, snapshot.timers, values, elapsedMs);
+    loadTimers(set.table, snapshot.timers, values, elapsedMs);
     return set;
   }
 

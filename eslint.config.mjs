@@ -47,6 +47,28 @@ export default defineConfig(
     },
   },
   {
+    // @tickwheel/ws/browser runs in pages, workers, Deno, Bun and Node: nothing from Node, nothing
+    // from core (its kit loads Node-only modules), nothing from the rest of the ws package.
+    files: ['packages/ws/src/browser/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: '^(?!\\./)', message: 'src/browser imports only from src/browser (it has no Node).' }] },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['process', 'Buffer', 'require', 'module', 'exports', '__dirname', '__filename', 'global'].map((name) => ({
+          name,
+          message: 'src/browser runs where Node does not: use what pages have (globalThis, TextEncoder, performance).',
+        })),
+        ...['setImmediate', 'clearImmediate', 'queueMicrotask'].map((name) => ({
+          name,
+          message: 'src/browser uses setTimeout only (through host.ts).',
+        })),
+      ],
+    },
+  },
+  {
     files: ['**/*.{js,mjs,cjs}'],
     extends: [tseslint.configs.disableTypeChecked],
   },

@@ -11,12 +11,18 @@
  * `import` and `require`, so an ESM user's `WebSocketServer` only matches ours when our declarations
  * are read as ESM too. The text is the same; only the folder's `"type"` differs.
  *
+ * A package's `src/browser/` (ws's `@tickwheel/ws/browser`) is the exception: it is compiled a second
+ * time, to real ES modules in dist/esm/browser/ beside its copied declarations. It holds no state to
+ * share, it must load in a page with no bundler (an import map, a CDN), where a CommonJS file cannot,
+ * and bundlers tree-shake it. Its CommonJS build (dist/browser/) serves `require()`.
+ *
  * Usage: node scripts/build-esm-entry.mjs [--clean] [package folder ...]   (default: every folder in packages/);
  * --clean only removes dist/esm.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import ts from 'typescript';
 
 const root = path.resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -58,6 +64,37 @@ for (const folder of folders) {
       `// ESM entry of ${name}${base === 'index' ? '' : `/${base}`}: the CommonJS build's exports, so import and require() share one instance.\n` +
         `export {\n${names.map((key) => `  ${key},\n`).join('')}} from '../${base}.js';\n`,
     );
+  }
+  const browser = path.join(folder, 'src', 'browser');
+  if (fs.existsSync(browser)) compileModules(browser, path.join(esm, 'browser'));
+}
+
+/**
+ * Compiles every `.ts` file of `src` on its own to an ES module in `out`, with a source map that
+ * carries its source. The CommonJS build type-checked the same files already.
+ */
+function compileModules(src, out) {
+  fs.mkdirSync(out, { recursive: true });
+  for (const name of fs.readdirSync(src).filter((file) => file.endsWith('.ts'))) {
+    const file = path.join(src, name);
+    const js = name.replace(/\.ts$/, '.js');
+    const { outputText, sourceMapText } = ts.transpileModule(fs.readFileSync(file, 'utf8'), {
+      fileName: name,
+      compilerOptions: {
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.ES2022,
+        sourceMap: true,
+        inlineSources: true,
+        useDefineForClassFields: false,
+      },
+    });
+    fs.writeFileSync(
+      path.join(out, js),
+      outputText.replace(/\/\/# sourceMappingURL=.*$/, `//# sourceMappingURL=${js}.map`),
+    );
+    const map = JSON.parse(sourceMapText);
+    map.sources = [path.relative(out, file).split(path.sep).join('/')];
+    fs.writeFileSync(path.join(out, `${js}.map`), JSON.stringify(map));
   }
 }
 

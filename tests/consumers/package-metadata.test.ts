@@ -57,8 +57,12 @@ describe('package metadata', () => {
 
       it('ships dist/, src/, README.md, LICENSE and package.json, and nothing else', () => {
         const shipped = files(tarball);
-        // core's internal/package.json points node10 resolution at the `./internal` subpath.
-        const extra = name === '@tickwheel/core' ? ['internal/package.json'] : [];
+        // core's internal/package.json and ws's browser/package.json point node10 resolution at their subpaths.
+        const subpaths: Record<string, string[]> = {
+          '@tickwheel/core': ['internal/package.json'],
+          '@tickwheel/ws': ['browser/package.json'],
+        };
+        const extra = subpaths[name] ?? [];
         expect(shipped.filter((file) => !/^(dist|src)\//.test(file)).sort()).toEqual(
           ['LICENSE', 'README.md', ...extra, 'package.json'].sort(),
         );

@@ -32,6 +32,7 @@ const EXPORTS: Record<string, string[]> = {
     'sharedWheel',
     'systemClock',
     'withDeadline',
+    'withoutDeadline',
   ],
   '@tickwheel/fetch': [
     'DEFAULTS',
@@ -58,6 +59,7 @@ const EXPORTS: Record<string, string[]> = {
     'RedisUnavailableError',
   ],
   '@tickwheel/ws': ['DEFAULTS', 'DEFAULT_PONG_TIMEOUT_MS', 'HeartbeatController', 'WS_TERMINATE_CHANNEL', 'heartbeat'],
+  '@tickwheel/ws/browser': ['DeadEvent', 'SilenceWatch', 'WATCH_DEFAULTS', 'watch'],
 };
 
 /** What no public entry may export: core's internal option kit, argument checks and adapter-only routes. */
@@ -74,7 +76,7 @@ const INTERNAL = [
   'enableAmbientDeadlines',
 ];
 
-describe('public API (every package’s index.ts)', () => {
+describe('public API (every package’s index.ts, and ws’s browser/index.ts)', () => {
   it.each(Object.entries(EXPORTS))('%s exports exactly its public names', (name, expected) => {
     const entry = require(name) as Record<string, unknown>;
     expect(Object.keys(entry).sort()).toEqual([...expected].sort());

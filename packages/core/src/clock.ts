@@ -8,6 +8,9 @@
  * given time: the {@link ManualClock} does it synchronously while it is advanced, and the
  * {@link SystemClock} does it with one native `setTimeout` per wheel (see `native-driver.ts`).
  */
+import { optionChecks } from './options-kit.js';
+
+const core = optionChecks('@tickwheel/core');
 
 /** A source of time in milliseconds. It must never go backwards. */
 export interface Clock {
@@ -120,7 +123,8 @@ export class SystemClock implements Clock {
   };
 
   constructor(options: SystemClockOptions = {}) {
-    this.readOncePerJob = options.readOncePerJob ?? true;
+    const o = core.object(options, 'options', ['readOncePerJob']) as SystemClockOptions;
+    this.readOncePerJob = o.readOncePerJob === undefined ? true : core.boolean(o.readOncePerJob, 'readOncePerJob');
     this.nativeSource = ORIGINAL_PERFORMANCE_NOW;
   }
 

@@ -7,7 +7,7 @@ import { sharedWheel } from './shared-wheel.js';
 import type { TimerHandle, TimerTask } from './timer-handle.js';
 import { scheduleTask, scheduleTaskAt } from './timer-task.js';
 import type { TimingWheel } from './timing-wheel.js';
-import { describeValue, requireFunction, requireMs } from './options-kit.js';
+import { optionChecks, requireFunction, requireMs } from './options-kit.js';
 
 /**
  * An ambient deadline: how long the current unit of work (a request, an RPC handler) has left.
@@ -43,6 +43,10 @@ export interface DeadlineOptions {
    */
   onAbort?: (reason: unknown) => void;
 }
+
+const core = optionChecks('@tickwheel/core');
+/** The keys {@link createDeadline} knows; any other is refused. */
+const DEADLINE_OPTIONS: readonly (keyof DeadlineOptions)[] = ['wheel', 'signal', 'onAbort'];
 
 /** A deadline you own: run work inside it, and dispose it when the work is over. */
 export interface DeadlineScope extends Deadline, Disposable {
@@ -113,9 +117,7 @@ export function deadlineExceededReason(): DOMException {
  */
 export function createDeadline(timeoutMs: number, options: DeadlineOptions = {}): DeadlineScope {
   requireMs(timeoutMs, 'timeoutMs');
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`options must be an object, got ${describeValue(options)}`);
-  }
+  core.object(options, 'options', DEADLINE_OPTIONS);
   const onAbort =
     options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
   return newScope(timeoutMs, options.wheel, options.signal, onAbort);
@@ -195,6 +197,25 @@ export function withDeadline<T>(timeoutMs: number, fn: () => T, options?: Deadli
     scope.dispose();
   }
   return result;
+}
+
+/**
+ * Runs `fn` with no ambient deadline: inside it, and in all the async work it starts,
+ * {@link currentDeadline} is `undefined`, so the gRPC calls and fetches made there are not
+ * bounded by an enclosing deadline (nor cancelled with it). For work a handler starts but that
+ * must outlive its request: a cache refresh, an audit write. Limits of its own still apply, and
+ * `withDeadline` inside it starts a fresh budget.
+ *
+ * @example
+ * ```ts
+ * // Inside a handler: answer now, refresh the cache in the background with its own 30 s.
+ * withoutDeadline(() => withDeadline(30_000, () => refreshCache(key))).catch(logError);
+ * ```
+ */
+export function withoutDeadline<T>(fn: () => T): T {
+  requireFunction(fn, 'fn');
+  // run(undefined) rather than exit(): the same effect, without exit()'s experimental status.
+  return storage.run(undefined as unknown as Deadline, fn);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -13,7 +13,7 @@ export type { Clock, DrivingClock, WakeupDriver } from './clock.js';
 export { NativeDriver, MAX_NATIVE_DELAY_MS } from './native-driver.js';
 export type { NativeDriverOptions } from './native-driver.js';
 export { sharedWheel } from './shared-wheel.js';
-export { withDeadline, currentDeadline, createDeadline, deadlineExceededReason } from './deadline.js';
+export { withDeadline, withoutDeadline, currentDeadline, createDeadline, deadlineExceededReason } from './deadline.js';
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadline.js';
 export { TimerSet } from './timer-set/timer-set.js';
 export type {

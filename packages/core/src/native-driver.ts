@@ -26,6 +26,9 @@
  * boundary and the wake-up after it waits for the next tick.
  */
 import { atJobEnd, freshNow, SystemClock, type Clock, type WakeupDriver } from './clock.js';
+import { optionChecks } from './options-kit.js';
+
+const core = optionChecks('@tickwheel/core');
 
 /** setTimeout's largest delay; anything longer fires after 1 ms with a TimeoutOverflowWarning. */
 export const MAX_NATIVE_DELAY_MS = 2 ** 31 - 1;
@@ -126,7 +129,9 @@ export class NativeDriver implements WakeupDriver {
     private readonly wake: () => void,
     options: NativeDriverOptions = {},
   ) {
-    this.yieldToIoWhenLateMs = options.yieldToIoWhenLateMs ?? 10;
+    const o = core.object(options, 'options', ['yieldToIoWhenLateMs']) as NativeDriverOptions;
+    const late = o.yieldToIoWhenLateMs ?? 10;
+    this.yieldToIoWhenLateMs = late === Infinity ? late : core.durationMs(late, 'yieldToIoWhenLateMs');
   }
 
   arm(atMs: number): void {

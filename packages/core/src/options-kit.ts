@@ -1,6 +1,6 @@
 /**
  * The option kit: how every tickwheel package checks its arguments and options, with one message shape (internal).
- * Must not depend on: any adapter package (tick-scale.ts and the wheel's brand check only).
+ * Must not depend on: any adapter package or the wheel (tick-scale.ts only).
  *
  * undici checks every dispatcher option in one place and words each failure the same way; this is
  * ours. Every failure is a `TypeError` (wrong type) or a `RangeError` (right type, wrong value)
@@ -18,7 +18,6 @@
  * adapters through `@tickwheel/core/internal` and is not public API.
  */
 import { MAX_DELAY_MS } from './tick-scale.js';
-import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
 
 /**
  * Renders a value for an error message: primitives as `String()` shows them (strings quoted),
@@ -83,19 +82,12 @@ export function requireFunction<F extends (...args: never[]) => unknown>(value: 
   return value as F;
 }
 
-/** Throws unless `value` is an integer power of two within [min, max]. */
-export function requirePowerOfTwo(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number') {
-    throw new TypeError(`${name} must be a power of two from ${min} to ${max}, got ${describeValue(value)}`);
-  }
-  if (!Number.isInteger(value) || value < min || value > max || (value & (value - 1)) !== 0) {
-    throw new RangeError(`${name} must be a power of two from ${min} to ${max}, got ${describeValue(value)}`);
-  }
-  return value;
-}
-
-/** The checks of one package's options; every method throws on a bad value and returns it typed. */
-export interface OptionKit {
+/**
+ * The checks of one package's options; every method throws on a bad value and returns it typed.
+ * The adapters' kit adds the wheel check to these (`wheel-option-kit.ts`), which needs the wheel
+ * this leaf must not import.
+ */
+export interface OptionChecks {
   /** The package the messages name, `@tickwheel/fetch`. */
   readonly pkg: string;
   /** An options object (`undefined` reads as `{}`) whose keys are all in `known`. */
@@ -114,8 +106,6 @@ export interface OptionKit {
   function<F extends (...args: never[]) => unknown>(value: unknown, path: string): F;
   /** One of `allowed` (compared with `===`). */
   oneOf<T extends string | number>(value: unknown, path: string, allowed: readonly T[]): T;
-  /** A `TimingWheel` from any copy of `@tickwheel/core` (brand check) that is still open. */
-  wheel(value: unknown, path: string): TimingWheel;
   /** A `TypeError` in the kit's shape: `<pkg>: <path> <what>, got <value>`. */
   typeError(path: string, what: string, value: unknown): TypeError;
   /** A `RangeError` in the kit's shape. */
@@ -125,8 +115,8 @@ export interface OptionKit {
 /** The packages already warned about `false` meaning "off", so each warns once per process. */
 const warnedFalse = new Set<string>();
 
-/** The option kit of `pkg` (`'@tickwheel/ws'`). */
-export function optionKit(pkg: string): OptionKit {
+/** The option checks of `pkg` (`'@tickwheel/ws'`). */
+export function optionChecks(pkg: string): OptionChecks {
   const message = (path: string, what: string, value: unknown): string =>
     `${pkg}: ${path} ${what}, got ${describeValue(value)}`;
   const typeError = (path: string, what: string, value: unknown): TypeError =>
@@ -143,7 +133,7 @@ export function optionKit(pkg: string): OptionKit {
     return value;
   };
 
-  const kit: OptionKit = {
+  const kit: OptionChecks = {
     pkg,
     typeError,
     rangeError,
@@ -202,12 +192,6 @@ export function optionKit(pkg: string): OptionKit {
         throw (typeof value === typeof allowed[0] ? rangeError : typeError)(path, `must be ${list}`, value);
       }
       return value as T;
-    },
-
-    wheel(value, path) {
-      if (!isTimingWheel(value)) throw typeError(path, 'must be a TimingWheel from @tickwheel/core', value);
-      if (value.isClosed) throw rangeError(path, 'must be an open TimingWheel', value);
-      return value;
     },
   };
   return kit;

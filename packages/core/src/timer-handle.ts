@@ -156,6 +156,29 @@ export class TimerHandle implements Link {
     return this;
   }
 
+  /**
+   * Restarts the timer to fire at `timeMs`, an absolute time on the wheel's clock: the absolute
+   * twin of {@link TimerHandle.refresh}, for a caller that keeps a deadline rather than a delay
+   * (a request's total time limit), so the value is converted once, where it enters.
+   *
+   * The same rules as `scheduleAt`: it fires at the first tick at or after `timeMs`, never before;
+   * a time in the past fires on the next pass; one more than `MAX_DELAY_MS` ahead, or `Infinity`,
+   * never fires. Like `refresh()` it re-arms a fired or cancelled handle, pushes a pending one
+   * later in O(1) without relinking, and leaves `delayMs` (what a later `refresh()` reuses) as it was.
+   *
+   * @param timeMs - a number on the wheel clock's scale, or `Infinity` for "never"
+   * @throws TypeError when `timeMs` is not a number, RangeError for NaN or -Infinity; the handle is unchanged then
+   * @example
+   * ```ts
+   * const deadline = clock.now() + 30_000;
+   * handle.refreshAt(Math.min(deadline, clock.now() + idleMs)); // whichever comes first
+   * ```
+   */
+  refreshAt(timeMs: number): this {
+    this._wheel._refreshAt(this, timeMs);
+    return this;
+  }
+
   /** Makes the timer keep the process alive while pending (the default). */
   ref(): this {
     this._wheel._setRef(this, true);

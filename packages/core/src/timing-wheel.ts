@@ -100,7 +100,7 @@ import { loopGridOriginMs, NativeDriver } from './native-driver.js';
 import * as tickScale from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerCallback, TimerTask } from './timer-handle.js';
-import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from './options-kit.js';
+import { describeValue, optionChecks, requireFunction, requireMs } from './options-kit.js';
 import type { TimingWheelOptions } from './wheel-types.js';
 import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 
@@ -111,8 +111,27 @@ const { isUnrefDelay, TimerHandle } = timerState;
 type TimerHandle = timerState.TimerHandle;
 const { MAX_DELAY_MS, sumUp, TickScale } = tickScale;
 
+/** Checks the constructor's options, in the adapters' message shape. */
+const core = optionChecks('@tickwheel/core');
+const WHEEL_OPTIONS: readonly (keyof TimingWheelOptions)[] = [
+  'tickMs',
+  'wheelSize',
+  'clock',
+  'onError',
+  'loopLimit',
+  'yieldToIoWhenLateMs',
+];
+
 /** The callback a task's handle holds for the moment between its scheduling and its task's store. */
 function taskPlaceholder(): void {}
+
+/** The error for a bad `refreshAt` time: the kit's shape, naming the package. */
+function badTime(timeMs: unknown): Error {
+  const what = 'must be a number of ms on the wheel clock (Infinity: never fires)';
+  return typeof timeMs === 'number'
+    ? new RangeError(`@tickwheel/core: timeMs ${what}, got ${describeValue(timeMs)}`)
+    : new TypeError(`@tickwheel/core: timeMs ${what}, got ${describeValue(timeMs)} (${typeof timeMs})`);
+}
 
 /** The brand every copy of this package puts on its wheels: see {@link isTimingWheel}. */
 const WHEEL_BRAND = Symbol.for('@tickwheel/core.TimingWheel@0');
@@ -139,24 +158,24 @@ export class TimingWheel extends WheelPass {
 
   /** @throws TypeError/RangeError for a bad option, naming it and the value */
   constructor(options: TimingWheelOptions = {}) {
-    if (options === null || typeof options !== 'object') {
-      throw new TypeError(`options must be an object, got ${describeValue(options)}`);
+    const o = core.object(options, 'options', WHEEL_OPTIONS) as TimingWheelOptions;
+    const tickMs = o.tickMs ?? 1;
+    if (typeof tickMs !== 'number') throw core.typeError('tickMs', 'must be a finite number > 0', tickMs);
+    if (!(tickMs > 0) || tickMs === Infinity) throw core.rangeError('tickMs', 'must be a finite number > 0', tickMs);
+    const wheelSize = o.wheelSize ?? 64;
+    const sizes = 'must be a power of two from 2 to 65536';
+    if (typeof wheelSize !== 'number') throw core.typeError('wheelSize', sizes, wheelSize);
+    if (!Number.isInteger(wheelSize) || wheelSize < 2 || wheelSize > 65536 || (wheelSize & (wheelSize - 1)) !== 0) {
+      throw core.rangeError('wheelSize', sizes, wheelSize);
     }
-    const tickMs = requireMs(options.tickMs ?? 1, 'tickMs');
-    if (tickMs <= 0) throw new RangeError(`tickMs must be a finite number > 0, got ${tickMs}`);
-    const wheelSize = requirePowerOfTwo(options.wheelSize ?? 64, 'wheelSize', 2, 65536);
-    const clock = options.clock ?? systemClock;
+    const clock = o.clock ?? systemClock;
     if (clock === null || typeof clock !== 'object' || typeof clock.now !== 'function') {
-      throw new TypeError(`clock must be an object with a now() method, got ${describeValue(clock)}`);
+      throw core.typeError('clock', 'must be an object with a now() method', clock);
     }
-    const onError =
-      options.onError === undefined ? undefined : requireFunction<ErrorHandler>(options.onError, 'onError');
-    const loopLimit = options.loopLimit ?? 1000;
-    if (!Number.isInteger(loopLimit) || loopLimit < 1) {
-      throw new RangeError(`loopLimit must be an integer >= 1, got ${describeValue(loopLimit)}`);
-    }
-    const yieldToIoWhenLateMs = options.yieldToIoWhenLateMs ?? 10;
-    if (yieldToIoWhenLateMs !== Infinity) requireMs(yieldToIoWhenLateMs, 'yieldToIoWhenLateMs');
+    const onError = o.onError === undefined ? undefined : core.function<ErrorHandler>(o.onError, 'onError');
+    const loopLimit = core.integer(o.loopLimit ?? 1000, 'loopLimit', 1);
+    const yieldToIoWhenLateMs = o.yieldToIoWhenLateMs ?? 10;
+    if (yieldToIoWhenLateMs !== Infinity) core.durationMs(yieldToIoWhenLateMs, 'yieldToIoWhenLateMs');
     const scale = new TickScale(loopGridOriginMs(clock, tickMs), tickMs);
     let wake: () => void = () => undefined;
     const trampoline = (): void => wake();
@@ -289,6 +308,36 @@ export class TimingWheel extends WheelPass {
     }
     handle._tick = tick;
     this.readd(handle);
+  }
+
+  /** @internal */
+  _refreshAt(handle: TimerHandle, timeMs: number): void {
+    if (typeof timeMs !== 'number' || !(timeMs > -Infinity)) throw badTime(timeMs);
+    if (this.closed) throw this.closedError();
+    const tick = this.tickAt(timeMs);
+    if (handle._prev !== null) {
+      // Later or equal: stay put, the old slot re-files it when it comes up. Earlier: move now.
+      if (tick >= handle._tick) {
+        handle._tick = tick;
+        return;
+      }
+      this.unlink(handle, null);
+      handle._tick = tick;
+      this.file(handle);
+      return;
+    }
+    handle._tick = tick;
+    this.readd(handle);
+  }
+
+  /** The due tick of absolute time `timeMs`; Infinity more than MAX_DELAY_MS after the job's reading. */
+  private tickAt(timeMs: number): number {
+    const e = timeMs - this.originMs;
+    // The common case without a clock read: the clock never reads below the origin, so a time
+    // less than MAX_DELAY_MS after the origin is less than that after now.
+    if (this.wholeMsTicks && e < MAX_DELAY_MS) return Math.ceil(e);
+    if (timeMs - this.clock.now() > MAX_DELAY_MS) return Infinity;
+    return this._scale.dueTick(e);
   }
 
   /** The due tick of a timer `delayMs` from the job's reading; Infinity past MAX_DELAY_MS. */

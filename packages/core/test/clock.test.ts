@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { freshNow, SystemClock, TimingWheel, type TimerHandle } from '../src/index.js';
+import { expectUnknownKey } from '../../../tests/helpers/bad-options.js';
 
 const wheels: TimingWheel[] = [];
 function systemWheel(clock = new SystemClock()): TimingWheel {
@@ -31,6 +32,16 @@ function firing(wheel: TimingWheel, delayMs: number): { handle: TimerHandle; fir
 }
 
 describe('SystemClock', () => {
+  describe('#constructor', () => {
+    it('refuses an unknown option and a readOncePerJob that is not a boolean', () => {
+      expectUnknownKey(() => new SystemClock({ readOnce: false } as never), '@tickwheel/core', 'readOnce');
+      expect(() => new SystemClock({ readOncePerJob: 0 as never })).toThrow(
+        new TypeError('@tickwheel/core: readOncePerJob must be a boolean, got 0'),
+      );
+      expect(() => new SystemClock(null as never)).toThrow(TypeError);
+    });
+  });
+
   describe('#now', () => {
     it('reuses one reading within a job and reads afresh in the next', async () => {
       const clock = new SystemClock();

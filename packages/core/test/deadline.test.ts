@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDeadline, currentDeadline, ManualClock, TimingWheel, withDeadline } from '../src/index.js';
+import { expectUnknownKey } from '../../../tests/helpers/bad-options.js';
 import { enableAmbientDeadlines, ownedDeadline, type DeadlineOwner } from '../src/internal.js';
 
 function manualWheel() {
@@ -168,6 +169,17 @@ describe('deadline', () => {
       expect(order).toEqual(['owner:TimeoutError', 'signal', 'child']);
       expect(child.signal.aborted).toBe(true);
       expect(() => createDeadline(10, { wheel, onAbort: 5 as never })).toThrow(/onAbort must be a function, got 5/);
+      expectUnknownKey(
+        () => createDeadline(10, { wheel, onabort: () => undefined } as never),
+        '@tickwheel/core',
+        'onabort',
+      );
+      expectUnknownKey(
+        () => withDeadline(10, () => undefined, { timeoutMs: 5 } as never),
+        '@tickwheel/core',
+        'timeoutMs',
+      );
+      expect(() => createDeadline(10, 5 as never)).toThrow('@tickwheel/core: options must be an object, got 5');
     });
 
     it('calls onAbort during creation when the budget is already spent', () => {

@@ -3,11 +3,27 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freshNow, ManualClock, SystemClock, TimingWheel } from '../src/index.js';
-import { loopGridOriginMs, originOnLoopGrid } from '../src/native-driver.js';
+import { loopGridOriginMs, NativeDriver, originOnLoopGrid } from '../src/native-driver.js';
+import { expectUnknownKey } from '../../../tests/helpers/bad-options.js';
 
 const distEntry = path.resolve(__dirname, '../dist/index.js');
 
 describe('NativeDriver (system clock)', () => {
+  describe('#constructor', () => {
+    it('refuses an unknown option and a bad yieldToIoWhenLateMs', () => {
+      const wake = (): void => undefined;
+      expectUnknownKey(
+        () => new NativeDriver(new SystemClock(), wake, { yieldToIo: 5 } as never),
+        '@tickwheel/core',
+        'yieldToIo',
+      );
+      expect(() => new NativeDriver(new SystemClock(), wake, { yieldToIoWhenLateMs: -1 })).toThrow(
+        new RangeError('@tickwheel/core: yieldToIoWhenLateMs must be a finite number of ms >= 0, got -1'),
+      );
+      new NativeDriver(new SystemClock(), wake, { yieldToIoWhenLateMs: Infinity }).close();
+    });
+  });
+
   afterEach(() => {
     vi.useRealTimers();
   });

@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { badValues, expectRejected, expectUnknownKey } from '../../../tests/helpers/bad-options.js';
-import { optionKit, orDefault } from '../src/internal.js';
-import { describeValue, requireFunction, requireMs, requirePowerOfTwo } from '../src/options-kit.js';
-import { ManualClock } from '../src/manual-clock.js';
-import { TimingWheel } from '../src/timing-wheel.js';
+import { describeValue, optionChecks, orDefault, requireFunction, requireMs } from '../src/options-kit.js';
 
 describe('options-kit', () => {
-  const kit = optionKit('@tickwheel/test');
+  const kit = optionChecks('@tickwheel/test');
 
   describe('#limitMs', () => {
     it('reads 0 and Infinity as no limit, and keeps any other limit', () => {
@@ -31,7 +28,7 @@ describe('options-kit', () => {
       const warnings: Error[] = [];
       const onWarning = (warning: Error): void => void warnings.push(warning);
       process.on('warning', onWarning);
-      const once = optionKit('@tickwheel/warn-once');
+      const once = optionChecks('@tickwheel/warn-once');
       expect(once.limitMs(false, 'totalMs')).toBe(Infinity);
       expect(once.limitMs(false, 'headersMs')).toBe(Infinity);
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -124,19 +121,6 @@ describe('options-kit', () => {
     });
   });
 
-  describe('#wheel', () => {
-    it('takes an open wheel by its brand, and refuses look-alikes and closed wheels', () => {
-      const wheel = new TimingWheel({ clock: new ManualClock() });
-      expect(kit.wheel(wheel, 'wheel')).toBe(wheel);
-      const lookAlike = { scheduleAt: () => undefined, clock: { now: () => 0 } };
-      expect(() => kit.wheel(lookAlike, 'wheel')).toThrow(TypeError);
-      wheel.close();
-      expect(() => kit.wheel(wheel, 'wheel')).toThrow(
-        new RangeError('@tickwheel/test: wheel must be an open TimingWheel, got an object (TimingWheel)'),
-      );
-    });
-  });
-
   describe('orDefault', () => {
     it('takes the default only for undefined, so null reaches the check', () => {
       expect(orDefault(undefined, 5)).toBe(5);
@@ -158,14 +142,6 @@ describe('options-kit', () => {
   describe('requireFunction', () => {
     it('rejects non-functions', () => {
       expect(() => requireFunction({}, 'onExpire')).toThrow(/onExpire must be a function, got \{\}/);
-    });
-  });
-
-  describe('requirePowerOfTwo', () => {
-    it('accepts powers of two in range only', () => {
-      expect(requirePowerOfTwo(64, 'wheelSize', 2, 65536)).toBe(64);
-      expect(() => requirePowerOfTwo(3, 'wheelSize', 2, 65536)).toThrow(RangeError);
-      expect(() => requirePowerOfTwo(2 ** 20, 'wheelSize', 2, 65536)).toThrow(/wheelSize/);
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, TimingWheel } from '../src/index.js';
+import { MAX_DELAY_MS, ManualClock, TimingWheel } from '../src/index.js';
 
 function manualWheel(tickMs = 1) {
   const clock = new ManualClock(0);
@@ -111,6 +111,151 @@ describe('TimerHandle', () => {
       expect(h.expiresAt).toBe(24);
       clock.advance(100);
       expect(fired).toEqual([[24, 24]]);
+    });
+  });
+
+  describe('#refreshAt', () => {
+    it('moves a pending timer to an absolute time on the clock', () => {
+      const { clock, wheel } = manualWheel();
+      clock.advance(1000);
+      const fired: number[] = [];
+      const h = wheel.schedule(100, () => fired.push(clock.now()));
+      expect(h.refreshAt(1500)).toBe(h);
+      expect(h.expiresAt).toBe(1500);
+      clock.advance(499);
+      expect(fired).toEqual([]);
+      clock.advance(1);
+      expect(fired).toEqual([1500]);
+    });
+
+    it('pushes a deadline later without relinking, and re-files it when its old slot comes up', () => {
+      const { clock, wheel } = manualWheel();
+      const fired: number[] = [];
+      const h = wheel.schedule(10, () => fired.push(clock.now()));
+      for (let t = 1; t <= 50; t++) {
+        clock.advance(1);
+        h.refreshAt(t + 10);
+      }
+      expect(wheel.stats().refiled).toBeLessThanOrEqual(6);
+      expect(wheel.stats().scheduled).toBe(1);
+      clock.advance(10);
+      expect(fired).toEqual([60]);
+    });
+
+    it('moves a deadline earlier at once', () => {
+      const { clock, wheel } = manualWheel();
+      const fired: number[] = [];
+      const h = wheel.schedule(100_000, () => fired.push(clock.now()));
+      h.refreshAt(5);
+      clock.advance(5);
+      expect(fired).toEqual([5]);
+    });
+
+    it('fires a time in the past on the next pass, never before the current tick', () => {
+      const { clock, wheel } = manualWheel();
+      clock.advance(1000);
+      const fired: number[] = [];
+      const h = wheel.schedule(50, () => fired.push(clock.now()));
+      h.refreshAt(10);
+      expect(h.pending).toBe(true);
+      clock.advance(0);
+      expect(fired).toEqual([1000]);
+      h.refreshAt(-Number.MAX_VALUE);
+      clock.advance(0);
+      expect(fired).toEqual([1000, 1000]);
+    });
+
+    it('is never early with a coarse or fractional tick: the first tick at or after the time', () => {
+      for (const tickMs of [8, 0.3, 1000 / 60]) {
+        const { clock, wheel } = manualWheel(tickMs);
+        let firedAt = -1;
+        const h = wheel.schedule(1, () => (firedAt = clock.now()));
+        h.refreshAt(101);
+        expect(h.expiresAt).toBeGreaterThanOrEqual(101);
+        expect(h.expiresAt - 101).toBeLessThan(tickMs);
+        while (firedAt < 0 && clock.runNext());
+        expect(firedAt).toBe(h.expiresAt);
+      }
+    });
+
+    it('re-arms a fired or cancelled handle, like refresh(), and keeps the delay refresh() reuses', () => {
+      const { clock, wheel } = manualWheel();
+      let runs = 0;
+      const h = wheel.schedule(10, () => runs++);
+      clock.advance(10);
+      expect(h.state).toBe('fired');
+      h.refreshAt(25);
+      expect([h.pending, wheel.size, h.delayMs]).toEqual([true, 1, 10]);
+      clock.advance(15);
+      expect(runs).toBe(2);
+      h.cancel();
+      h.refreshAt(30);
+      clock.advance(5);
+      expect(runs).toBe(3);
+      h.refresh();
+      expect(h.expiresAt).toBe(40);
+    });
+
+    it('may be called from its own callback', () => {
+      const { clock, wheel } = manualWheel();
+      const fired: number[] = [];
+      wheel.schedule(10, (self) => {
+        fired.push(clock.now());
+        if (fired.length < 3) self.refreshAt(clock.now() + 7);
+      });
+      clock.advance(100);
+      expect(fired).toEqual([10, 17, 24]);
+    });
+
+    it('makes Infinity, or a time more than MAX_DELAY_MS ahead, a timer that never fires', () => {
+      const { clock, wheel } = manualWheel();
+      let fired = 0;
+      const a = wheel.schedule(5, () => fired++).refreshAt(Infinity);
+      const b = wheel.schedule(10, () => fired++);
+      clock.advance(5);
+      b.refreshAt(5 + 2 * MAX_DELAY_MS);
+      const c = wheel.schedule(MAX_DELAY_MS + 2, () => fired++).refreshAt(Infinity);
+      expect([a, b, c].map((h) => [h.pending, h.expiresAt])).toEqual([
+        [true, Infinity],
+        [true, Infinity],
+        [true, Infinity],
+      ]);
+      clock.advance(1e300);
+      expect(fired).toBe(0);
+      // and it can be brought back
+      a.refreshAt(clock.now() + 3);
+      clock.advance(3);
+      expect(fired).toBe(1);
+    });
+
+    it('honours a time exactly MAX_DELAY_MS ahead', () => {
+      const { clock, wheel } = manualWheel();
+      let fired = 0;
+      const h = wheel.schedule(5, () => fired++).refreshAt(MAX_DELAY_MS);
+      expect(h.expiresAt).toBe(MAX_DELAY_MS);
+      clock.advance(MAX_DELAY_MS - 1);
+      expect(fired).toBe(0);
+      clock.advance(1);
+      expect(fired).toBe(1);
+    });
+
+    it('rejects a bad time naming the package and the value, and leaves the timer as it was', () => {
+      const { wheel } = manualWheel();
+      const h = wheel.schedule(10, () => undefined);
+      expect(() => h.refreshAt(Number.NaN)).toThrow(RangeError);
+      expect(() => h.refreshAt(Number.NaN)).toThrow(/^@tickwheel\/core: timeMs must be a number .*got NaN$/);
+      expect(() => h.refreshAt(-Infinity)).toThrow(/@tickwheel\/core: timeMs .*got -Infinity/);
+      expect(() => h.refreshAt('5' as unknown as number)).toThrow(TypeError);
+      expect(() => h.refreshAt('5' as unknown as number)).toThrow(/@tickwheel\/core: timeMs .*got "5" \(string\)/);
+      expect(() => h.refreshAt(undefined as unknown as number)).toThrow(TypeError);
+      expect([h.pending, h.expiresAt, h.delayMs]).toEqual([true, 10, 10]);
+    });
+
+    it('throws once the wheel is closed', () => {
+      const { wheel } = manualWheel();
+      const h = wheel.schedule(10, () => undefined);
+      wheel.close();
+      expect(() => h.refreshAt(20)).toThrow(/closed/);
     });
   });
 

@@ -8,6 +8,7 @@ import {
   TimingWheel,
   withDeadline,
 } from '../src/index.js';
+import { expectUnknownKey } from '../../../tests/helpers/bad-options.js';
 
 function manualWheel(options: { tickMs?: number; wheelSize?: number; start?: number } = {}) {
   const clock = new ManualClock(options.start ?? 0);
@@ -33,6 +34,34 @@ describe('TimingWheel', () => {
     it('rejects a clock without now() and an onError that is not a function', () => {
       expect(() => new TimingWheel({ clock: {} as never })).toThrow(/clock/);
       expect(() => new TimingWheel({ onError: 5 as never })).toThrow(/onError.*5/);
+    });
+
+    it('refuses an unknown option, naming the package and the key, as the adapters do', () => {
+      expectUnknownKey(() => new TimingWheel({ tickMS: 50 } as never), '@tickwheel/core', 'tickMS');
+      expect(() => new TimingWheel({ tickMS: 50 } as never)).toThrow(
+        '@tickwheel/core: unknown option tickMS; known options: tickMs, wheelSize, clock, onError, loopLimit, yieldToIoWhenLateMs',
+      );
+      expectUnknownKey(() => new TimingWheel({ tickMs: 5, bogus: 1 } as never), '@tickwheel/core', 'bogus');
+      expect(() => new TimingWheel(null as never)).toThrow('@tickwheel/core: options must be an object, got null');
+      expect(() => new TimingWheel([] as never)).toThrow(TypeError);
+      expect(new TimingWheel({ tickMs: undefined, clock: new ManualClock() }).tickMs).toBe(1);
+    });
+
+    it('names the package, the option and the value in every option error', () => {
+      const pkg = '@tickwheel/core';
+      expect(() => new TimingWheel({ tickMs: 0 })).toThrow(`${pkg}: tickMs must be a finite number > 0, got 0`);
+      expect(() => new TimingWheel({ tickMs: '1' as never })).toThrow(TypeError);
+      expect(() => new TimingWheel({ wheelSize: 48 })).toThrow(
+        `${pkg}: wheelSize must be a power of two from 2 to 65536, got 48`,
+      );
+      expect(() => new TimingWheel({ loopLimit: 0 })).toThrow(`${pkg}: loopLimit must be an integer >= 1, got 0`);
+      expect(() => new TimingWheel({ loopLimit: 1.5 })).toThrow(RangeError);
+      expect(() => new TimingWheel({ yieldToIoWhenLateMs: -1 })).toThrow(`${pkg}: yieldToIoWhenLateMs must be`);
+      expect(() => new TimingWheel({ clock: 5 as never })).toThrow(
+        `${pkg}: clock must be an object with a now() method, got 5`,
+      );
+      expect(() => new TimingWheel({ onError: 5 as never })).toThrow(`${pkg}: onError must be a function, got 5`);
+      expect(new TimingWheel({ yieldToIoWhenLateMs: Infinity, clock: new ManualClock() }).isClosed).toBe(false);
     });
   });
 

@@ -12,6 +12,7 @@ import {
   GRPC_TIMEOUT_HEADER,
   grpcTimeoutValue,
   MAX_GRPC_TIMEOUT_MS,
+  parseGrpcTimeout,
   TICKWHEEL_TIMEOUT_HEADER,
 } from './grpc-timeout.js';
 import { unwatchParentAbort, watchParentAbort, type ParentAbortListener } from './parent-abort.js';
@@ -31,6 +32,29 @@ export interface ClientMethodPlan {
   readonly timeoutFrom: 'default' | 'service' | 'method';
   /** The response stream's idle limit; `Infinity` for none, and for a unary response. */
   readonly idleMs: number;
+}
+
+/**
+ * The metadata to send for a call with `leftMs` to go. A `grpc-timeout` the caller wrote itself
+ * (a proxy forwarding its incoming metadata) is one more deadline: when it is no longer than
+ * ours, or is not a value we can read, it goes out untouched, so the server answers as it would
+ * bare (a malformed one with INTERNAL) and enforces it as grpc-js leaves it to; otherwise ours
+ * replaces it. Ours is written on a copy: the caller may reuse its Metadata for other calls.
+ */
+function withTimeoutHeader(metadata: Metadata, leftMs: number): Metadata {
+  const callers = metadata.get(GRPC_TIMEOUT_HEADER);
+  if (callers.length > 0) {
+    const callersMs = parseGrpcTimeout(String(callers[0]));
+    if (callersMs === undefined || callersMs <= leftMs) return metadata;
+  }
+  const sent = metadata.clone();
+  if (leftMs <= MAX_GRPC_TIMEOUT_MS) {
+    sent.set(GRPC_TIMEOUT_HEADER, grpcTimeoutValue(leftMs));
+  } else {
+    if (callers.length > 0) sent.remove(GRPC_TIMEOUT_HEADER);
+    sent.set(TICKWHEEL_TIMEOUT_HEADER, grpcTimeoutValue(leftMs));
+  }
+  return sent;
 }
 
 /** The first value of a number field that must stay tagged (see the constructor). */
@@ -104,13 +128,7 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
     this.listener = listener;
     const now = this.wheel.clock.now();
     const expiresAt = this.expiresAt();
-    let sent = metadata;
-    if (expiresAt !== Infinity) {
-      // Our own copy: the caller may reuse its Metadata object for other calls.
-      sent = metadata.clone();
-      const left = expiresAt - now;
-      sent.set(left <= MAX_GRPC_TIMEOUT_MS ? GRPC_TIMEOUT_HEADER : TICKWHEEL_TIMEOUT_HEADER, grpcTimeoutValue(left));
-    }
+    const sent = expiresAt === Infinity ? metadata : withTimeoutHeader(metadata, expiresAt - now);
     const idleMs = this.plan.idleMs;
     const firstExpiry = idleMs < expiresAt - now ? now + idleMs : expiresAt;
     // Ref'ed, as grpc-js's own deadline timer is: a pending call's DEADLINE_EXCEEDED is always

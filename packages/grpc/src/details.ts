@@ -2,8 +2,9 @@
  * The status details of the DEADLINE_EXCEEDED statuses this package produces.
  * Must not depend on: grpc-js, the wheel or the interceptors (plain string formatting).
  *
- * The wording is stable and documented in the README: `Deadline exceeded after <budget> ms (<limit> limit) on <path>`,
- * so logs and tests can tell which limit fired.
+ * The client's wording is stable and documented in the README: `Deadline exceeded after <budget> ms (<limit> limit) on <path>`,
+ * so logs and tests can tell which limit fired. A server sends grpc-js's own text, which clients
+ * match on, and carries the same facts in a trailer ({@link DEADLINE_TRAILER}).
  */
 
 /** A limit fired while the call ran; `budgetMs` is what the call had when it started. */
@@ -19,4 +20,18 @@ export function spentDetails(limit: string, path: string): string {
 /** A response stream went quiet for longer than its idle limit. */
 export function idleDetails(idleMs: number, path: string): string {
   return `Deadline exceeded: no message for ${Math.round(idleMs)} ms (stream idle limit) on ${path}`;
+}
+
+/** The details grpc-js's server sends when a call's deadline passes; ours sends the same text. */
+export const SERVER_DEADLINE_DETAILS = 'Deadline exceeded';
+
+/**
+ * The trailing-metadata entry of a DEADLINE_EXCEEDED our server sends: which limit fired, the
+ * budget the call had, and the method, where nobody matching on the details text sees them.
+ */
+export const DEADLINE_TRAILER = 'tickwheel-deadline';
+
+/** The value of {@link DEADLINE_TRAILER}: `limit=propagated; budget-ms=99; path=/pkg.Service/Method`. */
+export function deadlineTrailer(limit: string, budgetMs: number, path: string): string {
+  return `limit=${limit}; budget-ms=${Math.round(budgetMs)}; path=${path}`;
 }

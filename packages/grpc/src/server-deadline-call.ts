@@ -2,12 +2,12 @@
  * The per-call state of the server interceptor: the handler's deadline scope and its DEADLINE_EXCEEDED.
  * Must not depend on: the client side or another adapter (grpc-js's server interceptor API and core only).
  */
-import { status as Status } from '@grpc/grpc-js';
-import type { Deadline, Metadata, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
+import { Metadata, status as Status } from '@grpc/grpc-js';
+import type { Deadline, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
 import { captureContext, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
 import { ownedDeadline, type DeadlineOwner } from '@tickwheel/core/internal';
 import { deadlineChannel, publishDeadline, publishHandlerAbort, type HandlerAbortReason } from './channels.js';
-import { expiredDetails, spentDetails } from './details.js';
+import { DEADLINE_TRAILER, deadlineTrailer, SERVER_DEADLINE_DETAILS } from './details.js';
 import { parseGrpcTimeout, TICKWHEEL_TIMEOUT_HEADER } from './grpc-timeout.js';
 import { isTimeout } from './parent-abort.js';
 import type { ServerDeadlineLimit } from './types.js';
@@ -298,18 +298,18 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     if (this.phase === FINISHED) return;
     const spent = this.scope === undefined;
     this.phase = FINISHED;
-    const details = spent
-      ? spentDetails(this.limit, this.plan.path)
-      : expiredDetails(this.limit, this.budgetMs, this.plan.path);
+    const path = this.plan.path;
     const timedOut = isTimeout(reason);
-    if (timedOut)
-      publishDeadline('server', this.plan.path, this.limit, this.budgetMs, spent ? 0 : this.elapsed(), this.context);
+    if (timedOut) publishDeadline('server', path, this.limit, this.budgetMs, spent ? 0 : this.elapsed(), this.context);
     if (!spent) this.handlerAborted(timedOut ? 'deadline' : 'parent-aborted');
-    this.next.sendStatus(
-      isTimeout(reason)
-        ? { code: Status.DEADLINE_EXCEEDED, details, metadata: null }
-        : { code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null },
-    );
+    if (!timedOut) {
+      this.next.sendStatus({ code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null });
+      return;
+    }
+    // grpc-js's exact text, which clients match on; which limit fired travels in a trailer.
+    const trailer = new Metadata();
+    trailer.set(DEADLINE_TRAILER, deadlineTrailer(this.limit, this.budgetMs, path));
+    this.next.sendStatus({ code: Status.DEADLINE_EXCEEDED, details: SERVER_DEADLINE_DETAILS, metadata: trailer });
   }
 
   /** The handler's signal is about to abort. */

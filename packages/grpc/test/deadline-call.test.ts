@@ -108,6 +108,44 @@ describe('deadline-call', () => {
       );
     });
 
+    it('keeps a grpc-timeout the caller wrote when it is shorter than the budget, sending the caller’s Metadata untouched', () => {
+      const { next, call, app } = makeCall({ expiresAt: 600_000 });
+      const metadata = new Metadata();
+      metadata.set(GRPC_TIMEOUT_HEADER, '100m');
+      call.start(metadata, app.listener);
+      expect(next.metadata).toBe(metadata);
+      expect(metadata.get(GRPC_TIMEOUT_HEADER)).toEqual(['100m']);
+    });
+
+    it('replaces a grpc-timeout the caller wrote when the budget is shorter, on a copy', () => {
+      const { next, call, app } = makeCall({ expiresAt: 50 });
+      const metadata = new Metadata();
+      metadata.set(GRPC_TIMEOUT_HEADER, '10S');
+      call.start(metadata, app.listener);
+      expect(next.metadata!.get(GRPC_TIMEOUT_HEADER)).toEqual(['50m']);
+      expect(metadata.get(GRPC_TIMEOUT_HEADER)).toEqual(['10S']);
+    });
+
+    it('passes a malformed grpc-timeout from the caller through untouched, so the server answers as it would bare', () => {
+      const { next, call, app, wheel } = makeCall({ expiresAt: 600_000 });
+      const metadata = new Metadata();
+      metadata.set(GRPC_TIMEOUT_HEADER, 'Infinity');
+      call.start(metadata, app.listener);
+      expect(next.metadata).toBe(metadata);
+      expect(metadata.get(GRPC_TIMEOUT_HEADER)).toEqual(['Infinity']);
+      expect(wheel.size).toBe(1);
+    });
+
+    it('drops a longer grpc-timeout from the caller when the budget itself goes in tickwheel-timeout', () => {
+      const { next, call, app } = makeCall({ expiresAt: MAX_GRPC_TIMEOUT_MS + 1_000 });
+      const metadata = new Metadata();
+      metadata.set(GRPC_TIMEOUT_HEADER, '99999999H');
+      call.start(metadata, app.listener);
+      expect(next.metadata!.get(GRPC_TIMEOUT_HEADER)).toEqual([]);
+      expect(next.metadata!.get(TICKWHEEL_TIMEOUT_HEADER)).toHaveLength(1);
+      expect(metadata.get(GRPC_TIMEOUT_HEADER)).toEqual(['99999999H']);
+    });
+
     it('sends no header, and the caller’s own Metadata, for an idle limit without a deadline', () => {
       const { next, call, app, wheel } = makeCall({ expiresAt: Infinity, idleMs: 100 });
       const metadata = new Metadata();

@@ -3,13 +3,13 @@ import { createDeadline, currentDeadline, ManualClock, TimingWheel } from '@tick
 import { afterEach, describe, expect, it } from 'vitest';
 import { channelListener } from '../../../tests/helpers/channel-listener.js';
 import { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL } from '../src/channels.js';
-import { expiredDetails, spentDetails } from '../src/details.js';
+import { DEADLINE_TRAILER, deadlineTrailer, SERVER_DEADLINE_DETAILS } from '../src/details.js';
 import { grpcTimeoutValue, TICKWHEEL_TIMEOUT_HEADER } from '../src/grpc-timeout.js';
 import { ServerDeadlineCall, type ServerMethodPlan } from '../src/server-deadline-call.js';
 
 const PATH = '/shop.Cart/Checkout';
 type Listener = Parameters<ServerInterceptingCallInterface['start']>[0];
-type SentStatus = { code: status; details: string };
+type SentStatus = { code: status; details: string; metadata?: Metadata | null };
 
 /** grpc-js's side of the call: records what goes out to the client, and hands back the call's listener. */
 class NextCall {
@@ -27,7 +27,11 @@ class NextCall {
     callback();
   }
   sendStatus(s: SentStatus): void {
-    this.sent.push(['status', { code: s.code, details: s.details }]);
+    const trailer = s.metadata?.get(DEADLINE_TRAILER) ?? [];
+    this.sent.push([
+      'status',
+      { code: s.code, details: s.details, ...(trailer.length > 0 ? { trailer: trailer[0] } : {}) },
+    ]);
   }
   startRead(): void {}
   getPeer(): string {
@@ -82,6 +86,18 @@ function arrive(next: NextCall, metadata = new Metadata()): void {
   next.listener!.onReceiveHalfClose();
 }
 
+/** The status our deadline sends: grpc-js's text, and the limit, budget and method in the trailer. */
+function expired(limit: string, budgetMs: number) {
+  return [
+    'status',
+    {
+      code: status.DEADLINE_EXCEEDED,
+      details: SERVER_DEADLINE_DETAILS,
+      trailer: deadlineTrailer(limit, budgetMs, PATH),
+    },
+  ];
+}
+
 describe('server-deadline-call', () => {
   describe('the deadline', () => {
     it('runs a unary handler (it starts at the half-close) inside the client’s deadline', () => {
@@ -111,9 +127,7 @@ describe('server-deadline-call', () => {
       clock.advance(499);
       expect(next.sent).toEqual([]);
       clock.advance(1);
-      expect(next.sent).toEqual([
-        ['status', { code: status.DEADLINE_EXCEEDED, details: expiredDetails('propagated', 500, PATH) }],
-      ]);
+      expect(next.sent).toEqual([expired('propagated', 500)]);
       call.sendMetadata(new Metadata());
       call.sendMessage('late', () => {});
       call.sendStatus({ code: status.OK, details: '' });
@@ -134,9 +148,7 @@ describe('server-deadline-call', () => {
       const { next, clock } = makeCall(Infinity, { defaultTimeoutMs: 200 });
       arrive(next);
       clock.advance(200);
-      expect(next.sent).toEqual([
-        ['status', { code: status.DEADLINE_EXCEEDED, details: expiredDetails('default', 200, PATH) }],
-      ]);
+      expect(next.sent).toEqual([expired('default', 200)]);
     });
 
     it('caps the client’s deadline at the method’s max', () => {
@@ -144,9 +156,7 @@ describe('server-deadline-call', () => {
       arrive(next);
       expect(call.getDeadline()).toBe(71_000);
       clock.advance(1_000);
-      expect(next.sent).toEqual([
-        ['status', { code: status.DEADLINE_EXCEEDED, details: expiredDetails('max', 1_000, PATH) }],
-      ]);
+      expect(next.sent).toEqual([expired('max', 1_000)]);
     });
 
     it('runs a call with no deadline and no default without a scope or a timer', () => {
@@ -164,18 +174,14 @@ describe('server-deadline-call', () => {
       arrive(next, metadata);
       expect(metadata.get(TICKWHEEL_TIMEOUT_HEADER)).toEqual([]);
       clock.advance(300);
-      expect(next.sent).toEqual([
-        ['status', { code: status.DEADLINE_EXCEEDED, details: expiredDetails('propagated', 300, PATH) }],
-      ]);
+      expect(next.sent).toEqual([expired('propagated', 300)]);
     });
 
     it('answers a call whose budget was spent on arrival without running the handler', () => {
       const { next, app } = makeCall(0);
       arrive(next);
       expect(app.events).toEqual([]);
-      expect(next.sent).toEqual([
-        ['status', { code: status.DEADLINE_EXCEEDED, details: spentDetails('propagated', PATH) }],
-      ]);
+      expect(next.sent).toEqual([expired('propagated', 0)]);
     });
   });
 

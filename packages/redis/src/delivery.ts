@@ -6,8 +6,31 @@ import { backoffDelayMs } from './backoff.js';
 import { kit } from './options.js';
 import { decodePayload } from './payload.js';
 import type { KeyList } from './keys.js';
-import type { FiredTimer } from './types.js';
-import type { WorkerContext } from './worker.js';
+import type { TimingWheel } from '@tickwheel/core';
+import type { ShardKeys } from './keys.js';
+import type { ScriptCommands } from './scripts.js';
+import type { FiredTimer, RedisClient, StaleStage, TimerHandler } from './types.js';
+
+/** Everything a worker and its deliveries need from their RedisTimers (defined here, below the worker, which imports it). */
+export interface WorkerContext {
+  client: RedisClient & ScriptCommands;
+  shards: ShardKeys[];
+  channel: string;
+  wheel: TimingWheel;
+  leaseMs: number;
+  pollIntervalMs: number;
+  batchSize: number;
+  concurrency: number;
+  failoverBudgetMs: number;
+  /** For the diagnostics channels. */
+  namespace: string;
+  /** The scripts' trailing time argument. */
+  now: () => string;
+  handler: TimerHandler;
+  onError: (error: unknown) => void;
+  onFailed: (timer: FiredTimer, error: unknown) => void;
+  onStale: (timer: FiredTimer, stage: StaleStage) => void;
+}
 
 /** A claimed timer: what its handler gets, and the retry policy it was scheduled with. */
 export interface Claimed {

@@ -13,9 +13,8 @@
  *
  * The loop retries after 20 ms, doubling to at most 1 s, with jitter, and stops when the budget
  * is spent. Each try is raced against {@link TRY_TIMEOUT_MS} (and the budget left): during a
- * failover ioredis's Cluster can leave a command queued long after the slot has a new master
- * (seen with ioredis 5.9: plain commands sent while the cluster was down never settled), and a
- * client set to queue forever (`maxRetriesPerRequest: null`) would do the same. An abandoned try
+ * failover ioredis's Cluster can leave a command queued long after the slot has a new master,
+ * and a client set to queue forever (`maxRetriesPerRequest: null`) would do the same. An abandoned try
  * may still be applied later, which the idempotence above makes harmless.
  */
 

@@ -3,13 +3,14 @@
 export { RedisTimers } from './redis-timers.js';
 export { RedisUnavailableError } from './failover.js';
 export { DEFAULTS } from './options.js';
-export type { StaleStage } from './worker.js';
+
 export type {
   BackoffOptions,
   DueSpec,
   FailedTimer,
   FiredTimer,
   IfExists,
+  StaleStage,
   RedisClient,
   RedisTimersOptions,
   ScheduleOptions,

@@ -10,8 +10,16 @@ import { dueArgs, kit, requireId, resolveOptions, resolveScheduleOptions, type P
 import { decodePayload, encodePayload } from './payload.js';
 import { parseRecord } from './record.js';
 import { RETRY_SAFE, ShardCalls } from './shard-calls.js';
-import type { DueSpec, FailedTimer, RedisTimersOptions, ScheduleOptions, TimerHandler, TimerInfo } from './types.js';
-import { Worker, type StaleStage } from './worker.js';
+import type {
+  DueSpec,
+  FailedTimer,
+  RedisTimersOptions,
+  ScheduleOptions,
+  StaleStage,
+  TimerHandler,
+  TimerInfo,
+} from './types.js';
+import { Worker } from './worker.js';
 
 /**
  * Durable timers in Redis, shared by every process of a namespace and fired with the local

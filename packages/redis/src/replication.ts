@@ -10,8 +10,8 @@
  *   current WAIT was sent before its write), and at most one round per shard is under way.
  * - A WAIT for replicas that do not exist (a replica promoted by a failover leaves its shard with
  *   none) blocks the shared connection for its whole timeout, and every command queued behind it
- *   with it (measured: with one WAIT per write, latency grew by a second per write). So each round
- *   first asks `INFO replication` how many replicas are connected and waits for at most those.
+ *   with it. So each round first asks `INFO replication` how many replicas are connected and
+ *   waits for at most those.
  *
  * A keyless command goes to a random node of a Cluster: both pipelines start with an `EXISTS` of
  * one of the shard's keys, which routes them to the shard's master, the node of the write.

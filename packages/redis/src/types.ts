@@ -143,3 +143,6 @@ export interface FailedTimer<P = unknown> {
   /** Its last error's message (or why its last lease expired). */
   reason: string;
 }
+
+/** What went stale: the lease passed before the handler could start, or an ack/failure report was refused. */
+export type StaleStage = 'start' | 'ack' | 'fail';

@@ -30,16 +30,12 @@
  * failure reports retry transient errors within the failover budget (they are fenced, so a retry
  * is harmless); what still fails is redelivered after its lease.
  */
-import type { TimerHandle, TimingWheel } from '@tickwheel/core';
+import type { TimerHandle } from '@tickwheel/core';
 import { publishFired } from './channels.js';
-import { Deliveries, type DeliveryShard } from './delivery.js';
 import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
-import { keyList, type ShardKeys } from './keys.js';
-import type { ScriptCommands } from './scripts.js';
-import type { FiredTimer, RedisClient, TimerHandler } from './types.js';
-
-/** What went stale: the lease passed before the handler could start, or an ack/failure report was refused. */
-export type StaleStage = 'start' | 'ack' | 'fail';
+import { keyList } from './keys.js';
+import type { RedisClient } from './types.js';
+import { Deliveries, type DeliveryShard, type WorkerContext } from './delivery.js';
 
 interface Shard extends DeliveryShard {
   /** Server time (ms) of the next due timer or lease expiry known; Infinity when none. */
@@ -51,27 +47,6 @@ interface Shard extends DeliveryShard {
   hint: number;
   /** Consecutive failed claims, for the retry backoff. */
   failures: number;
-}
-
-/** Everything the worker needs from its RedisTimers. */
-export interface WorkerContext {
-  client: RedisClient & ScriptCommands;
-  shards: ShardKeys[];
-  channel: string;
-  wheel: TimingWheel;
-  leaseMs: number;
-  pollIntervalMs: number;
-  batchSize: number;
-  concurrency: number;
-  failoverBudgetMs: number;
-  /** For the diagnostics channels. */
-  namespace: string;
-  /** The scripts' trailing time argument. */
-  now: () => string;
-  handler: TimerHandler;
-  onError: (error: unknown) => void;
-  onFailed: (timer: FiredTimer, error: unknown) => void;
-  onStale: (timer: FiredTimer, stage: StaleStage) => void;
 }
 
 export class Worker {

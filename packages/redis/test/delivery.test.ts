@@ -2,7 +2,8 @@ import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Deliveries, type DeliveryHost, type DeliveryShard } from '../src/delivery.js';
 import type { FiredTimer } from '../src/types.js';
-import type { StaleStage, WorkerContext } from '../src/worker.js';
+import type { WorkerContext } from '../src/delivery.js';
+import type { StaleStage } from '../src/types.js';
 import { until } from './helpers/wait.js';
 
 // Deliveries with a fake worker (the host) and a fake client that records the fenced calls and

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { keyList, shardKeys, wakeChannel, type ShardKeys } from '../src/keys.js';
 import { defineScripts } from '../src/scripts.js';
 import type { FiredTimer, RedisClient, TimerHandler } from '../src/types.js';
-import { Worker, type StaleStage } from '../src/worker.js';
+import type { StaleStage } from '../src/types.js';
+import { Worker } from '../src/worker.js';
 import { uniqueNamespace, until } from './helpers/wait.js';
 
 // The worker on ioredis-mock with the server's clock and the local one both a ManualClock: a

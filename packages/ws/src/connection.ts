@@ -5,7 +5,6 @@
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';
 import type { ResolvedOptions } from './options.js';
-import type { SendTracker } from './send-tracker.js';
 import type { LivenessState } from './types.js';
 
 /**
@@ -16,6 +15,24 @@ export function bytesReadOf(socket: WebSocket): number {
   const transport = (socket as { _socket?: { bytesRead?: unknown } | null })._socket;
   const read = transport?.bytesRead;
   return typeof read === 'number' ? read : -1;
+}
+
+/**
+ * Bytes handed to the socket's transport so far (`bytesWritten` of ws's `net.Socket`: written or
+ * queued in it), or -1 when there is none to read.
+ */
+export function bytesWrittenOf(socket: WebSocket): number {
+  const transport = (socket as { _socket?: { bytesWritten?: unknown } | null })._socket;
+  const written = transport?.bytesWritten;
+  return typeof written === 'number' ? written : -1;
+}
+
+/**
+ * The size of a control frame the heartbeat's side sends with `payload` bytes (RFC 6455 §5.2:
+ * two header bytes, and a 4-byte masking key from a client): our pings, and ws's automatic pongs.
+ */
+export function controlFrameBytes(socket: WebSocket, payload: number): number {
+  return (socket as { _isServer?: unknown })._isServer === false ? 6 + payload : 2 + payload;
 }
 
 /** A ping is outstanding: sent at `lastPingAt`, and (unless `lastReadAt` moved past it) nothing received since. */
@@ -94,17 +111,51 @@ const NEVER_PINGED = PingPass.never(undefined);
 
 /**
  * What only writer/all idleness and `trackWrites` need, in an object of its own so that the
- * default heartbeat (pings only) does not carry five empty fields per connection.
+ * default heartbeat (pings only) does not carry these fields per connection.
+ *
+ * Writes are seen the way pings see reads: by the transport's byte counter (`bytesWritten`),
+ * sampled when the connection comes due, so nothing is patched onto the socket and no listener
+ * runs per `send()`. The heartbeat's own frames (its pings, and ws's automatic pongs to the
+ * peer's pings) are counted in `ownBytes` as they are sent and taken off the next sample, so
+ * they are not write activity.
  */
 export class WriteAndIdle {
-  /** Present while completed sends are observed. */
-  sendTracker: SendTracker | undefined = undefined;
+  /** The transport's `bytesWritten` at the last sample; -1 while writes are not observed (or there is no counter). */
+  writeMark = -1;
+  /** Bytes of our own frames sent since the last sample, not write activity. */
+  ownBytes = 0;
   /** When each idle kind last fired; -Infinity until it does. */
   reader = -Infinity;
   writer = -Infinity;
   all = -Infinity;
 
   constructor(public lastWriteAt: number) {}
+
+  /** Starts observing writes on `socket` (see `trackWrites`): samples its counter now. */
+  track(socket: WebSocket): void {
+    this.writeMark = bytesWrittenOf(socket);
+  }
+
+  /** Whether writes are observed (a counter was there to sample). */
+  get tracks(): boolean {
+    return this.writeMark >= 0;
+  }
+
+  /**
+   * Samples the counter: bytes written since the last sample beyond our own frames are a write
+   * noticed at `now`. Own frames not yet in the counter (queued in ws behind a compression) stay
+   * in `ownBytes` for the next sample.
+   */
+  noticeWrites(socket: WebSocket, now: number): void {
+    const written = bytesWrittenOf(socket);
+    if (written < 0 || this.writeMark < 0) return;
+    const theirs = written - this.writeMark - this.ownBytes;
+    this.writeMark = written;
+    if (theirs > 0) {
+      this.ownBytes = 0;
+      this.lastWriteAt = now;
+    } else this.ownBytes = -theirs;
+  }
 }
 
 /**
@@ -234,7 +285,10 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     this.bits |= AWAITING_PONG;
   }
 
-  /** Last completed send (the attach time when writes are not tracked). */
+  /**
+   * Last write noticed: when a sample of the transport's counter first showed bytes our own
+   * frames do not explain (the attach time when writes are not tracked).
+   */
   get lastWriteAt(): number {
     return this.extra === undefined ? this.attachedAt : this.extra.lastWriteAt;
   }
@@ -307,7 +361,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
       attachedAt: this.attachedAt,
       lastReadAt: this.lastReadAt,
       lastWriteAt: this.lastWriteAt,
-      tracksWrites: this.extra?.sendTracker !== undefined,
+      tracksWrites: this.extra?.tracks === true,
       // Anything received since the ping answers it; the next check clears the flag lazily.
       awaitingPong: this.unanswered,
       lastPingAt: this.pingsSent === 0 ? undefined : this.lastPing.sentAt,

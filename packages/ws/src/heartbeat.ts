@@ -21,7 +21,8 @@
  * no handle and no closure of its own.
  *
  * Activity does not touch the schedule: a frame received (message, ping, pong) writes `lastReadAt`,
- * a completed `send()` writes `lastWriteAt`. When a record comes due it is compared with the
+ * or moves the transport's `bytesRead`; a `send()` moves its `bytesWritten`, which is sampled
+ * when the record comes due (nothing is patched onto the socket). When a record comes due it is compared with the
  * clock, acted on, and filed again under whatever is due next. The one exception is the pong
  * answering our ping: it files the record under its next ping at once, so an answered ping
  * costs nothing at its deadline (and a deadline whose pings were all answered never wakes the
@@ -54,12 +55,11 @@ import { freshNow } from '@tickwheel/core';
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { CloseWatch } from './close-watch.js';
-import { Connection, MarkedConnection } from './connection.js';
+import { Connection, controlFrameBytes, MarkedConnection } from './connection.js';
 import { DueSchedule } from './due-schedule.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
-import { SendTracker } from './send-tracker.js';
 import { setSocketRecord, socketRecord } from './socket-record.js';
 import { isServer, isSocket, SocketIntake } from './socket-intake.js';
 import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, LivenessState } from './types.js';
@@ -105,6 +105,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   // so attaching allocates no closures per connection for them.
   private readonly onRead: (this: WebSocket) => void;
   private readonly onPong: (this: WebSocket) => void;
+  /** With writes observed: a peer's ping, whose automatic pong is our frame, not a write (and a read). */
+  private readonly onPeerPing: (this: WebSocket, data: Buffer) => void;
   /** Hears each watched socket close, without a listener in its `'close'` list (see close-watch.ts). */
   private readonly closeWatch: CloseWatch;
 
@@ -138,6 +140,14 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const controller = this;
     this.onRead = function (this: WebSocket): void {
       controller.recordOf(this as S)?.read(freshNow(clock));
+    };
+    this.onPeerPing = function (this: WebSocket, data: Buffer): void {
+      const c = controller.recordOf(this as S);
+      if (c === undefined) return;
+      c.read(freshNow(clock));
+      // ws answers by itself unless told not to (`autoPong: false`).
+      if ((this as { _autoPong?: unknown })._autoPong !== false && c.extra !== undefined)
+        c.extra.ownBytes += controlFrameBytes(this, data.length);
     };
     // A pong read after a deadline proves a poll ran since (see liveness-check.ts): the poll's
     // end, not its shared reading, is when.
@@ -187,7 +197,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
 
   /**
    * Stops watching one socket and leaves it open: its record is unfiled, its listeners removed
-   * and `send` restored.
+   * (nothing else was ever put on it).
    *
    * @returns true if it was watched
    */
@@ -214,7 +224,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
 
   /**
    * Detaches everything: stops listening for new connections, cancels every handle, removes
-   * every listener and restores `send`. Connections stay open. Idempotent.
+   * every listener. Connections stay open. Idempotent.
    */
   stop(): void {
     if (this.stopped) return;
@@ -252,18 +262,13 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const marked = o.trackWrites || o.readerIdleMs > 0 || o.allIdleMs > 0;
     const never = this.liveness.never;
     const c = marked ? new MarkedConnection(socket, now, never) : new Connection(socket, now, never);
-    if (o.trackWrites) {
-      const x = c.extra!;
-      x.sendTracker = new SendTracker(socket, (err) => {
-        if (err == null) x.lastWriteAt = clock.now();
-      });
-    }
+    if (o.trackWrites) c.extra!.track(socket);
     // Pings only need to know that something arrived, which the byte counter tells when the record
     // comes due: no listener runs per message. Reader idleness needs the exact time of each read.
-    if (o.readerIdleMs > 0 || o.allIdleMs > 0 || c.readMark < 0) {
-      socket.on('message', this.onRead);
-      socket.on('ping', this.onRead);
-    }
+    const readsEach = o.readerIdleMs > 0 || o.allIdleMs > 0 || c.readMark < 0;
+    if (readsEach) socket.on('message', this.onRead);
+    if (o.trackWrites) socket.on('ping', this.onPeerPing);
+    else if (readsEach) socket.on('ping', this.onRead);
     socket.on('pong', this.onPong);
     this.closeWatch.watch(socket);
     // The slot, unless another heartbeat's record is in it (or it cannot be stamped).
@@ -280,9 +285,9 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     else this.spare?.delete(socket);
     this.watching--;
     this.schedule.unfile(c);
-    c.extra?.sendTracker?.restore();
     socket.removeListener('message', this.onRead);
     socket.removeListener('ping', this.onRead);
+    socket.removeListener('ping', this.onPeerPing);
     socket.removeListener('pong', this.onPong);
     this.closeWatch.unwatch(socket);
   }

@@ -1,5 +1,5 @@
 // The public API of @tickwheel/ws: named exports only.
-// Must not depend on: another adapter. Nothing internal: options.ts, connection.ts and send-tracker.ts stay unexported.
+// Must not depend on: another adapter. Nothing internal: options.ts and connection.ts stay unexported.
 export { heartbeat, HeartbeatController } from './heartbeat.js';
 export { DEFAULTS, DEFAULT_PONG_TIMEOUT_MS } from './options.js';
 export type { ResolvedOptions } from './options.js';

@@ -25,7 +25,7 @@ import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
-import { PingPass, type Connection } from './connection.js';
+import { controlFrameBytes, PingPass, type Connection } from './connection.js';
 import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
 import type { ResolvedOptions } from './options.js';
@@ -88,6 +88,8 @@ export class LivenessCheck<S extends WebSocket> {
       return;
     }
     c.noticeReads(now);
+    const x = c.extra;
+    if (x !== undefined && x.tracks) x.noticeWrites(socket, now);
 
     if (c.awaitingPong) {
       const deadline = c.lastPingAt + o.pongTimeoutMs;
@@ -99,7 +101,7 @@ export class LivenessCheck<S extends WebSocket> {
       }
     }
 
-    const due = c.extra === undefined ? undefined : dueIdle(c.extra, c.lastReadAt, now, o);
+    const due = x === undefined ? undefined : dueIdle(x, c.lastReadAt, now, o);
     const closing = due !== undefined && o.closeOnIdle;
 
     let pinged = false;
@@ -109,6 +111,7 @@ export class LivenessCheck<S extends WebSocket> {
       this.counters.pingsSent++;
       // Held before the ping: a socket whose ping() throws is still filed when the pass ends.
       this.schedule.hold(c, this.pinged);
+      if (x !== undefined && x.tracks) x.ownBytes += controlFrameBytes(socket, 0);
       socket.ping();
       pinged = true;
     }

@@ -120,7 +120,7 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   const trackWrites = kit.boolean(options.trackWrites === undefined ? needsWrites : options.trackWrites, 'trackWrites');
   if (needsWrites && !trackWrites) {
     throw new RangeError(
-      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs or allIdleMs is on: writer idleness is measured from completed sends',
+      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs or allIdleMs is on: writer idleness is measured from the bytes written',
     );
   }
 

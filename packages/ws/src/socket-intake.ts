@@ -6,8 +6,15 @@
  * user's `wss.removeAllListeners('connection')` (say, to swap the app's handler) takes that
  * listener too, so the intake also listens to `'removeListener'`: when its own hook goes, it puts
  * it back once the removal is over (next tick) and adopts whatever connected in between from
- * `wss.clients`. A socket handed over while still CONNECTING is attached on its `'open'` and
- * forgotten on its `'close'`.
+ * `wss.clients`.
+ *
+ * A client socket handed over while still CONNECTING is waited for on its opening handshake's
+ * HTTP request (ws keeps it as `_req`), not on the socket: ws's own `'upgrade'` listener there
+ * makes the socket OPEN (and emits `'open'`) before ours runs, and its `'response'` (a redirect
+ * puts a new request in `_req`), `'error'` and `'close'` tell that the socket will not open.
+ * So a connecting socket shows no listener of ours (`ws.listeners('open')` reads as bare ws's),
+ * and a user's `ws.removeAllListeners()` before `'open'` cannot take the hook. Only a stand-in
+ * without such a request gets plain `'open'` and `'close'` listeners.
  */
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
@@ -16,10 +23,36 @@ import type { Server as WebSocketServer, WebSocket } from 'ws';
 const CONNECTING = 0;
 const OPEN = 1;
 
+/** The events of an opening handshake's request after which the socket is open, or will not open. */
+const REQUEST_EVENTS = ['upgrade', 'response', 'error', 'close'] as const;
+
+/** ws's client handshake request, as far as the intake relies on it. */
+interface HandshakeRequest {
+  on(event: string, listener: () => void): unknown;
+  removeListener(event: string, listener: () => void): unknown;
+}
+
+/** A CONNECTING socket's wait: on its handshake request (`settle` hears it), or on the socket itself. */
+interface Waiting {
+  request: HandshakeRequest | undefined;
+  settle: () => void;
+}
+
+/** `socket`'s opening handshake request (ws's `_req`), when it has one. */
+function requestOf(socket: WebSocket): HandshakeRequest | undefined {
+  const request = (socket as { _req?: unknown })._req as HandshakeRequest | null | undefined;
+  return request !== null &&
+    typeof request === 'object' &&
+    typeof request.on === 'function' &&
+    typeof request.removeListener === 'function'
+    ? request
+    : undefined;
+}
+
 /** See the module comment. */
 export class SocketIntake<S extends WebSocket> {
-  /** Sockets handed over while still CONNECTING: attached on `'open'`. */
-  private readonly opening = new Set<S>();
+  /** Sockets handed over while still CONNECTING: attached once open. */
+  private readonly opening = new Map<S, Waiting>();
   private readonly server: WebSocketServer | undefined;
   private stopped = false;
   /** A re-attach of the server's hooks is queued (see `onServerListenerRemoved`). */
@@ -72,13 +105,16 @@ export class SocketIntake<S extends WebSocket> {
     }
   }
 
-  /** Attaches `socket` now if OPEN, on `'open'` if CONNECTING; ignores a closing or closed one. */
+  /** Attaches `socket` now if OPEN, once open if CONNECTING; ignores a closing or closed one. */
   add(socket: S): void {
     if (this.opening.has(socket)) return;
     if (socket.readyState === CONNECTING) {
-      this.opening.add(socket);
-      socket.on('open', this.onOpen);
-      socket.on('close', this.onOpeningClose);
+      const request = requestOf(socket);
+      if (request === undefined) {
+        this.opening.set(socket, { request, settle: () => undefined });
+        socket.on('open', this.onOpen);
+        socket.on('close', this.onOpeningClose);
+      } else this.waitOn(socket, request);
       return;
     }
     if (socket.readyState === OPEN) this.attach(socket);
@@ -86,10 +122,36 @@ export class SocketIntake<S extends WebSocket> {
 
   /** Stops waiting for `socket` to open. @returns true if it was waited for */
   forget(socket: S): boolean {
-    if (!this.opening.delete(socket)) return false;
-    socket.removeListener('open', this.onOpen);
-    socket.removeListener('close', this.onOpeningClose);
+    const waiting = this.opening.get(socket);
+    if (waiting === undefined) return false;
+    this.opening.delete(socket);
+    const request = waiting.request;
+    if (request === undefined) {
+      socket.removeListener('open', this.onOpen);
+      socket.removeListener('close', this.onOpeningClose);
+    } else for (const event of REQUEST_EVENTS) request.removeListener(event, waiting.settle);
     return true;
+  }
+
+  /**
+   * Waits for `socket` on its handshake `request`: whichever of its events comes, ws's own
+   * listener has run first, so the socket is OPEN (attach), CONNECTING on a new request (a
+   * redirect: wait on that one), or will not open (forget).
+   */
+  private waitOn(socket: S, request: HandshakeRequest): void {
+    const settle = (): void => {
+      const state = socket.readyState;
+      if (state === CONNECTING) {
+        const current = requestOf(socket);
+        if (current === undefined || current === request) return;
+        this.forget(socket);
+        this.waitOn(socket, current);
+        return;
+      }
+      if (this.forget(socket) && state === OPEN && !this.stopped) this.attach(socket);
+    };
+    this.opening.set(socket, { request, settle });
+    for (const event of REQUEST_EVENTS) request.on(event, settle);
   }
 
   /** Removes every hook: the server's and those of sockets still opening. */
@@ -97,7 +159,7 @@ export class SocketIntake<S extends WebSocket> {
     this.stopped = true;
     this.server?.removeListener('removeListener', this.onServerListenerRemoved);
     this.server?.removeListener('connection', this.onConnection as (socket: WebSocket) => void);
-    for (const socket of this.opening) this.forget(socket);
+    for (const socket of [...this.opening.keys()]) this.forget(socket);
   }
 
   /** Puts back the server hooks a `removeAllListeners()` took, and adopts the connections it missed. */

@@ -30,9 +30,13 @@ export interface HeartbeatOptions {
   pingSlackMs?: number;
   /** Emit `'idle'` with kind `'reader'` after nothing was received for this long. 0 disables. Default 0. */
   readerIdleMs?: number;
-  /** Emit `'idle'` with kind `'writer'` after no `send()` completed for this long. 0 disables. Default 0. */
+  /**
+   * Emit `'idle'` with kind `'writer'` after nothing was written for this long. Writes are seen
+   * when the connection comes due (the transport's byte counter), so an event comes between this
+   * long and twice this long after the last write. 0 disables. Default 0.
+   */
   writerIdleMs?: number;
-  /** Emit `'idle'` with kind `'all'` after neither a read nor a completed send for this long. 0 disables. Default 0. */
+  /** Emit `'idle'` with kind `'all'` after neither a read nor a write for this long (writes as for `writerIdleMs`). 0 disables. Default 0. */
   allIdleMs?: number;
   /**
    * Close the connection (a normal closing handshake with `idleCloseCode`/`idleCloseReason`)
@@ -51,9 +55,9 @@ export interface HeartbeatOptions {
   /** Close reason sent with `closeCode` (<= 123 bytes of UTF-8). Default `'heartbeat timeout'`. */
   closeReason?: string;
   /**
-   * Observe completed `send()` calls as write activity by shadowing `send` on each socket (an own
-   * property, removed again on close, `remove()` and `stop()`). Default: true exactly when
-   * `writerIdleMs` or `allIdleMs` is enabled; it cannot be false then.
+   * Observe writes: sample the transport's `bytesWritten` when a connection comes due, minus the
+   * heartbeat's own frames (its pings, ws's automatic pongs). Nothing is patched onto the socket.
+   * Default: true exactly when `writerIdleMs` or `allIdleMs` is enabled; it cannot be false then.
    */
   trackWrites?: boolean;
   /** The wheel holding the heartbeat's handles (one per due time, shared by the connections due then). Default `sharedWheel()`. */
@@ -82,9 +86,12 @@ export interface LivenessState {
    * share the reading taken at the first of them, never one older than the ping they answer).
    */
   readonly lastReadAt: number;
-  /** Last completed `send()` (initially `attachedAt`; stays there when writes are not tracked). */
+  /**
+   * Last write noticed: the check that first saw the transport's `bytesWritten` moved by more
+   * than the heartbeat's own frames (initially `attachedAt`; stays there when writes are not tracked).
+   */
   readonly lastWriteAt: number;
-  /** Whether completed sends are observed (see `trackWrites`). */
+  /** Whether writes are observed (see `trackWrites`). */
   readonly tracksWrites: boolean;
   /** A ping was sent and nothing has been received since. */
   readonly awaitingPong: boolean;

@@ -105,7 +105,7 @@ describe('Connection', () => {
   describe('#noticeReads past 2^31 bytes', () => {
     it('keeps noticing reads once the counter no longer fits a small integer', () => {
       const socket = new FakeSocket({ transport: true });
-      socket._socket!.bytesRead = 3e9;
+      socket._socket.bytesRead = 3e9;
       const c = new Connection(socket.ws, 0);
       c.noticeReads(10);
       expect(c.lastReadAt).toBe(0);

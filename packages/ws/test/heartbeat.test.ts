@@ -54,16 +54,19 @@ describe('heartbeat', () => {
 
   describe('#state', () => {
     it('returns a snapshot of the liveness of a watched socket', () => {
-      const { beat, socket } = watchOne({ writerIdleMs: 1_000 });
+      const { beat, socket } = watchOne({ writerIdleMs: 25 });
       clock.advance(20);
       socket.emit('message', Buffer.from('x'), false);
       clock.advance(10);
       socket.ws.send('y');
+      // The write is seen when the connection next comes due (its writer idleness, at 50).
+      expect(beat.state(socket.ws)!.lastWriteAt).toBe(0);
+      clock.advance(20);
       const state = beat.state(socket.ws);
       expect(state).toEqual({
         attachedAt: 0,
         lastReadAt: 20,
-        lastWriteAt: 30,
+        lastWriteAt: 50,
         tracksWrites: true,
         awaitingPong: false,
         lastPingAt: undefined,

@@ -286,8 +286,8 @@ describe('LivenessCheck', () => {
       expect(idle.at(-1)).toMatchObject({ kind: 'reader', idleMs: 50, first: true, closing: false });
     });
 
-    it('reports writer idleness measured from completed sends', () => {
-      const { idle, socket } = watchOne({
+    it('reports writer idleness from the bytes written, seen when the connection comes due', () => {
+      const { idle, socket, beat } = watchOne({
         pingIntervalMs: 0,
         pongTimeoutMs: undefined,
         pingSlackMs: undefined,
@@ -295,10 +295,46 @@ describe('LivenessCheck', () => {
       });
       clock.advance(40);
       socket.ws.send('hello');
-      clock.advance(40);
+      clock.advance(10);
+      // Due at 50: the counter moved, so the connection wrote within the interval; no event.
       expect(idle).toEqual([]);
+      expect(beat.state(socket.ws)!.lastWriteAt).toBe(50);
+      clock.advance(49);
+      expect(idle).toEqual([]);
+      clock.advance(1);
+      expect(idle.map((e) => [e.kind, e.idleMs])).toEqual([['writer', 50]]);
+    });
+
+    it("does not count ws's automatic pongs to the peer's pings as writes", () => {
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        writerIdleMs: 50,
+      });
+      for (let t = 0; t < 40; t += 10) {
+        clock.advance(10);
+        socket.emit('ping', Buffer.from('are you there'));
+      }
       clock.advance(10);
       expect(idle.map((e) => [e.kind, e.idleMs])).toEqual([['writer', 50]]);
+    });
+
+    it('counts the automatic pongs as writes when ws sends none (autoPong: false)', () => {
+      const { idle, socket } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        writerIdleMs: 50,
+      });
+      (socket as unknown as { _autoPong: boolean })._autoPong = false;
+      clock.advance(10);
+      // No pong goes out, so these bytes are the app's own (it answers by hand).
+      socket.emit('ping', Buffer.from('x'));
+      // As many bytes as the automatic pong would have been: taken off, they would hide this write.
+      socket.ws.send('x');
+      clock.advance(40);
+      expect(idle).toEqual([]);
     });
 
     it('does not count a failed send as write activity', () => {

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
 import { isServer, isSocket, SocketIntake } from '../src/socket-intake.js';
@@ -22,7 +23,7 @@ describe('SocketIntake', () => {
     expect(attached).toEqual([early.ws, late.ws]);
   });
 
-  it('attaches a CONNECTING socket on open, and forgets one that closes first', () => {
+  it("attaches a CONNECTING stand-in without a handshake request on 'open', and forgets one that closes first", () => {
     const opening = new FakeSocket();
     opening.readyState = 0;
     const { attached } = intakeOf(opening);
@@ -38,6 +39,55 @@ describe('SocketIntake', () => {
     failing.finishClose();
     expect(other.attached).toEqual([]);
     expect(failing.listenerCount('open') + failing.listenerCount('close')).toBe(0);
+  });
+
+  describe('a client socket CONNECTING with its handshake request (ws keeps it as _req)', () => {
+    /** A connecting fake client with a request that emits what ws's does. */
+    function connecting(): { socket: FakeSocket; request: EventEmitter } {
+      const socket = new FakeSocket();
+      socket.readyState = 0;
+      const request = new EventEmitter();
+      (socket as unknown as { _req: EventEmitter })._req = request;
+      return { socket, request };
+    }
+    const requestHooks = (request: EventEmitter) =>
+      ['upgrade', 'response', 'error', 'close'].map((e) => request.listenerCount(e));
+
+    it("waits on the request, not the socket, and attaches after ws's 'upgrade' listener opened it", () => {
+      const { socket, request } = connecting();
+      const { attached } = intakeOf(socket);
+      expect(socket.eventNames()).toEqual([]);
+      socket.removeAllListeners();
+      socket.readyState = 1;
+      request.emit('upgrade');
+      expect(attached).toEqual([socket.ws]);
+      expect(requestHooks(request)).toEqual([0, 0, 0, 0]);
+    });
+
+    it('moves to the new request of a redirect, and forgets a socket that will not open', () => {
+      const { socket, request } = connecting();
+      const { attached, intake } = intakeOf(socket);
+      const redirected = new EventEmitter();
+      (socket as unknown as { _req: EventEmitter })._req = redirected;
+      request.emit('response');
+      expect(requestHooks(request)).toEqual([0, 0, 0, 0]);
+      expect(requestHooks(redirected)).toEqual([1, 1, 1, 1]);
+      socket.readyState = 3;
+      redirected.emit('error');
+      expect(attached).toEqual([]);
+      expect(requestHooks(redirected)).toEqual([0, 0, 0, 0]);
+      expect(intake.forget(socket.ws)).toBe(false);
+    });
+
+    it('lets go of the request on stop()', () => {
+      const { socket, request } = connecting();
+      const { intake, attached } = intakeOf(socket);
+      intake.stop();
+      socket.readyState = 1;
+      request.emit('upgrade');
+      expect(attached).toEqual([]);
+      expect(requestHooks(request)).toEqual([0, 0, 0, 0]);
+    });
   });
 
   it('ignores closing and closed sockets', () => {

@@ -1,11 +1,12 @@
 /**
  * The vocabulary of {@link TimerSet}: policies, call and constructor options, expiry info, and their checks.
+ * Must not depend on: the TimerSet class, its key table or its wheel (types and validation only).
  */
 import type { SnapshotKey } from './snapshot.js';
 import { isTimingWheel, type TimingWheel } from '../timing-wheel.js';
-import { describeValue, optionKit, requireFunction } from '../options-kit.js';
+import { describeValue, optionChecks, requireFunction } from '../options-kit.js';
 
-const kit = optionKit('@tickwheel/core');
+const kit = optionChecks('@tickwheel/core');
 
 /**
  * What {@link TimerSet.set} does when the key already has a timer:

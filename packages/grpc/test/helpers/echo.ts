@@ -212,3 +212,25 @@ export function ready(client: grpc.Client): Promise<void> {
     client.waitForReady(Date.now() + 5_000, (err) => (err ? reject(err) : resolve())),
   );
 }
+
+/**
+ * What a server's DEADLINE_EXCEEDED says: grpc-js's details text, and our `tickwheel-deadline`
+ * trailer (undefined when the server did not send one).
+ */
+export function serverDeadline(err: { code: number; details: string; metadata?: grpc.Metadata } | null | undefined): {
+  code: number | undefined;
+  details: string | undefined;
+  trailer: string | undefined;
+} {
+  const trailer = err?.metadata?.get('tickwheel-deadline')[0];
+  return { code: err?.code, details: err?.details, trailer: trailer === undefined ? undefined : String(trailer) };
+}
+
+/** {@link serverDeadline} of our server for `limit`, `budgetMs` and `path`. */
+export function ourServerDeadline(limit: string, budgetMs: number, path: string) {
+  return {
+    code: grpc.status.DEADLINE_EXCEEDED,
+    details: 'Deadline exceeded',
+    trailer: `limit=${limit}; budget-ms=${budgetMs}; path=${path}`,
+  };
+}

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { currentDeadline, ManualClock, TimingWheel } from '@tickwheel/core';
+import { currentDeadline, ManualClock, TimingWheel, withoutDeadline } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
 import { deadlineInterceptor } from '../../src/deadline-interceptor.js';
 import { serverDeadlineInterceptor } from '../../src/server-deadline-interceptor.js';
@@ -52,9 +52,9 @@ describe('propagation', () => {
 
     const { err, ms } = await unary(client, { text: 'deep', delayMs: -1 });
     expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-    // The client's own limit, or server A's copy of it when the client's timer runs late.
+    // The client's own limit, or server A's copy of it (grpc-js's text) when the client's timer runs late.
     expect(err?.details).toMatch(
-      /^Deadline exceeded after (200 ms \(default|\d+ ms \(propagated) limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+      /^Deadline exceeded( after 200 ms \(default limit\) on \/tickwheel\.test\.Echo\/Unary)?$/,
     );
     expect(ms).toBeGreaterThanOrEqual(199);
     expect(ms).toBeLessThan(200 + 1_000);
@@ -184,5 +184,34 @@ describe('propagation', () => {
     process.off('warning', onWarning);
     expect(outcomes.map((o) => o.err?.code)).toEqual(Array.from({ length: FAN_OUT }, () => grpc.status.CANCELLED));
     expect(warnings).toEqual([]);
+  });
+
+  it('leaves a call made inside withoutDeadline() unbounded by the handler’s deadline: a background job outlives the request', async () => {
+    const logB = newLog();
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor()]);
+    let background: Promise<{ err: grpc.ServiceError | null; res?: EchoReply }> | undefined;
+    let ambientInside: unknown = 'unset';
+    const relay = await loopback.server([serverDeadlineInterceptor()], {
+      Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+        // Answer now; refresh in the background, longer than the request's whole budget.
+        background = withoutDeadline(() => {
+          ambientInside = currentDeadline();
+          return unary(toB, { text: 'refresh', delayMs: 300 });
+        });
+        callback(null, { text: call.request.text, remainingMs: currentDeadline()?.remaining() ?? -1 });
+      },
+    });
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 100 })]);
+
+    const front = await unary(client, { text: 'x', delayMs: 0 });
+    expect(front.err).toBeNull();
+    expect(front.res!.remainingMs).toBeGreaterThan(0);
+    expect(ambientInside).toBeUndefined();
+    const { err, res } = await background!;
+    expect(err).toBeNull();
+    expect(res?.text).toBe('refresh');
+    // B saw no deadline at all: no grpc-timeout was sent.
+    expect(logB.remaining[0]).toBe(-1);
   });
 });

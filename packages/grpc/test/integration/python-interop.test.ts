@@ -33,6 +33,7 @@ const unaryDefinition = (
 interface PythonOutcome {
   code: string;
   details: string;
+  trailing: Record<string, string>;
   response: string | null;
   elapsed_ms: number;
 }
@@ -62,7 +63,9 @@ describe('python-interop', () => {
     const { log, address } = await serve({ maxTimeoutMs: 100 });
     const outcome = await pythonCall(address, { text: 'py', delayMs: -1 }, 5);
     expect(outcome.code).toBe('DEADLINE_EXCEEDED');
-    expect(outcome.details).toBe(`Deadline exceeded after 100 ms (max limit) on ${UNARY}`);
+    // grpc-js's own text, which gRPC clients match on; the limit, budget and method in the trailer.
+    expect(outcome.details).toBe('Deadline exceeded');
+    expect(outcome.trailing['tickwheel-deadline']).toBe(`limit=max; budget-ms=100; path=${UNARY}`);
     expect(outcome.elapsed_ms).toBeGreaterThanOrEqual(100);
     expect(outcome.elapsed_ms).toBeLessThan(3_000);
     expect((log.signals[0]?.reason as DOMException).name).toBe('TimeoutError');

@@ -8,10 +8,15 @@ import type { WebSocket } from 'ws';
  */
 export class FakeSocket extends EventEmitter {
   /**
-   * What ws keeps as `_socket`: the transport, whose `bytesRead` the heartbeat samples. Present
-   * only with `{ transport: true }`; every frame received then adds to it, as on a real socket.
+   * What ws keeps as `_socket`: the transport, whose byte counters the heartbeat samples.
+   * `bytesWritten` counts every frame sent; `bytesRead` is there only with `{ transport: true }`,
+   * and every frame received then adds to it, as on a real socket.
    */
-  _socket?: { bytesRead: number };
+  _socket: { bytesRead?: number; bytesWritten: number } = { bytesWritten: 0 };
+  /** As ws's: a server-side socket sends unmasked frames. */
+  _isServer = true;
+  /** As ws's option: whether ws answers the peer's pings by itself. */
+  _autoPong = true;
   readyState = 1;
   pings = 0;
   terminated = false;
@@ -20,23 +25,27 @@ export class FakeSocket extends EventEmitter {
 
   constructor(options: { transport?: boolean } = {}) {
     super();
-    if (options.transport === true) this._socket = { bytesRead: 0 };
+    if (options.transport === true) this._socket.bytesRead = 0;
   }
 
   /** Bytes arrive on the wire without ws emitting anything yet (a partial frame, or a frame nobody listens to). */
   receiveBytes(count = 2): void {
-    if (this._socket !== undefined) this._socket.bytesRead += count;
+    if (this._socket.bytesRead !== undefined) this._socket.bytesRead += count;
   }
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
     if (event === 'message' || event === 'ping' || event === 'pong')
       this.receiveBytes(2 + ((args[0] as Buffer | undefined)?.length ?? 0));
+    // ws answers a peer's ping with a pong by itself.
+    if (event === 'ping' && this.readyState === 1 && this._autoPong)
+      this._socket.bytesWritten += 2 + (args[0] as Buffer).length;
     return super.emit(event, ...args);
   }
 
   ping(): void {
     if (this.readyState === 0) throw new Error('WebSocket is not open: readyState 0 (CONNECTING)');
     this.pings++;
+    this._socket.bytesWritten += 2;
   }
 
   terminate(): void {
@@ -52,6 +61,7 @@ export class FakeSocket extends EventEmitter {
   send(data: unknown, options?: unknown, cb?: (err?: Error) => void): void {
     if (typeof options === 'function') cb = options as (err?: Error) => void;
     this.sent.push(data);
+    if (this.readyState === 1) this._socket.bytesWritten += 2 + String(data).length;
     cb?.(this.readyState === 1 ? undefined : new Error('WebSocket is not open'));
   }
 

@@ -1,0 +1,135 @@
+/**
+ * The game suite's periodic-effects world as a kernel for counting instructions under cachegrind
+ * (cachegrind.mjs): one candidate, N ticks of the 20 Hz loop.
+ *
+ *   node --predictable --no-concurrent-recompilation --expose-gc lib/game-kernels.mjs periodic <candidate> <ticks>
+ *
+ * The world is lib/game-world.mjs's: 500,000 buffs on 100,000 entities lasting 2, 5, 10, 30 and
+ * 60 s, each re-applied as it expires, 500 refreshes per tick. `tickwheel` is a TimerSet whose
+ * onExpire sets the key again and whose refreshes are `set(..., { policy: 'max' })`;
+ * `colyseus setInterval` is ClockTimer with one never-ending interval per buff, refreshed by
+ * `delayed.reset()` (ClockTimer's best case for this world, as in the suite's
+ * cpu-per-tick-periodic). The world is built and run for a fixed warm-up of WARM_TICKS before
+ * the counted ticks, so that a short and a long run differ only in the ticks counted, and the
+ * refresh order is generated for the longest run and read from its start.
+ */
+import { ClockTimer } from '@colyseus/timer';
+import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
+import { BUFFS, BUFFS_PER_ENTITY, DURATIONS_MS, REFRESHES_PER_TICK, STEP_MS, initialMs, makeBuff, prng } from './game-world.mjs';
+
+/** The longest run a count may ask for, in ticks after the warm-up. */
+export const MAX_TICKS = 400;
+/** Ticks before the counted ones: every buff kind has expired and been re-applied by then in both. */
+const WARM_TICKS = 60;
+
+const random = prng(20_260_202);
+const refreshTargets = new Int32Array((WARM_TICKS + MAX_TICKS) * REFRESHES_PER_TICK);
+for (let i = 0; i < refreshTargets.length; i++) refreshTargets[i] = Math.floor(random() * BUFFS);
+
+/** Candidate -> a function building its world and returning `step(tick)` and the expiries seen. */
+export const PERIODIC = {
+  tickwheel() {
+    const clock = new ManualClock(0);
+    const wheel = new TimingWheel({ clock });
+    const counter = { expired: 0 };
+    const buffs = new Array(BUFFS);
+    const set = new TimerSet({
+      wheel,
+      onExpire: (key, buff) => {
+        counter.expired++;
+        set.set(key, DURATIONS_MS[buff.kind], buff);
+      },
+    });
+    for (let i = 0; i < BUFFS; i++) {
+      const buff = makeBuff(i);
+      buffs[i] = buff;
+      set.set(i, initialMs[i], buff);
+    }
+    const refresh = { policy: 'max' };
+    const step = (tick) => {
+      clock.advance(STEP_MS);
+      for (let r = tick * REFRESHES_PER_TICK, end = r + REFRESHES_PER_TICK; r < end; r++) {
+        const i = refreshTargets[r];
+        set.set(i, DURATIONS_MS[buffs[i].kind], buffs[i], refresh);
+      }
+    };
+    return { step, counter };
+  },
+  // TimerSet's engine replaced by the core wheel's levels: a Map from key to { value, handle },
+  // each buff a TimerHandle on a TimingWheel of its own (1 ms ticks) that the world's wheel
+  // drives, as a TimerSet's game clock does; re-applied by handle.refresh() from its callback
+  // (no allocation), refreshed by a lazy refresh when that is later ('max'). What the set's slab
+  // wheel is measured against when deciding whether TimerSet needs a scheduler of its own.
+  'core wheel + Map'() {
+    const clock = new ManualClock(0);
+    const wheel = new TimingWheel({ clock });
+    const counter = { expired: 0 };
+    const buffs = new Array(BUFFS);
+    const entries = new Map();
+    for (let i = 0; i < BUFFS; i++) {
+      const buff = makeBuff(i);
+      buffs[i] = buff;
+      const entry = { value: buff, handle: undefined };
+      entry.handle = wheel.schedule(initialMs[i], () => {
+        counter.expired++;
+        entry.handle.refresh(DURATIONS_MS[entry.value.kind]);
+      });
+      entries.set(i, entry);
+    }
+    const step = (tick) => {
+      clock.advance(STEP_MS);
+      for (let r = tick * REFRESHES_PER_TICK, end = r + REFRESHES_PER_TICK; r < end; r++) {
+        const i = refreshTargets[r];
+        const entry = entries.get(i);
+        const duration = DURATIONS_MS[buffs[i].kind];
+        entry.value = buffs[i];
+        if (duration > entry.handle.remaining()) entry.handle.refresh(duration);
+      }
+    };
+    return { step, counter };
+  },
+  'colyseus setInterval'() {
+    const clock = { now: 0 };
+    const timer = new ClockTimer();
+    timer.now = () => clock.now;
+    timer.start();
+    const counter = { expired: 0 };
+    const buffs = new Array(BUFFS);
+    for (let i = 0; i < BUFFS; i++) {
+      const buff = makeBuff(i);
+      buffs[i] = buff;
+      buff.delayed = timer.setInterval(() => {
+        counter.expired++;
+      }, DURATIONS_MS[buff.kind]);
+      buff.delayed.elapsedTime = DURATIONS_MS[buff.kind] - initialMs[i];
+    }
+    const step = (tick) => {
+      clock.now += STEP_MS;
+      timer.tick();
+      for (let r = tick * REFRESHES_PER_TICK, end = r + REFRESHES_PER_TICK; r < end; r++) {
+        buffs[refreshTargets[r]].delayed.reset();
+      }
+    };
+    return { step, counter };
+  },
+};
+
+/** Builds the candidate's world, runs the warm-up, then `ticks` more; returns the expiries of those. */
+export function runPeriodic(candidate, ticks) {
+  const { step, counter } = PERIODIC[candidate]();
+  for (let t = 0; t < WARM_TICKS; t++) step(t);
+  const before = counter.expired;
+  for (let t = WARM_TICKS; t < WARM_TICKS + ticks; t++) step(t);
+  return counter.expired - before;
+}
+
+if (process.argv[1] && process.argv[1].endsWith('game-kernels.mjs')) {
+  const [scenario, candidate, ticksText] = process.argv.slice(2);
+  const ticks = Number(ticksText);
+  if (scenario !== 'periodic' || !(candidate in PERIODIC) || !(ticks >= 0 && ticks <= MAX_TICKS)) {
+    console.error(`usage: game-kernels.mjs periodic <${Object.keys(PERIODIC).join('|')}> <ticks 0..${MAX_TICKS}>`);
+    process.exit(2);
+  }
+  const expired = runPeriodic(candidate, ticks);
+  console.log(JSON.stringify({ expired }));
+}

@@ -1,0 +1,119 @@
+/**
+ * One worker process of the redis-million suite (suites/redis-million.mjs forks three per system):
+ * a @tickwheel/redis `RedisTimers.start()` or a BullMQ `Worker`, with an empty handler that only
+ * records when it started, on the Redis server's clock.
+ *
+ *   node lib/redis-million-worker.mjs <tickwheel|bullmq> '{"port":..,"name":..,"concurrency":..}'
+ *
+ * Each handler start is sent to the parent as (timer index, Redis-clock ms). The Redis clock is
+ * this process's `performance.timeOrigin + performance.now()` plus an offset read from `TIME`
+ * every 2 s (the sample of the last five with the shortest round trip, taken at its midpoint), so
+ * the handler itself pays one clock read, not a round trip. The parent asks for the process's CPU
+ * time (`process.cpuUsage()`, user + system) at each phase boundary and stops it with 'stop'.
+ */
+import { Redis } from 'ioredis';
+import { Worker } from 'bullmq';
+import { RedisTimers } from '@tickwheel/redis';
+
+const [system, configJson] = process.argv.slice(2);
+const config = JSON.parse(configJson);
+
+// ---------------------------------------------------------------------------------------------
+// The Redis clock.
+
+const clockClient = new Redis({ port: config.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+clockClient.on('error', () => undefined);
+/** Recent samples `[rttMs, offsetMs]`, newest last. */
+const samples = [];
+let offsetMs = 0;
+let worstRttMs = 0;
+
+async function sampleClock() {
+  const t0 = performance.now();
+  const [seconds, micros] = await clockClient.time();
+  const t1 = performance.now();
+  const redisMs = Number(seconds) * 1000 + Number(micros) / 1000;
+  samples.push([t1 - t0, redisMs - (performance.timeOrigin + (t0 + t1) / 2)]);
+  if (samples.length > 5) samples.shift();
+  worstRttMs = Math.max(worstRttMs, t1 - t0);
+  offsetMs = samples.reduce((best, s) => (s[0] < best[0] ? s : best))[1];
+}
+
+const redisNow = () => performance.timeOrigin + performance.now() + offsetMs;
+
+// ---------------------------------------------------------------------------------------------
+// Deliveries, sent in batches: [index, redisMs, index, redisMs, ...].
+
+let fired = [];
+let deliveries = 0;
+const counters = { errors: 0, failed: 0, stale: 0 };
+const record = (id) => {
+  fired.push(Number(id.slice(1)), Math.round(redisNow() * 100) / 100);
+  deliveries++;
+};
+const flush = () => {
+  if (fired.length > 0) {
+    process.send({ fired });
+    fired = [];
+  }
+};
+
+let stopSystem;
+if (system === 'tickwheel') {
+  const redis = new Redis({ port: config.port, host: '127.0.0.1' });
+  const timers = new RedisTimers({ redis, namespace: config.name, concurrency: config.concurrency });
+  timers.on('error', () => counters.errors++);
+  timers.on('failed', () => counters.failed++);
+  timers.on('stale', () => counters.stale++);
+  await timers.start(({ id }) => record(id));
+  stopSystem = async () => {
+    await timers.stop();
+    redis.disconnect();
+  };
+} else if (system === 'bullmq') {
+  const worker = new Worker(config.name, async (job) => record(job.id), {
+    connection: { host: '127.0.0.1', port: config.port, maxRetriesPerRequest: null },
+    concurrency: config.concurrency,
+  });
+  worker.on('error', () => counters.errors++);
+  worker.on('failed', () => counters.failed++);
+  worker.on('stalled', () => counters.stale++);
+  await worker.waitUntilReady();
+  stopSystem = () => worker.close();
+} else {
+  throw new Error(`redis-million-worker: unknown system ${system}`);
+}
+
+await sampleClock();
+const clockTimer = setInterval(() => sampleClock().catch(() => counters.errors++), 2_000);
+const flushTimer = setInterval(flush, 200);
+const cpuMicros = () => {
+  const cpu = process.cpuUsage();
+  return cpu.user + cpu.system;
+};
+
+process.on('message', async (message) => {
+  if (message === 'cpu') {
+    process.send({ cpuMicros: cpuMicros() });
+  } else if (message === 'stop') {
+    clearInterval(clockTimer);
+    clearInterval(flushTimer);
+    await stopSystem();
+    flush();
+    clockClient.disconnect();
+    process.send(
+      {
+        stopped: true,
+        cpuMicros: cpuMicros(),
+        deliveries,
+        ...counters,
+        offsetMs,
+        worstRttMs,
+        rss: process.memoryUsage().rss,
+      },
+      () => process.exit(0),
+    );
+  }
+});
+process.on('disconnect', () => process.exit(0));
+process.send({ ready: true, cpuMicros: cpuMicros() });

@@ -1,0 +1,15 @@
+import type { HeartbeatOptions } from '../../src/types.js';
+
+/**
+ * One heartbeat configuration per feature, each with its limits far beyond a test's length, so
+ * that a test can run the same scenario under every option (invisibility, differential cases).
+ * A new option gets an entry here.
+ */
+export const EVERY_OPTION: Record<string, HeartbeatOptions> = {
+  defaults: {},
+  'pings only': { pingIntervalMs: 60_000 },
+  readerIdleMs: { readerIdleMs: 60_000 },
+  'writerIdleMs + allIdleMs': { writerIdleMs: 60_000, allIdleMs: 60_000 },
+  trackWrites: { trackWrites: true },
+  closeOnIdle: { allIdleMs: 60_000, closeOnIdle: true },
+};

@@ -13,9 +13,12 @@
  * the counted ticks, so that a short and a long run differ only in the ticks counted, and the
  * refresh order is generated for the longest run and read from its start.
  */
+import { fileURLToPath } from 'node:url';
 import { ClockTimer } from '@colyseus/timer';
 import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
-import { BUFFS, BUFFS_PER_ENTITY, DURATIONS_MS, REFRESHES_PER_TICK, STEP_MS, initialMs, makeBuff, prng } from './game-world.mjs';
+import { instructionsPerOp, valgrindAvailable } from './cachegrind.mjs';
+import { BUFFS, DURATIONS_MS, REFRESHES_PER_TICK, STEP_MS, initialMs, makeBuff, prng } from './game-world.mjs';
+import { printScenario, scenario } from './harness.mjs';
 
 /** The longest run a count may ask for, in ticks after the warm-up. */
 export const MAX_TICKS = 400;
@@ -121,6 +124,57 @@ export function runPeriodic(candidate, ticks) {
   const before = counter.expired;
   for (let t = WARM_TICKS; t < WARM_TICKS + ticks; t++) step(t);
   return counter.expired - before;
+}
+
+/**
+ * Candidates counted by {@link periodicInstructionScenario} (BENCH_GAME_INSTRUCTIONS, a comma list;
+ * default all three) and the ticks of its short and long runs (BENCH_GAME_TICKS=short,long).
+ */
+const COUNTED = (process.env.BENCH_GAME_INSTRUCTIONS ?? Object.keys(PERIODIC).join(',')).split(',').filter(Boolean);
+const [SHORT_TICKS, LONG_TICKS] = (process.env.BENCH_GAME_TICKS ?? '20,120').split(',').map(Number);
+
+/**
+ * The periodic-effects world counted under cachegrind, per candidate: instructions per tick,
+ * (long run - short run) / (long ticks - short ticks). A count does not move with the load of
+ * the machine; it does not see cache misses either, which are most of what a TimerSet expiry
+ * costs in wall time at 500,000 keys (cpu-per-tick-periodic measures those).
+ * Empty (with a warning) when valgrind is not installed.
+ */
+export function periodicInstructionScenario() {
+  if (!valgrindAvailable()) {
+    console.warn('  game instructions: valgrind is not installed (Debian: apt-get install valgrind); no row this run');
+    return [];
+  }
+  const kernel = fileURLToPath(import.meta.url);
+  const results = {};
+  for (const candidate of COUNTED) {
+    const count = instructionsPerOp(
+      process.execPath,
+      'periodic',
+      candidate,
+      { shortOps: SHORT_TICKS, longOps: LONG_TICKS },
+      { kernel },
+    );
+    results[candidate] = { median: count.perOp, samples: [count.perOp], counts: count };
+  }
+  const sc = scenario({
+    id: 'instructions-per-tick-periodic',
+    title: 'Instructions per tick, 500k periodic effects (20 Hz), ClockTimer as setInterval',
+    unit: 'instructions/tick',
+    higherIsBetter: false,
+    subject: 'tickwheel',
+    baseline: 'colyseus setInterval',
+    results,
+    target: { ratio: 3 },
+    note:
+      `The world of cpu-per-tick-periodic, counted under valgrind --tool=cachegrind with node --predictable --no-concurrent-recompilation: ` +
+      `(instructions of a ${LONG_TICKS}-tick run - those of a ${SHORT_TICKS}-tick run) / ${LONG_TICKS - SHORT_TICKS}, each after building the world and ${WARM_TICKS} warm-up ticks ` +
+      `(lib/game-kernels.mjs). "core wheel + Map" is TimerSet's job done with the core wheel's levels instead of the set's own: a Map of { value, TimerHandle }, ` +
+      `each buff re-armed by handle.refresh() from its callback; it is what decides whether TimerSet keeps a scheduler of its own (set-wheel.ts). ` +
+      `One count per candidate: a count does not depend on the machine's load.`,
+  });
+  printScenario(sc);
+  return [sc];
 }
 
 if (process.argv[1] && process.argv[1].endsWith('game-kernels.mjs')) {

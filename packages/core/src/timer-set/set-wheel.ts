@@ -9,9 +9,10 @@
  * table) when one comes due.
  *
  * ## Why a second wheel, and not the core wheel's levels
- * The core {@link TimingWheel} files `TimerHandle` objects in buckets that are linked lists of
- * handles; a set keeps a million timers without an object each, so it files slab indices in
- * buckets that are arrays, and only the digit arithmetic is the same (see `bucketOf`).
+ * A set keeps a scheduler of its own because filing slab indices in array buckets costs fewer
+ * instructions per expiry, and less memory per timer, than one `TimerHandle` per timer in
+ * the core wheel's linked buckets (the game suite's `instructions-per-tick-periodic` row); the
+ * digit arithmetic is the core wheel's, as the pure {@link bucketOf}.
  *
  * ## Levels and buckets
  * Ticks are 1 ms of game time counted from `originMs`. Level `L` has 256 buckets of 256^L ticks

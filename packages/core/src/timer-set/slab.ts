@@ -6,9 +6,8 @@
  *
  * A game server's {@link TimerSet} holds hundreds of thousands of timers, most of them re-armed
  * from their own expiry (a buff applied again, a damage tick). Held as one `TimerHandle` object
- * per timer, plus a stack object and a closure to find its key, such a set cost 429 bytes per buff
- * (benchmarks/results/game.json before the slab) and a cache miss per object on every cascade
- * and expiry. So every timer of a set (every stack of a key) is an index `s` into one buffer
+ * per timer, plus a stack object and a closure to find its key, such a set costs several times
+ * the memory per buff and a cache miss per object on every cascade and expiry. So every timer of a set (every stack of a key) is an index `s` into one buffer
  * instead, 32 bytes per timer:
  *
  * | field (`w[8s + ...]`) | what it holds                                                        |

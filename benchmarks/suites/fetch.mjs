@@ -22,6 +22,8 @@
  * 3. requests per second, and client CPU per request, against a local node:http server (in a
  *    child process, so the server's work does not share this process): global fetch bare, wrapped
  *    with all three limits, with AbortSignal.timeout, and with a plain signal (the floor).
+ * 3b. client instructions per request against that server, counted by cachegrind (long run minus
+ *    short run, lib/fetch-instructions.mjs): bare fetch, AbortSignal.timeout and the wrapper.
  * 4. the diagnostics channels (issue 18): the whole wrapper per request, and per request that
  *    times out, with the channels compiled out, with no subscriber, and with the OpenTelemetry
  *    bridge on (lib/channel-candidates.mjs).
@@ -38,6 +40,7 @@ import { sharedWheel } from '@tickwheel/core';
 import { withTimeouts } from '@tickwheel/fetch';
 import { bridgeOn, CHANNEL_CANDIDATES, compiledOut } from '../lib/channel-candidates.mjs';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
+import { fetchInstructions } from '../lib/fetch-instructions.mjs';
 import { alternate, BENCH_DIR, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 // The per-request timer is internal to the package; the isolation scenario loads it from the
@@ -50,6 +53,9 @@ const { resolveOptions } = await import(
 );
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
+/** Requests in the short and the long cachegrind run of the instruction count. */
+const INSTRUCTION_SHORT = 200;
+const INSTRUCTION_LONG = 1_200;
 const TIMEOUT_MS = 60_000;
 
 // ---------------------------------------------------------------------------------------------
@@ -633,6 +639,22 @@ export async function run() {
     });
   } finally {
     await server.stop();
+  }
+  // Issue 26: client instructions per real request, beside the wall-clock rows (lib/fetch-instructions.mjs).
+  const instructions = await fetchInstructions(process.execPath, INSTRUCTION_SHORT, INSTRUCTION_LONG);
+  if (instructions !== undefined) {
+    record(scenarios, {
+      id: 'client-instructions-per-request',
+      title: 'Client instructions per request against a local server (cachegrind)',
+      unit: 'instructions',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'AbortSignal.timeout',
+      floor: 'bare fetch',
+      results: instructions,
+      target: { ratio: 1 },
+      note: `Instructions of the client process under valgrind --tool=cachegrind, (run of ${INSTRUCTION_LONG} requests - run of ${INSTRUCTION_SHORT}) / ${INSTRUCTION_LONG - INSTRUCTION_SHORT}, each after 300 warm-up requests, one at a time, 512-byte bodies read with text(), against a node:http server in a child process (not counted). tickwheel = withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs }), 60 s each; AbortSignal.timeout = fetch(url, { signal: AbortSignal.timeout(60000) }). Target (issue 26): at most AbortSignal.timeout's instructions (ratio >= 1).`,
+    });
   }
   const copy = compiledOut(['fetch']);
   process.env[COMPILED_OUT_ENV] = copy.dir;

@@ -1,6 +1,5 @@
 /**
  * @tickwheel/fetch's diagnostics channels: timeout and retry messages and their publish helpers.
- * Must not depend on: a subscriber (@tickwheel/otel) or another adapter; it only publishes.
  *
  * The `node:diagnostics_channel` channels of `@tickwheel/fetch`: a request that timed out, and a
  * retry. `@tickwheel/otel` turns them into metrics and span events; anyone may subscribe by name.
@@ -8,7 +7,7 @@
  * | channel | message | published when |
  * |---|---|---|
  * | `tickwheel:fetch:timeout` | {@link FetchTimeoutMessage} | a limit fired and aborted an attempt (or its body) |
- * | `tickwheel:fetch:retry` | {@link FetchRetryMessage} | a timed-out attempt is retried, before the backoff delay |
+ * | `tickwheel:fetch:retry` | {@link FetchRetryMessage} | an attempt is retried (timeout, status or network error), before the backoff delay |
  *
  * A message is built only when the channel has subscribers, so with none a request pays one
  * property read per event. Both carry `context`: what a subscriber of
@@ -16,8 +15,7 @@
  * bridge: the caller's `Context`, so the timeout lands on the request's own span).
  */
 import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
-import type { TimeoutError } from './timeout-error.js';
-import type { TimeoutPhase } from './types.js';
+import type { RequestRef, TimeoutError, TimeoutPhase } from './timeout-error.js';
 
 /** Name of the channel of {@link FetchTimeoutMessage}. */
 export const FETCH_TIMEOUT_CHANNEL = 'tickwheel:fetch:timeout';
@@ -44,7 +42,7 @@ export interface FetchTimeoutMessage {
   readonly context: unknown;
 }
 
-/** Published on `tickwheel:fetch:retry` when a timed-out attempt is retried. */
+/** Published on `tickwheel:fetch:retry` when an attempt is retried. */
 export interface FetchRetryMessage {
   readonly method: string;
   /** The request URL's origin. */
@@ -53,8 +51,10 @@ export interface FetchRetryMessage {
   readonly attempt: number;
   /** The backoff delay before it, in ms. */
   readonly delayMs: number;
-  /** The timeout that ended the previous attempt. */
-  readonly error: TimeoutError;
+  /** The TimeoutError or network error that ended the previous attempt; undefined when its status is retried. */
+  readonly error: Error | undefined;
+  /** The previous attempt's response status when that is what is retried; undefined otherwise. */
+  readonly status?: number;
   /** As in {@link FetchTimeoutMessage}. */
   readonly context: unknown;
 }
@@ -82,12 +82,20 @@ export const publishTimeout = guardedPublisher(
 /** Publishes a retry when someone listens. */
 export const publishRetry = guardedPublisher(
   retryChannel,
-  (error: TimeoutError, attempt: number, delayMs: number, context: unknown): FetchRetryMessage => ({
-    method: error.method,
-    origin: originOf(error.url),
+  (
+    request: RequestRef,
+    attempt: number,
+    delayMs: number,
+    error: Error | undefined,
+    status: number | undefined,
+    context: unknown,
+  ): FetchRetryMessage => ({
+    method: request.method,
+    origin: originOf(request.url),
     attempt,
     delayMs,
     error,
+    status,
     context,
   }),
 );

@@ -1,6 +1,5 @@
 /**
  * The defaults of withTimeouts and the resolution of its options (and per-request `timeouts`) with core's option kit.
- * Must not depend on: the fetch implementation or another adapter (@tickwheel/core only); the one place defaults live.
  */
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';
@@ -24,11 +23,24 @@ const kit = optionKit('@tickwheel/fetch');
  * `retry` is off unless given; a `retry` object fills what it leaves out from `retryDefaults`.
  */
 export const DEFAULTS = Object.freeze({
+  connectMs: 0,
   totalMs: 0,
   headersMs: 0,
   bodyIdleMs: 0,
+  reserveMs: 0,
+  minBudgetMs: 0,
   retry: 0,
-  retryDefaults: Object.freeze({ limit: 2, backoffMs: 100, backoffFactor: 2, methods: IDEMPOTENT_METHODS }),
+  retryDefaults: Object.freeze({
+    limit: 2,
+    backoffMs: 100,
+    backoffFactor: 2,
+    backoffLimit: 0,
+    methods: IDEMPOTENT_METHODS,
+    statusCodes: Object.freeze<readonly number[]>([408, 413, 429, 500, 502, 503, 504]),
+    afterStatusCodes: Object.freeze<readonly number[]>([413, 429, 503]),
+    maxRetryAfter: 0,
+    retryOnNetworkError: false,
+  }),
 } as const);
 
 /** Retry settings with every default filled in. */
@@ -38,15 +50,26 @@ export interface ResolvedRetry {
   readonly budgetMs: number;
   readonly backoffMs: number;
   readonly backoffFactor: number;
+  /** Infinity when there is no cap. */
+  readonly backoffLimit: number;
+  readonly jitter: true | ((delayMs: number) => number) | undefined;
   readonly methods: ReadonlySet<string>;
+  readonly statusCodes: ReadonlySet<number>;
+  readonly afterStatusCodes: ReadonlySet<number>;
+  /** Infinity when any Retry-After is waited for. */
+  readonly maxRetryAfter: number;
+  readonly retryOnNetworkError: boolean;
   readonly onRetry: RetryOptions['onRetry'];
 }
 
 /** Options with every default filled in; a limit that is off is Infinity. */
 export interface ResolvedOptions {
+  readonly connectMs: number;
   readonly totalMs: number;
   readonly headersMs: number;
   readonly bodyIdleMs: number;
+  readonly reserveMs: number;
+  readonly minBudgetMs: number;
   readonly wheel: TimingWheel;
   /** Undefined when requests are never retried. */
   readonly retry: ResolvedRetry | undefined;
@@ -54,15 +77,28 @@ export interface ResolvedOptions {
   readonly budgetMs: number;
   /** The retry options as given (merged over the wrapper's), so a request can override single fields. */
   readonly retrySource: RetryOptions | undefined;
-  /** True when no limit is configured: only an ambient deadline can time a request. */
+  /** True when no limit and no retry is configured: only an ambient deadline can time a request. */
   readonly untimed: boolean;
 }
 
 /** The most retries a request may make: far beyond any sane policy, low enough to never loop for ever. */
 const MAX_RETRIES = 1_000;
 
-const OPTION_KEYS = ['totalMs', 'headersMs', 'bodyIdleMs', 'retry', 'wheel'];
-const RETRY_KEYS = ['limit', 'budgetMs', 'backoffMs', 'backoffFactor', 'methods', 'onRetry'];
+const OPTION_KEYS = ['connectMs', 'totalMs', 'headersMs', 'bodyIdleMs', 'reserveMs', 'minBudgetMs', 'retry', 'wheel'];
+const RETRY_KEYS = [
+  'limit',
+  'budgetMs',
+  'backoffMs',
+  'backoffFactor',
+  'backoffLimit',
+  'jitter',
+  'methods',
+  'statusCodes',
+  'afterStatusCodes',
+  'maxRetryAfter',
+  'retryOnNetworkError',
+  'onRetry',
+];
 
 /**
  * Validates `options` and fills in defaults, or, with `base`, applies them as per-request
@@ -80,12 +116,22 @@ export function resolveOptions(
     throw kit.typeError(prefix ? prefix.slice(0, -1) : 'options', 'must be an object', options);
   }
   kit.object(options, prefix ? prefix.slice(0, -1) : 'options', OPTION_KEYS);
+  const connectMs = limit(options.connectMs, base?.connectMs, `${prefix}connectMs`);
   const totalMs = limit(options.totalMs, base?.totalMs, `${prefix}totalMs`);
   const headersMs = limit(options.headersMs, base?.headersMs, `${prefix}headersMs`);
   const bodyIdleMs = limit(options.bodyIdleMs, base?.bodyIdleMs, `${prefix}bodyIdleMs`);
   if (headersMs !== Infinity && headersMs > totalMs) {
     throw kit.rangeError(`${prefix}headersMs`, `must not exceed totalMs (${totalMs})`, headersMs);
   }
+  if (connectMs !== Infinity && connectMs > totalMs) {
+    throw kit.rangeError(`${prefix}connectMs`, `must not exceed totalMs (${totalMs})`, connectMs);
+  }
+  const reserveMs =
+    options.reserveMs === undefined ? (base?.reserveMs ?? 0) : kit.durationMs(options.reserveMs, `${prefix}reserveMs`);
+  const minBudgetMs =
+    options.minBudgetMs === undefined
+      ? (base?.minBudgetMs ?? 0)
+      : kit.durationMs(options.minBudgetMs, `${prefix}minBudgetMs`);
   let wheel = base?.wheel;
   if (options.wheel !== undefined || wheel === undefined) {
     wheel = options.wheel === undefined ? sharedWheel() : kit.wheel(options.wheel, `${prefix}wheel`);
@@ -94,17 +140,22 @@ export function resolveOptions(
   if (options.retry !== undefined) retrySource = mergeRetry(options.retry, retrySource, `${prefix}retry`);
   const retry = retrySource === undefined ? undefined : resolveRetry(retrySource, `${prefix}retry.`);
   return {
+    connectMs,
     totalMs,
     headersMs,
     bodyIdleMs,
+    reserveMs,
+    minBudgetMs,
     wheel,
     retry: retry !== undefined && retry.limit > 0 ? retry : undefined,
     budgetMs: retry?.budgetMs ?? Infinity,
     retrySource,
     untimed:
+      connectMs === Infinity &&
       totalMs === Infinity &&
       headersMs === Infinity &&
       bodyIdleMs === Infinity &&
+      (retry === undefined || retry.limit === 0) &&
       (retry?.budgetMs ?? Infinity) === Infinity,
   };
 }
@@ -134,6 +185,10 @@ function resolveRetry(retry: RetryOptions, prefix: string): ResolvedRetry {
   if (!Array.isArray(methods) || !methods.every((m) => typeof m === 'string')) {
     throw kit.typeError(`${prefix}methods`, 'must be an array of method names', methods);
   }
+  const jitter = retry.jitter;
+  if (jitter !== undefined && typeof jitter !== 'boolean' && typeof jitter !== 'function') {
+    throw kit.typeError(`${prefix}jitter`, 'must be a boolean or a function (delayMs) => delayMs', jitter);
+  }
   return {
     limit: kit.integer(orDefault(retry.limit, defaults.limit), `${prefix}limit`, 0, MAX_RETRIES),
     budgetMs: retry.budgetMs === undefined ? Infinity : kit.limitMs(retry.budgetMs, `${prefix}budgetMs`),
@@ -144,10 +199,28 @@ function resolveRetry(retry: RetryOptions, prefix: string): ResolvedRetry {
       1,
       1_000,
     ),
+    backoffLimit: kit.limitMs(orDefault(retry.backoffLimit, defaults.backoffLimit), `${prefix}backoffLimit`),
+    jitter: jitter === true ? true : jitter === false ? undefined : jitter,
     methods: new Set(methods.map((m: string) => m.toUpperCase())),
+    statusCodes: statusSet(orDefault(retry.statusCodes, defaults.statusCodes), `${prefix}statusCodes`),
+    afterStatusCodes: statusSet(
+      orDefault(retry.afterStatusCodes, defaults.afterStatusCodes),
+      `${prefix}afterStatusCodes`,
+    ),
+    maxRetryAfter: kit.limitMs(orDefault(retry.maxRetryAfter, defaults.maxRetryAfter), `${prefix}maxRetryAfter`),
+    retryOnNetworkError: kit.boolean(
+      orDefault(retry.retryOnNetworkError, defaults.retryOnNetworkError),
+      `${prefix}retryOnNetworkError`,
+    ),
     onRetry:
       retry.onRetry === undefined
         ? undefined
         : kit.function<NonNullable<RetryOptions['onRetry']>>(retry.onRetry, `${prefix}onRetry`),
   };
+}
+
+/** An array of HTTP statuses (integers 100 to 599) as a set. */
+function statusSet(value: unknown, name: string): ReadonlySet<number> {
+  if (!Array.isArray(value)) throw kit.typeError(name, 'must be an array of HTTP status codes', value);
+  return new Set(value.map((status: unknown, i) => kit.integer(status, `${name}[${i}]`, 100, 599)));
 }

@@ -1,6 +1,5 @@
 /**
  * What the wrapper reads from fetch's `(input, init)` without consuming it: URL, method, signal, body replay.
- * Must not depend on: the wheel, the timers or the fetch implementation (it reads, never calls).
  */
 
 /** The fields of a fetch `init` the wrapper looks at; the rest is handed through untouched. */
@@ -135,4 +134,27 @@ export function copyInit(init: InitLike): InitLike {
     if (!(key in copy) && init[key] !== undefined) copy[key] = init[key];
   }
   return copy;
+}
+
+/** The symbol undici 6 keeps a Request's own dispatcher under, per Request class; null: none found. */
+const dispatcherKeys = new WeakMap<object, symbol | null>();
+
+/** {@link requestDispatcher}'s answer for a Request whose dispatcher, if any, cannot be read. */
+export const UNREADABLE: unique symbol = Symbol('unreadable dispatcher');
+
+/**
+ * The dispatcher a Request input carries (undici's `new Request(url, { dispatcher })`), which
+ * fetch prefers to the global one unless `init.dispatcher` is given: undefined when the input is
+ * not a Request or its Request has none, {@link UNREADABLE} when the Request keeps it where it
+ * cannot be read (undici 7 and 8: a private field; undici 6 keeps it under a symbol of its own).
+ */
+export function requestDispatcher(input: unknown): unknown {
+  if (!isRequest(input)) return undefined;
+  const proto = Object.getPrototypeOf(input) as object;
+  let key = dispatcherKeys.get(proto);
+  if (key === undefined) {
+    key = Object.getOwnPropertySymbols(input).find((symbol) => symbol.description === 'dispatcher') ?? null;
+    dispatcherKeys.set(proto, key);
+  }
+  return key === null ? UNREADABLE : (input as unknown as Record<symbol, unknown>)[key];
 }

@@ -1,31 +1,32 @@
 /**
- * The per-request state across attempts: fetch's signal, the caller's and the deadline's aborts, how the body is watched.
- * Must not depend on: another adapter or unresolved options (it reads options only as resolved by options.ts).
+ * The per-request state across attempts: fetch's signal, the caller's and the deadline's aborts, how the body is watched, when to retry.
  */
 import { captureContext, type Deadline } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
-import { BODY, DONE, HEADERS, RequestLimits } from './request-limits.js';
+import { BODY, CONNECT, DONE, HEADERS, RequestLimits, type LimitsOwner } from './request-limits.js';
+import { backoffDelay, isNetworkError, retryTimingDelay, retryTimingHeader } from './retry-policy.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
 import { relayResponse, type BodyObserver, type TimedBody } from './timed-body.js';
 import type { TimeoutError } from './timeout-error.js';
-import { TransportTap, type TransportObserver } from './transport-tap.js';
+import { LIFT_BODY, LIFT_HEADERS, TransportTap, type TransportObserver } from './transport-tap.js';
 import type { ResponseLike } from './types.js';
 
 /**
  * The timing of one request across its attempts: one AbortController per attempt (its signal is
- * the one fetch gets, aborted with the TimeoutError or the caller's reason), ONE wheel handle
- * for the request (its limits: see {@link RequestLimits}), a {@link TransportTap} per attempt that reports the body's progress on the
- * wire, and a place in the shared follower sets of the caller's signal and the ambient
- * deadline's signal (see signal-links.ts), all released by {@link RequestTimer.finish} (on
- * completion, error, abort or cancellation). No `AbortSignal.any`, whose composite signals
- * outlive requests (Node #48419, #54614).
+ * the one fetch gets, aborted with the TimeoutError or the caller's reason), the request's
+ * {@link RequestLimits} (ONE wheel handle for every limit), a {@link TransportTap} per attempt
+ * that reports the connection and the body's progress on the wire, and a place in the shared
+ * follower sets of the caller's signal and the ambient deadline's signal (see signal-links.ts),
+ * all released by {@link RequestTimer.finish} (on completion, error, abort or cancellation). No
+ * `AbortSignal.any`, whose composite signals outlive requests (Node #48419, #54614).
  *
  * fetch itself ends the response body when the signal aborts, with the signal's reason, so the
  * Response it returned is handed out untouched. Only a fetch that does not dispatch through the
  * tap gets its body timed the old way: a Response rebuilt around a timed relay of the body.
  */
-export class RequestTimer extends RequestLimits implements BodyObserver, TransportObserver, SignalFollower {
+export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserver, SignalFollower {
+  readonly limits: RequestLimits;
   private controller: AbortController | undefined;
   /** The dispatcher fetch is given for the current attempt. */
   tap: TransportTap | undefined;
@@ -38,23 +39,29 @@ export class RequestTimer extends RequestLimits implements BodyObserver, Transpo
   private abortReason: unknown;
   private callerSignal: AbortSignal | undefined;
   private deadline: Deadline | undefined;
+  /** The dispatcher's own timeouts the wrapper's limits replace: LIFT_HEADERS and LIFT_BODY bits. */
+  private readonly lift: number;
   /** The caller's context for the timeout channel's subscribers (see core's channels.ts). */
-  // The guard is read here, not only inside core's captureContext: the call into core cost
-  // Node 22 +1.5 % instructions per request with nobody listening (benchmarks/lib/channel-overhead.mjs).
+  // The guard is read here, not only inside core's captureContext: a call into core per request
+  // with nobody listening is measurable (benchmarks/README.md, "fetch: measurements behind the source comments").
   readonly context: unknown = timeoutChannel.hasSubscribers ? captureContext(timeoutChannel) : undefined;
 
   /**
-   * @param dispatcher - the caller's `init.dispatcher`, which the tap sends requests through
+   * @param dispatcher - the dispatcher fetch would use (`init.dispatcher` or a Request's own), which the tap sends requests through
    */
   constructor(
     options: ResolvedOptions,
-    url: string,
-    method: string,
+    readonly url: string,
+    readonly method: string,
     callerSignal: AbortSignal | undefined,
     deadline: Deadline | undefined,
     private readonly dispatcher?: unknown,
   ) {
-    super(options, url, method, deadline === undefined ? Infinity : deadline.remaining());
+    this.limits = new RequestLimits(options, this, deadline === undefined ? Infinity : deadline.remaining());
+    const bounded = options.totalMs !== Infinity || options.budgetMs !== Infinity || deadline !== undefined;
+    this.lift =
+      (bounded || options.headersMs !== Infinity ? LIFT_HEADERS : 0) |
+      (bounded || options.bodyIdleMs !== Infinity ? LIFT_BODY : 0);
     if (callerSignal?.aborted) {
       this.abortedBy(callerSignal.reason);
       return;
@@ -75,26 +82,27 @@ export class RequestTimer extends RequestLimits implements BodyObserver, Transpo
 
   /** The caller's signal (or the deadline's parent) was aborted when the request was made. */
   get abortedBeforeStart(): boolean {
-    return this.aborted && this.controller === undefined && this.phase === HEADERS;
+    return this.aborted && this.controller === undefined && this.limits.phase === HEADERS;
   }
 
   /**
-   * Starts an attempt: a fresh AbortController, a fresh {@link tap}, and the handle armed for
-   * its first limit. A caller's signal that is already aborted gives an aborted signal: fetch
-   * then rejects with its reason exactly as bare fetch does (consuming a Request input).
+   * Starts an attempt: a fresh AbortController, a fresh {@link tap}, and the limits armed for
+   * it. A caller's signal that is already aborted gives an aborted signal: fetch then rejects
+   * with its reason exactly as bare fetch does (consuming a Request input).
    * @returns the signal to pass to fetch
    * @throws a TimeoutError when the budget is already spent, or the caller's reason when they
    *   aborted during a retry's backoff
    */
   beginAttempt(): AbortSignal {
-    this.tap = new TransportTap(this.dispatcher as ConstructorParameters<typeof TransportTap>[0], this);
+    this.tap?.detach();
+    this.tap = new TransportTap(this.dispatcher as ConstructorParameters<typeof TransportTap>[0], this, this.lift);
     if (this.aborted) {
-      if (this.phase !== HEADERS) throw this.abortReason;
+      if (this.limits.phase !== HEADERS) throw this.abortReason;
       const aborted = new AbortController();
       aborted.abort(this.abortReason);
       return aborted.signal;
     }
-    this.startAttempt();
+    this.limits.startAttempt();
     this.timedOut = undefined;
     this.controller = new AbortController();
     return this.controller.signal;
@@ -112,19 +120,48 @@ export class RequestTimer extends RequestLimits implements BodyObserver, Transpo
   }
 
   /**
-   * How long to wait before retrying after `error` ended attempt number `attempt` (from 0), or
-   * undefined when it must not be retried: not this attempt's own timeout, or see
-   * {@link RequestLimits.backoffDelay}.
+   * How long to wait before retrying after `reason` (from {@link attemptFailed}) ended attempt
+   * number `attempt` (from 0), or undefined when it must not be retried. Retried: this attempt's
+   * own timeout before its headers (a connect timeout for any method, as nothing was sent), and a
+   * network error with `retryOnNetworkError`; never a timeout of the budget, nor the caller's abort.
    */
-  retryDelay(error: unknown, attempt: number): number | undefined {
+  retryAfterError(reason: unknown, attempt: number): number | undefined {
+    const retry = this.limits.options.retry;
+    if (retry === undefined || attempt >= retry.limit || this.aborted) return undefined;
     const timedOut = this.timedOut;
-    if (timedOut === undefined || error !== timedOut) return undefined;
-    return this.backoffDelay(timedOut, attempt);
+    if (timedOut !== undefined) {
+      if (reason !== timedOut || (timedOut.phase === 'total' && this.limits.totalIsTheBudget)) return undefined;
+      if (timedOut.phase !== 'connect' && !retry.methods.has(this.method)) return undefined;
+    } else if (!retry.retryOnNetworkError || !isNetworkError(reason) || !retry.methods.has(this.method)) {
+      return undefined;
+    }
+    return this.limits.fitting(backoffDelay(retry, attempt));
   }
 
-  override backoff(delayMs: number): Promise<void> {
+  /**
+   * How long to wait before retrying after attempt number `attempt` answered with `response`, or
+   * undefined when the response is the answer: a status not in `statusCodes`, a method not in
+   * `methods`, no retries left, a `Retry-After` beyond `maxRetryAfter` or the budget, or a 413
+   * without one (ky's rules).
+   */
+  retryAfterResponse(response: ResponseLike, attempt: number): number | undefined {
+    const retry = this.limits.options.retry;
+    if (retry === undefined || attempt >= retry.limit || this.timedOut !== undefined || this.aborted) return undefined;
+    const status = response.status;
+    if (!retry.statusCodes.has(status) || !retry.methods.has(this.method)) return undefined;
+    const timing = response.headers === undefined ? undefined : retryTimingHeader(response.headers);
+    if (timing !== undefined && retry.afterStatusCodes.has(status)) {
+      const after = retryTimingDelay(timing, Date.now());
+      if (after !== undefined) return after > retry.maxRetryAfter ? undefined : this.limits.fitting(after);
+    }
+    if (status === 413) return undefined;
+    return this.limits.fitting(backoffDelay(retry, attempt));
+  }
+
+  /** Waits `delayMs` before the next attempt; rejects with the caller's reason if they abort meanwhile. */
+  backoff(delayMs: number): Promise<void> {
     this.controller = undefined;
-    return super.backoff(delayMs);
+    return this.limits.backoff(delayMs);
   }
 
   /**
@@ -139,10 +176,11 @@ export class RequestTimer extends RequestLimits implements BodyObserver, Transpo
       response.body?.cancel(reason).catch(ignore);
       throw reason;
     }
+    const limits = this.limits;
     const source = response.body;
     const needsBody =
-      this.totalAt !== Infinity ||
-      this.options.bodyIdleMs !== Infinity ||
+      limits.totalAt !== Infinity ||
+      limits.options.bodyIdleMs !== Infinity ||
       this.callerSignal !== undefined ||
       this.deadline !== undefined;
     const tap = this.tap;
@@ -150,30 +188,29 @@ export class RequestTimer extends RequestLimits implements BodyObserver, Transpo
       this.finish();
       return response;
     }
-    const now = this.wheel.clock.now();
+    const now = limits.wheel.clock.now();
     if (tap?.dispatched === true) {
       // fetch reads the body: the tap reports its progress, the signal ends it.
-      this.waiting = !tap.paused;
-      this.startBody(now);
+      limits.waiting = !tap.paused;
+      limits.startBody(now);
       return response;
     }
     const relayed = relayResponse(response, source, this);
     if (relayed === undefined) {
       // Not a fetch Response: its body cannot be timed, but totalMs still aborts the fetch.
-      if (this.totalAt === Infinity) this.finish();
-      else this.startBody(now);
+      if (limits.totalAt === Infinity) this.finish();
+      else limits.startBody(now);
       return response;
     }
     this.body = relayed.body;
-    this.startBody(now);
+    limits.startBody(now);
     return relayed.response;
   }
 
   /** Releases the handle and every listener. Idempotent. */
   finish(): void {
-    if (this.phase === DONE) return;
-    this.phase = DONE;
-    this.disarm();
+    if (this.limits.phase === DONE) return;
+    this.limits.finish();
     this.controller = undefined;
     this.body = undefined;
     this.tap = undefined;
@@ -194,28 +231,33 @@ export class RequestTimer extends RequestLimits implements BodyObserver, Transpo
 
   /** A relayed body's consumer waits for a chunk. */
   pullStarted(): void {
-    this.startWaiting();
+    this.limits.startWaiting();
   }
 
   chunkArrived(): void {
-    this.waiting = false;
+    this.limits.waiting = false;
+  }
+
+  transportConnected(): void {
+    this.limits.connected();
   }
 
   transportData(): void {
     // Each chunk restarts the idle limit: a lazy refresh of the handle, no relinking.
-    if (this.phase === BODY && this.waiting) this.startWaiting();
+    const limits = this.limits;
+    if (limits.phase === BODY && limits.waiting) limits.startWaiting();
   }
 
   transportPaused(): void {
-    this.waiting = false;
+    this.limits.waiting = false;
   }
 
   transportResumed(): void {
-    if (this.phase === BODY) this.startWaiting();
+    if (this.limits.phase === BODY) this.limits.startWaiting();
   }
 
   transportEnded(): void {
-    if (this.phase === BODY) this.finish();
+    if (this.limits.phase === BODY) this.finish();
   }
 
   bodyDone(): void {
@@ -226,37 +268,44 @@ export class RequestTimer extends RequestLimits implements BodyObserver, Transpo
     return this.attemptFailed(error);
   }
 
+  connectObserved(): boolean {
+    return this.tap?.dispatched === true;
+  }
+
   /** A limit fired: abort the attempt with `error`, and error the body if it is being relayed. */
-  protected expire(error: TimeoutError): void {
+  limitFired(error: TimeoutError): void {
+    const limits = this.limits;
     this.timedOut = error;
-    publishTimeout(error, this.wheel.clock.now() - this.attemptStartedAt, this.attempt, this.context);
+    publishTimeout(error, limits.wheel.clock.now() - limits.attemptStartedAt, limits.attempt, this.context);
     const body = this.body;
     const controller = this.controller;
-    if (this.phase === BODY) this.finish();
+    if (limits.phase === BODY) this.finish();
     body?.fail(error);
     controller?.abort(error);
   }
 
   /** The deadline's signal aborts when it expires (a timeout of ours) or when its parent was cancelled. */
   private deadlineAborted(deadline: Deadline): void {
+    const phase = this.limits.phase;
     if (deadline.remaining() > 0) {
       this.abortedBy(deadline.signal.reason);
-    } else if (this.phase === HEADERS || this.phase === BODY) {
-      this.expire(this.budgetError());
+    } else if (phase === CONNECT || phase === HEADERS || phase === BODY) {
+      this.limitFired(this.limits.budgetError());
     }
   }
 
   /** The caller aborted: end the request with their reason, as plain fetch does. */
   private abortedBy(reason: unknown): void {
-    if (this.phase === DONE || this.aborted) return;
+    const phase = this.limits.phase;
+    if (phase === DONE || this.aborted) return;
     this.aborted = true;
     this.abortReason = reason;
     const body = this.body;
     const controller = this.controller;
-    if (this.phase !== HEADERS) this.finish();
+    if (phase !== HEADERS && phase !== CONNECT) this.finish();
     body?.fail(reason);
     controller?.abort(reason);
-    this.cancelBackoff(reason);
+    this.limits.cancelBackoff(reason);
   }
 }
 

@@ -1,10 +1,11 @@
 /**
  * The handlers the transport tap puts between undici and fetch: every callback forwarded, body events reported.
- * Must not depend on: fetch, the wheel or the request's timer; it knows only undici's two handler protocols.
  */
 
 /** What the handlers report, per dispatch (`id`): the tap keeps only the latest dispatch's. */
 export interface TapEvents {
+  /** The connection can carry the request: undici is about to write it. */
+  connect(id: number): void;
   /** Body bytes arrived. */
   data(id: number): void;
   /** fetch paused the connection: its buffer is full. */
@@ -36,6 +37,7 @@ export class CallbackHandler {
   ) {}
 
   onConnect(abort: (reason?: unknown) => void, context?: unknown): void {
+    this.tap.connect(this.id);
     this.inner.onConnect?.(abort, context);
   }
 
@@ -120,6 +122,7 @@ export class ControllerHandler {
   ) {}
 
   onRequestStart(controller: UndiciController, context: unknown): void {
+    this.tap.connect(this.id);
     this.inner.onRequestStart?.(this.wrap(controller), context);
   }
 

@@ -1,6 +1,5 @@
 /**
  * The relay of a response body's reads to the request's timer (pull started, chunk arrived, ended).
- * Must not depend on: the fetch implementation or the wheel.
  */
 import type {
   ReadableStreamDefaultController,

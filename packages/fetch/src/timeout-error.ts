@@ -1,8 +1,9 @@
 /**
  * TimeoutError: the DOMException-shaped error a timed-out request rejects with.
- * Must not depend on: the wheel or the fetch implementation (types.ts only).
  */
-import type { TimeoutPhase } from './types.js';
+
+/** Which limit a {@link TimeoutError} reports. */
+export type TimeoutPhase = 'connect' | 'headers' | 'body' | 'total';
 
 /**
  * The error a timed-out request rejects with, and the error its response body stream errors with
@@ -23,7 +24,10 @@ import type { TimeoutPhase } from './types.js';
  * ```
  */
 export class TimeoutError extends DOMException {
-  /** Which limit fired: `'headers'` (headersMs), `'body'` (bodyIdleMs) or `'total'` (totalMs, the retry budget or the ambient deadline). */
+  /**
+   * Which limit fired: `'connect'` (connectMs), `'headers'` (headersMs), `'body'` (bodyIdleMs) or
+   * `'total'` (totalMs, the retry budget or the ambient deadline, including its minBudgetMs).
+   */
   readonly phase: TimeoutPhase;
   /** The limit that was exceeded, in ms. */
   readonly timeoutMs: number;
@@ -44,7 +48,7 @@ export class TimeoutError extends DOMException {
 }
 
 /** Which request a {@link TimeoutError} is about. */
-interface RequestRef {
+export interface RequestRef {
   readonly url: string;
   readonly method: string;
 }
@@ -55,6 +59,8 @@ function timeoutError(request: RequestRef, phase: TimeoutPhase, timeoutMs: numbe
 
 /** The error of each limit, its message naming the option that set it. */
 export const limitErrors = {
+  connect: (request: RequestRef, connectMs: number): TimeoutError =>
+    timeoutError(request, 'connect', connectMs, `no connection to send on within ${connectMs} ms (connectMs)`),
   headers: (request: RequestRef, headersMs: number): TimeoutError =>
     timeoutError(request, 'headers', headersMs, `no response headers within ${headersMs} ms (headersMs)`),
   body: (request: RequestRef, bodyIdleMs: number): TimeoutError =>
@@ -79,4 +85,12 @@ export const limitErrors = {
           `not complete within the ${Math.round(deadlineLeft)} ms left of the ambient deadline`,
         );
   },
+  /** Less than minBudgetMs (or nothing) left of the ambient deadline after reserveMs, when an attempt would start. */
+  minBudget: (request: RequestRef, leftMs: number, reserveMs: number, minBudgetMs: number): TimeoutError =>
+    timeoutError(
+      request,
+      'total',
+      leftMs,
+      `${Math.round(leftMs)} ms left of the ambient deadline, below minBudgetMs ${minBudgetMs} after reserveMs ${reserveMs}; fetch was not called`,
+    ),
 };

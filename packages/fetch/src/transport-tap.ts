@@ -1,6 +1,5 @@
 /**
  * TransportTap: the undici dispatcher that watches a response body at the transport.
- * Must not depend on: the Response or its body stream (it never touches them), the wheel or another adapter.
  *
  * Where the wrapper watches a response body without touching the Response: at the transport.
  *
@@ -26,6 +25,8 @@ import { CallbackHandler, ControllerHandler, type TapEvents } from './tap-handle
 
 /** What the tap reports to the request's timer, for the dispatch that carries the response. */
 export interface TransportObserver {
+  /** The connection can carry the request: undici is about to write it (a pooled connection: at once). */
+  transportConnected(): void;
   /** Body bytes arrived from the server. */
   transportData(): void;
   /** fetch's buffer is full: it paused the connection until its consumer reads. */
@@ -48,6 +49,16 @@ const LEGACY_GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
 type Globals = Record<symbol, Dispatcher | undefined>;
 
+/** Which of the dispatcher's own timeouts a tap lifts: bits of {@link TransportTap}'s `lift`. */
+export const LIFT_HEADERS = 1;
+export const LIFT_BODY = 2;
+
+/** The per-dispatch options of undici that the tap may set. */
+interface DispatchTimeouts {
+  headersTimeout?: number;
+  bodyTimeout?: number;
+}
+
 /**
  * The dispatcher handed to fetch as `init.dispatcher` for one attempt. Each redirect hop is a
  * dispatch of its own; only the latest one can carry the response fetch resolves with, so
@@ -61,14 +72,20 @@ export class TransportTap implements TapEvents {
   /** The latest dispatch is paused by fetch's backpressure. */
   paused = false;
   private latest = 0;
+  /** Where the global dispatchers are read: globalThis, or the slots as they were while the tap stood in for them. */
+  private globals = globalThis as unknown as Globals;
 
   /**
-   * @param target - the caller's own `init.dispatcher`, or undefined for the global one
-   * @param observer - told about the latest dispatch's body
+   * @param target - the caller's own `init.dispatcher` (or a Request's own), or undefined for the global one
+   * @param observer - told about the latest dispatch's connection and body
+   * @param lift - {@link LIFT_HEADERS} and/or {@link LIFT_BODY}: a wrapper limit covers that phase, so the
+   *   dispatcher's own `headersTimeout`/`bodyTimeout` is switched off (`0`: no timer, in undici 6 to 8) for
+   *   each dispatch; the wrapper's limit is then the only one
    */
   constructor(
     private readonly target: Dispatcher | undefined,
     private readonly observer: TransportObserver,
+    private readonly lift = 0,
   ) {}
 
   /** Lets undici's MockAgent behave as when it is fetch's dispatcher itself. */
@@ -76,9 +93,38 @@ export class TransportTap implements TapEvents {
     return (this.target ?? (globalThis as unknown as Globals)[LEGACY_GLOBAL_DISPATCHER])?.isMockActive;
   }
 
+  /**
+   * Calls `send` (the fetch call of this attempt) with the tap standing in for undici's global
+   * dispatcher, for a Request input whose own dispatcher cannot be read (undici 7 and 8 keep it
+   * in a private field), handed to fetch without `init.dispatcher`: fetch then sends through the
+   * Request's own dispatcher if it has one (the tap is not dispatched, and the body is timed by
+   * relay), else through the tap, to the global dispatcher as it was. fetch reads the global
+   * dispatcher synchronously in the call, so the slots are restored before `send` returns.
+   */
+  standInForGlobal<T>(send: () => T): T {
+    const globals = globalThis as unknown as Globals;
+    const current = globals[GLOBAL_DISPATCHER];
+    const legacy = globals[LEGACY_GLOBAL_DISPATCHER];
+    if (current === undefined && legacy === undefined) return send();
+    this.globals = { [GLOBAL_DISPATCHER]: current, [LEGACY_GLOBAL_DISPATCHER]: legacy };
+    try {
+      if (current !== undefined) globals[GLOBAL_DISPATCHER] = this;
+      if (legacy !== undefined) globals[LEGACY_GLOBAL_DISPATCHER] = this;
+    } catch {
+      // A frozen globalThis: fetch sends through the Request's dispatcher or the global one, untapped.
+      return send();
+    }
+    try {
+      return send();
+    } finally {
+      if (current !== undefined) globals[GLOBAL_DISPATCHER] = current;
+      if (legacy !== undefined) globals[LEGACY_GLOBAL_DISPATCHER] = legacy;
+    }
+  }
+
   dispatch(options: unknown, handler: object): boolean {
     const controllerProtocol = typeof (handler as { onResponseStart?: unknown }).onResponseStart === 'function';
-    const globals = globalThis as unknown as Globals;
+    const globals = this.globals;
     const target =
       this.target ??
       (controllerProtocol
@@ -90,13 +136,28 @@ export class TransportTap implements TapEvents {
     this.ended = false;
     this.paused = false;
     const id = ++this.latest;
+    if (this.lift !== 0) {
+      // fetch builds this object for this one dispatch: setting the fields on it needs no copy.
+      if ((this.lift & LIFT_HEADERS) !== 0) (options as DispatchTimeouts).headersTimeout = 0;
+      if ((this.lift & LIFT_BODY) !== 0) (options as DispatchTimeouts).bodyTimeout = 0;
+    }
     const tapped = controllerProtocol
       ? new ControllerHandler(handler, this, id)
       : new CallbackHandler(handler, this, id);
     return target.dispatch(options, tapped);
   }
 
+  /** Ignores every later event: the attempt is over (a retry has its own tap). */
+  detach(): void {
+    this.latest = -1;
+  }
+
   /** @internal from the handlers */
+  connect(id: number): void {
+    if (id === this.latest) this.observer.transportConnected();
+  }
+
+  /** @internal */
   data(id: number): void {
     if (id === this.latest) this.observer.transportData();
   }

@@ -1,17 +1,14 @@
 /**
- * The public types of @tickwheel/fetch: options, retry options, timeout phases.
- * Must not depend on: runtime code (types only; options.ts has the defaults).
+ * The public types of @tickwheel/fetch: options, retry options, the shapes of fetch it wraps.
  */
 import type { TimingWheel } from '@tickwheel/core';
-import type { TimeoutError } from './timeout-error.js';
-
-/** Which limit a {@link TimeoutError} reports. */
-export type TimeoutPhase = 'headers' | 'body' | 'total';
 
 /**
- * Retries of requests whose attempt timed out before the response headers arrived, with a
- * per-attempt timeout (`totalMs`, `headersMs`) and a budget across all attempts (`budgetMs`),
- * like ky v2's `timeout` and `totalTimeout`. Only idempotent methods are retried.
+ * Retries, as ky does them and named as ky names them: of attempts that timed out before their
+ * response headers (with a per-attempt `totalMs`/`headersMs`), of responses whose status is in
+ * `statusCodes` (honouring `Retry-After`), and, when asked, of network errors; bounded by
+ * `budgetMs` and the ambient deadline. Only `methods` are retried, except after a connect
+ * timeout (nothing was sent). The last response is returned as fetch returns it, never thrown.
  */
 export interface RetryOptions {
   /** Retries after the first attempt (an integer >= 0). Default 2 when `retry` is an object. */
@@ -25,13 +22,43 @@ export interface RetryOptions {
   backoffMs?: number;
   /** Multiplier of the backoff delay per retry, >= 1. Default 2. */
   backoffFactor?: number;
+  /** The longest backoff delay, in ms, applied after `jitter` (ky's `backoffLimit`). Default none (`0` or `Infinity`). */
+  backoffLimit?: number;
+  /**
+   * Randomises each backoff delay (never a `Retry-After` delay): `true` draws uniformly from 0 to
+   * the delay (full jitter); a function maps the delay to the one used (a result that is not a
+   * finite number >= 0 is ignored). Default: none.
+   */
+  jitter?: boolean | ((delayMs: number) => number);
   /**
    * Methods that may be retried, upper case. Default: the idempotent methods GET, HEAD, OPTIONS,
-   * PUT, DELETE and TRACE (RFC 9110 §9.2.2). POST and PATCH are never retried unless listed here.
+   * PUT, DELETE and TRACE (RFC 9110 §9.2.2). POST and PATCH are never retried unless listed here
+   * (a connect timeout excepted: nothing was sent).
    */
   methods?: readonly string[];
-  /** Called before each retry (after the timeout, before the backoff delay); `attempt` counts from 1. */
-  onRetry?: (error: TimeoutError, attempt: number) => void;
+  /**
+   * Response statuses that are retried (ky's list by default: 408, 413, 429, 500, 502, 503, 504).
+   * 413 is retried only with a retry timing header. `[]`: no status is retried.
+   */
+  statusCodes?: readonly number[];
+  /**
+   * The statuses of `statusCodes` whose `Retry-After` (delay seconds or an HTTP date; or else
+   * `RateLimit-Reset` and its aliases) sets the delay instead of the backoff. Default 413, 429 and 503.
+   */
+  afterStatusCodes?: readonly number[];
+  /**
+   * The longest `Retry-After` waited for, in ms: a response asking for longer is returned at once.
+   * Default: none (`0` or `Infinity`); the budget and the ambient deadline still bound it.
+   */
+  maxRetryAfter?: number;
+  /** Also retry fetch's network errors (`TypeError: fetch failed`: refused, reset, DNS). Default false. */
+  retryOnNetworkError?: boolean;
+  /**
+   * Called before each retry, before the backoff delay; `attempt` counts from 1. `error` is the
+   * attempt's TimeoutError or network error; for a retried status it is undefined and `response`
+   * is the response (its body is cancelled once this returns).
+   */
+  onRetry?: (error: Error | undefined, attempt: number, response: ResponseLike | undefined) => void;
 }
 
 /**
@@ -41,9 +68,18 @@ export interface RetryOptions {
  * warning; it stops working in 1.0).
  */
 export interface TimeoutOptions {
+  /**
+   * From the start of an attempt until a connection can carry it (DNS, TCP and TLS, or a
+   * pooled connection at once), in ms. With it, `headersMs` counts from the send. Needs a fetch
+   * that sends through `init.dispatcher` (Node's fetch, `undici.fetch`).
+   */
+  connectMs?: number | false;
   /** From the start of an attempt until its response body has fully arrived, in ms. */
   totalMs?: number | false;
-  /** From the start of an attempt until the response headers arrive, in ms; at most `totalMs`. */
+  /**
+   * Until the response headers arrive, in ms, from the send with `connectMs`, else from the start
+   * of the attempt; at most `totalMs`.
+   */
   headersMs?: number | false;
   /**
    * The longest the server may leave the body silent while fetch is ready for more of it, in ms.
@@ -51,7 +87,17 @@ export interface TimeoutOptions {
    * pauses the connection, and the limit with it).
    */
   bodyIdleMs?: number | false;
-  /** Retries on timeout: an options object, or a number (the `limit`; `0`: none, the default). `false` is deprecated. */
+  /**
+   * Held back from an ambient deadline's remaining time, in ms, so the caller has time left to
+   * answer: the request gets what is left less this. Default 0.
+   */
+  reserveMs?: number;
+  /**
+   * When less than this is left of the ambient deadline (after `reserveMs`) as an attempt would
+   * start, it rejects at once with a TimeoutError (phase `'total'`) without calling fetch. Default 0.
+   */
+  minBudgetMs?: number;
+  /** Retries: an options object, or a number (the `limit`; `0`: none, the default). `false` is deprecated. */
   retry?: RetryOptions | number | false;
   /** The wheel that times the requests. Default: the process-wide `sharedWheel()`. */
   wheel?: TimingWheel;
@@ -67,6 +113,8 @@ export interface TimeoutsInit {
 export interface ResponseLike {
   readonly body: ReadableStream<Uint8Array> | null;
   readonly status: number;
+  /** Read for retry timing headers (`Retry-After`) when a status is retried. */
+  readonly headers?: { get(name: string): string | null };
 }
 
 /**

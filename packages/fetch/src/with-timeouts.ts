@@ -1,21 +1,21 @@
 /**
- * withTimeouts: the entry function that wraps a fetch with per-attempt, body-idle and total limits.
- * Must not depend on: another adapter, or patching fetch (fetch itself is only called).
+ * withTimeouts: the entry function that wraps a fetch with connect, headers, body-idle and total limits, and retries.
  */
 import { currentDeadline } from '@tickwheel/core';
 import { requireFunction } from '@tickwheel/core/internal';
-import { resolveOptions, type ResolvedOptions } from './options.js';
+import { resolveOptions, type ResolvedOptions, type ResolvedRetry } from './options.js';
 import { publishRetry } from './channels.js';
 import { RequestTimer } from './request-timer.js';
-import type { TimeoutError } from './timeout-error.js';
 import {
   attemptInit,
   callerSignal,
   copyInit,
   isReplayable,
   isRequest,
+  requestDispatcher,
   requestMethod,
   requestUrl,
+  UNREADABLE,
   type InitLike,
 } from './request-info.js';
 import type { FetchLike, ResponseLike, TimedFetch, TimeoutOptions } from './types.js';
@@ -55,8 +55,17 @@ export function withTimeouts<F extends FetchLike>(fetchFn: F, options: TimeoutOp
   const base = resolveOptions(options, undefined, '');
   const call = fetchFn as unknown as RawFetch;
   function timedFetch(input: unknown, init?: InitLike): Promise<ResponseLike> {
-    return timedRequest(call, base, input, init);
+    try {
+      return timedRequest(call, base, input, init);
+    } catch (error) {
+      // Whatever the input, fetch answers with a promise: so does the wrapper.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the error as thrown, as fetch would reject
+      return Promise.reject(error);
+    }
   }
+  // fetch's own name and arity (`fetch`, 1), which code and tests inspect.
+  Object.defineProperty(timedFetch, 'name', { value: fetchFn.name });
+  Object.defineProperty(timedFetch, 'length', { value: fetchFn.length });
   return timedFetch as unknown as TimedFetch<F>;
 }
 
@@ -76,62 +85,85 @@ function timedRequest(
     }
   }
   const deadline = currentDeadline();
-  if (options.untimed && deadline === undefined) {
-    // Nothing to time: fetch gets the caller's own arguments (without `timeouts`).
+  const signal = callerSignal(input, init);
+  if ((options.untimed && deadline === undefined) || (signal !== undefined && !isSignal(signal))) {
+    // Nothing to time, or a signal fetch refuses (it rejects with its own TypeError): fetch gets
+    // the caller's own arguments (without `timeouts`).
     return init != null && 'timeouts' in init ? fetchFn(input, copyInit(init)) : fetchFn(input, init);
   }
-  const method = requestMethod(input, init);
+  const dispatcher = init?.dispatcher ?? requestDispatcher(input);
+  const unreadable = dispatcher === UNREADABLE;
   const timer = new RequestTimer(
     options,
     requestUrl(input),
-    method,
-    callerSignal(input, init),
+    requestMethod(input, init),
+    signal,
     deadline,
-    init?.dispatcher,
+    unreadable ? undefined : dispatcher,
   );
+  const send = (attemptInput: unknown, attemptSignal: AbortSignal): Promise<ResponseLike> => {
+    const tap = timer.tap!;
+    if (!unreadable) return fetchFn(attemptInput, attemptInit(attemptInput, init, attemptSignal, tap));
+    // fetch is to choose between the Request's own dispatcher and the global one, as bare.
+    const attempt = attemptInit(attemptInput, init, attemptSignal, undefined);
+    delete attempt.dispatcher;
+    return tap.standInForGlobal(() => fetchFn(attemptInput, attempt));
+  };
   if (timer.abortedBeforeStart) {
     // fetch rejects with the caller's reason at once, as bare: hand out its very promise, so
     // that even the microtask it rejects in is the same.
-    const pending = fetchFn(input, attemptInit(input, init, timer.beginAttempt(), timer.tap));
+    const pending = send(input, timer.beginAttempt());
     pending.then(
       () => timer.finish(),
       () => timer.finish(),
     );
     return pending;
   }
-  return attempts(fetchFn, options, timer, method, input, init);
+  return attempts(send, options, timer, input, init);
+}
+
+/** An AbortSignal (of any realm): fetch refuses anything else as `init.signal`. */
+function isSignal(signal: unknown): signal is AbortSignal {
+  return (
+    typeof signal === 'object' &&
+    signal !== null &&
+    typeof (signal as AbortSignal).aborted === 'boolean' &&
+    typeof (signal as AbortSignal).addEventListener === 'function'
+  );
 }
 
 async function attempts(
-  fetchFn: RawFetch,
+  send: (input: unknown, signal: AbortSignal) => Promise<ResponseLike>,
   options: ResolvedOptions,
   timer: RequestTimer,
-  method: string,
   input: unknown,
   init: InitLike | undefined,
 ): Promise<ResponseLike> {
-  const retry = options.retry !== undefined && options.retry.methods.has(method) && isReplayable(init);
+  const retry = options.retry !== undefined && isReplayable(init) ? options.retry : undefined;
   // A Request body can be sent once: the first attempt sends (and consumes) the caller's
   // Request as bare fetch would, retries send copies of a clone taken before it.
-  const spare = retry && isRequest(input) && input.body != null ? input.clone() : undefined;
+  const spare = retry !== undefined && isRequest(input) && input.body != null ? input.clone() : undefined;
   try {
     for (let attempt = 0; ; attempt++) {
       const signal = timer.beginAttempt();
       const attemptInput = attempt === 0 || spare === undefined ? input : spare.clone();
       let response: ResponseLike;
       try {
-        response = await fetchFn(attemptInput, attemptInit(attemptInput, init, signal, timer.tap));
+        response = await send(attemptInput, signal);
       } catch (error) {
         const reason = timer.attemptFailed(error);
-        const delay = retry ? timer.retryDelay(reason, attempt) : undefined;
+        const delay = retry === undefined ? undefined : timer.retryAfterError(reason, attempt);
         if (delay === undefined) throw reason;
-        // retryDelay() only returns a delay for this attempt's own TimeoutError.
-        publishRetry(reason as TimeoutError, attempt + 1, delay, timer.context);
-        options.retry!.onRetry?.(reason as TimeoutError, attempt + 1);
+        announceRetry(retry!, timer, attempt + 1, delay, reason as Error, undefined);
         if (delay > 0) await timer.backoff(delay);
         continue;
       }
-      return timer.responseArrived(response);
+      const delay = retry === undefined ? undefined : timer.retryAfterResponse(response, attempt);
+      if (delay === undefined) return timer.responseArrived(response);
+      announceRetry(retry!, timer, attempt + 1, delay, undefined, response);
+      // The retried response is not handed out: its body is cancelled, so the connection is freed.
+      response.body?.cancel().catch(ignore);
+      if (delay > 0) await timer.backoff(delay);
     }
   } catch (error) {
     timer.finish();
@@ -140,6 +172,19 @@ async function attempts(
     // The clone tees the body: cancelling the spare branch frees what it buffered.
     (spare?.body as ReadableStream | null | undefined)?.cancel().catch(ignore);
   }
+}
+
+/** Tells the retry channel and `retry.onRetry` about a retry about to wait `delayMs`. */
+function announceRetry(
+  retry: ResolvedRetry,
+  timer: RequestTimer,
+  attempt: number,
+  delayMs: number,
+  error: Error | undefined,
+  response: ResponseLike | undefined,
+): void {
+  publishRetry(timer, attempt, delayMs, error, response?.status, timer.context);
+  retry.onRetry?.(error, attempt, response);
 }
 
 function ignore(): void {}

@@ -69,8 +69,34 @@ describe('channels', () => {
   describe('publishRetry', () => {
     it('publishes the retry number, its backoff delay and the timeout that caused it', () => {
       const messages = listen(FETCH_RETRY_CHANNEL, stops);
-      publishRetry(error, 2, 200, undefined);
-      expect(messages).toEqual([{ method: 'GET', origin: 'http://127.0.0.1:8080', attempt: 2, delayMs: 200, error }]);
+      publishRetry(error, 2, 200, error, undefined, undefined);
+      expect(messages).toEqual([
+        {
+          method: 'GET',
+          origin: 'http://127.0.0.1:8080',
+          attempt: 2,
+          delayMs: 200,
+          error,
+          status: undefined,
+          context: undefined,
+        },
+      ]);
+    });
+
+    it('publishes the status of a retried response, with no error', () => {
+      const messages = listen(FETCH_RETRY_CHANNEL, stops);
+      publishRetry({ method: 'PUT', url: 'http://127.0.0.1:8080/x?y' }, 1, 300, undefined, 503, undefined);
+      expect(messages).toEqual([
+        {
+          method: 'PUT',
+          origin: 'http://127.0.0.1:8080',
+          attempt: 1,
+          delayMs: 300,
+          error: undefined,
+          status: 503,
+          context: undefined,
+        },
+      ]);
     });
   });
 });

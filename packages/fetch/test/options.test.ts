@@ -48,7 +48,7 @@ describe('options', () => {
       [
         { timeout: 5 },
         TypeError,
-        '@tickwheel/fetch: unknown option timeout; known options: totalMs, headersMs, bodyIdleMs, retry, wheel',
+        '@tickwheel/fetch: unknown option timeout; known options: connectMs, totalMs, headersMs, bodyIdleMs, reserveMs, minBudgetMs, retry, wheel',
       ],
       [{ wheel: {} }, TypeError, '@tickwheel/fetch: wheel must be a TimingWheel from @tickwheel/core, got {}'],
       [{ retry: 'yes' }, TypeError, 'retry must be an object or a number (0: no retries), got "yes"'],
@@ -59,10 +59,30 @@ describe('options', () => {
       [{ retry: { budgetMs: -5 } }, RangeError, 'retry.budgetMs must be a number of ms >= 0 (0 or Infinity: no limit)'],
       [{ retry: { methods: 'GET' } }, TypeError, 'retry.methods must be an array of method names, got "GET"'],
       [{ retry: { onRetry: 1 } }, TypeError, 'retry.onRetry must be a function, got 1'],
+      [{ connectMs: -1 }, RangeError, 'connectMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1'],
+      [
+        { connectMs: 200, totalMs: 100 },
+        RangeError,
+        '@tickwheel/fetch: connectMs must not exceed totalMs (100), got 200',
+      ],
+      [{ reserveMs: -1 }, RangeError, '@tickwheel/fetch: reserveMs must be a finite number of ms >= 0, got -1'],
+      [{ minBudgetMs: 'x' }, TypeError, '@tickwheel/fetch: minBudgetMs must be a finite number of ms'],
+      [{ retry: { statusCodes: 503 } }, TypeError, 'retry.statusCodes must be an array of HTTP status codes, got 503'],
+      [{ retry: { statusCodes: [503, 99] } }, RangeError, 'retry.statusCodes[1] must be an integer >= 100, got 99'],
+      [{ retry: { afterStatusCodes: [600] } }, RangeError, 'retry.afterStatusCodes[0] must be at most 599, got 600'],
+      [{ retry: { maxRetryAfter: -1 } }, RangeError, 'retry.maxRetryAfter must be a number of ms >= 0'],
+      [{ retry: { backoffLimit: 'no' } }, TypeError, 'retry.backoffLimit must be a number of ms'],
+      [
+        { retry: { jitter: 'full' } },
+        TypeError,
+        'retry.jitter must be a boolean or a function (delayMs) => delayMs, got "full"',
+      ],
+      [{ retry: { retryOnNetworkError: 1 } }, TypeError, 'retry.retryOnNetworkError must be a boolean, got 1'],
+      [{ retry: { statuscodes: [503] } }, TypeError, 'unknown option retry.statuscodes'],
       [
         { retry: { retries: 1 } },
         TypeError,
-        'unknown option retry.retries; known options: limit, budgetMs, backoffMs, backoffFactor, methods, onRetry',
+        'unknown option retry.retries; known options: limit, budgetMs, backoffMs, backoffFactor, backoffLimit, jitter, methods, statusCodes, afterStatusCodes, maxRetryAfter, retryOnNetworkError, onRetry',
       ],
     ])('rejects %j with a clear message', (options, type, message) => {
       expect(() => resolveOptions(options as never, undefined, '')).toThrow(type);

@@ -1,7 +1,7 @@
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resolveOptions } from '../src/options.js';
-import { BODY, RequestLimits } from '../src/request-limits.js';
+import { BODY, RequestLimits, type LimitsOwner } from '../src/request-limits.js';
 import type { TimeoutError } from '../src/timeout-error.js';
 import type { TimeoutOptions } from '../src/types.js';
 
@@ -13,39 +13,56 @@ beforeEach(() => {
   wheel = new TimingWheel({ clock });
 });
 
-/** The limits alone: records what fired, and lets the test say when the body waits on the server. */
-class Limits extends RequestLimits {
+/** The limits alone, owned by a recorder: records what fired, and lets the test say when the body waits on the server. */
+class Limits implements LimitsOwner {
+  readonly url = 'http://127.0.0.1/';
+  readonly method = 'GET';
   readonly fired: Array<{ phase: string; timeoutMs: number; at: number }> = [];
+  readonly limits: RequestLimits;
+  /** Whether fetch sent the attempt through the tap (so the connection is seen). */
+  observed = true;
 
   constructor(options: TimeoutOptions, deadlineLeft = Infinity) {
-    super(resolveOptions({ wheel, ...options }, undefined, ''), 'http://127.0.0.1/', 'GET', deadlineLeft);
+    this.limits = new RequestLimits(resolveOptions({ wheel, ...options }, undefined, ''), this, deadlineLeft);
   }
 
   begin(): void {
-    this.startAttempt();
+    this.limits.startAttempt();
+  }
+
+  connected(): void {
+    this.limits.connected();
   }
 
   headersArrived(waiting: boolean): void {
-    this.waiting = waiting;
-    this.startBody(wheel.clock.now());
+    this.limits.waiting = waiting;
+    this.limits.startBody(wheel.clock.now());
   }
 
   /** fetch wants data (its buffer has room): bodyIdleMs runs. */
   wantsData(): void {
-    this.startWaiting();
+    this.limits.startWaiting();
   }
 
   /** fetch paused the connection (its buffer is full): bodyIdleMs stops. */
   paused(): void {
-    this.waiting = false;
+    this.limits.waiting = false;
+  }
+
+  backoff(delayMs: number): Promise<void> {
+    return this.limits.backoff(delayMs);
   }
 
   get inBody(): boolean {
-    return this.phase === BODY;
+    return this.limits.phase === BODY;
   }
 
-  protected expire(error: TimeoutError): void {
+  limitFired(error: TimeoutError): void {
     this.fired.push({ phase: error.phase, timeoutMs: error.timeoutMs, at: wheel.clock.now() });
+  }
+
+  connectObserved(): boolean {
+    return this.observed;
   }
 }
 
@@ -151,6 +168,101 @@ describe('RequestLimits', () => {
       await backoff;
       expect(done).toBe(true);
       expect(wheel.size).toBe(0);
+    });
+  });
+
+  describe('connect phase', () => {
+    it('fires connectMs when no connection could carry the request in time', () => {
+      const limits = new Limits({ connectMs: 20, headersMs: 50, totalMs: 100 });
+      limits.begin();
+      clock.advance(19);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'connect', timeoutMs: 20, at: 20 }]);
+    });
+
+    it('starts headersMs when the request is sent', () => {
+      const limits = new Limits({ connectMs: 20, headersMs: 50, totalMs: 1_000 });
+      limits.begin();
+      clock.advance(15);
+      limits.connected();
+      clock.advance(49);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'headers', timeoutMs: 50, at: 65 }]);
+    });
+
+    it('spends nothing in it on a pooled connection: connected at once, headersMs from the start', () => {
+      const limits = new Limits({ connectMs: 20, headersMs: 50 });
+      limits.begin();
+      limits.connected();
+      clock.advance(50);
+      expect(limits.fired).toEqual([{ phase: 'headers', timeoutMs: 50, at: 50 }]);
+    });
+
+    it('reports totalMs when it comes before connectMs', () => {
+      const limits = new Limits({ connectMs: 80, totalMs: 80 });
+      limits.begin();
+      clock.advance(80);
+      expect(limits.fired).toEqual([{ phase: 'connect', timeoutMs: 80, at: 80 }]);
+      const budget = new Limits({ connectMs: 80, totalMs: 100 }, 30);
+      budget.begin();
+      clock.advance(30);
+      expect(budget.fired).toEqual([{ phase: 'total', timeoutMs: 30, at: 110 }]);
+    });
+
+    it('falls back to headersMs from the start for a fetch whose connection cannot be seen', () => {
+      const limits = new Limits({ connectMs: 20, headersMs: 50 });
+      limits.observed = false;
+      limits.begin();
+      clock.advance(20);
+      expect(limits.fired).toEqual([]);
+      clock.advance(30);
+      expect(limits.fired).toEqual([{ phase: 'headers', timeoutMs: 50, at: 50 }]);
+    });
+  });
+
+  describe('reserveMs and minBudgetMs (ambient deadline)', () => {
+    it('shortens a budget taken from the ambient deadline by reserveMs', () => {
+      const limits = new Limits({ reserveMs: 30 }, 100);
+      limits.begin();
+      clock.advance(69);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'total', timeoutMs: 70, at: 70 }]);
+    });
+
+    it('does not shorten a limit of its own', () => {
+      const limits = new Limits({ reserveMs: 30, totalMs: 50 }, 1_000);
+      limits.begin();
+      clock.advance(50);
+      expect(limits.fired).toEqual([{ phase: 'total', timeoutMs: 50, at: 50 }]);
+    });
+
+    it('refuses to start an attempt with less than minBudgetMs left after the reserve', () => {
+      const limits = new Limits({ reserveMs: 20, minBudgetMs: 50 }, 62);
+      expect(() => limits.begin()).toThrow(
+        expect.objectContaining({
+          name: 'TimeoutError',
+          phase: 'total',
+          timeoutMs: 62,
+          message:
+            'GET http://127.0.0.1/: 62 ms left of the ambient deadline, below minBudgetMs 50 after reserveMs 20; fetch was not called',
+        }),
+      );
+      expect(wheel.size).toBe(0);
+      const enough = new Limits({ reserveMs: 20, minBudgetMs: 50 }, 70);
+      expect(() => enough.begin()).not.toThrow();
+    });
+
+    it('refuses to start when the reserve takes all that is left', () => {
+      const limits = new Limits({ reserveMs: 100 }, 60);
+      expect(() => limits.begin()).toThrow(expect.objectContaining({ phase: 'total', timeoutMs: 60 }));
+    });
+
+    it('keeps saying that a deadline which had passed had passed', () => {
+      const limits = new Limits({ reserveMs: 10, minBudgetMs: 50 }, 0);
+      expect(() => limits.begin()).toThrow(/the ambient deadline had already passed/);
     });
   });
 });

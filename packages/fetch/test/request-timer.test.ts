@@ -171,7 +171,7 @@ describe('RequestTimer', () => {
     });
   });
 
-  describe('#retryDelay', () => {
+  describe('#retryAfterError', () => {
     it('backs off by backoffFactor, and not past the budget', () => {
       const options = resolveOptions(
         { headersMs: 10, wheel, retry: { limit: 5, backoffMs: 10, backoffFactor: 2, budgetMs: 100 } },
@@ -184,7 +184,7 @@ describe('RequestTimer', () => {
         const signal = timer.beginAttempt();
         clock.advance(10);
         const error = timer.attemptFailed(signal.reason);
-        const delay = timer.retryDelay(error, attempt);
+        const delay = timer.retryAfterError(error, attempt);
         delays.push(delay);
         if (delay === undefined) break;
         clock.advance(delay);
@@ -199,12 +199,53 @@ describe('RequestTimer', () => {
       const post = new RequestTimer(options, TARGET, 'POST', undefined, undefined);
       const signal = post.beginAttempt();
       clock.advance(10);
-      expect(post.retryDelay(post.attemptFailed(signal.reason), 0)).toBeUndefined();
+      expect(post.retryAfterError(post.attemptFailed(signal.reason), 0)).toBeUndefined();
       const get = new RequestTimer(options, TARGET, 'GET', undefined, undefined);
       get.beginAttempt();
-      expect(get.retryDelay(new TypeError('fetch failed'), 0)).toBeUndefined();
+      expect(get.retryAfterError(new TypeError('fetch failed'), 0)).toBeUndefined();
       post.finish();
       get.finish();
+    });
+  });
+
+  describe('#retryAfterError with a connect timeout', () => {
+    it('retries a connect timeout for any method: nothing was sent', () => {
+      const options = resolveOptions({ connectMs: 10, wheel, retry: { limit: 1, backoffMs: 5 } }, undefined, '');
+      const post = new RequestTimer(options, TARGET, 'POST', undefined, undefined, { dispatch: () => true });
+      const signal = post.beginAttempt();
+      post.tap!.dispatch({}, {}); // fetch sent it through the tap; no connection came
+      clock.advance(10);
+      expect(signal.reason).toMatchObject({ name: 'TimeoutError', phase: 'connect' });
+      expect(post.retryAfterError(post.attemptFailed(signal.reason), 0)).toBe(5);
+      post.finish();
+    });
+  });
+
+  describe('#retryAfterError with a network error', () => {
+    it('retries fetch failed only with retryOnNetworkError, and only for retried methods', () => {
+      const failed = new TypeError('fetch failed');
+      const asked = resolveOptions(
+        { wheel, retry: { limit: 1, backoffMs: 5, retryOnNetworkError: true } },
+        undefined,
+        '',
+      );
+      const get = new RequestTimer(asked, TARGET, 'GET', undefined, undefined);
+      get.beginAttempt();
+      expect(get.retryAfterError(get.attemptFailed(failed), 0)).toBe(5);
+      expect(get.retryAfterError(new TypeError('Invalid URL'), 0)).toBeUndefined();
+      const post = new RequestTimer(asked, TARGET, 'POST', undefined, undefined);
+      post.beginAttempt();
+      expect(post.retryAfterError(failed, 0)).toBeUndefined();
+      const notAsked = new RequestTimer(
+        resolveOptions({ wheel, retry: 1 }, undefined, ''),
+        TARGET,
+        'GET',
+        undefined,
+        undefined,
+      );
+      notAsked.beginAttempt();
+      expect(notAsked.retryAfterError(failed, 0)).toBeUndefined();
+      for (const timer of [get, post, notAsked]) timer.finish();
     });
   });
 });

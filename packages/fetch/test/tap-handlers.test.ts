@@ -4,6 +4,9 @@ import { CallbackHandler, ControllerHandler, type TapEvents } from '../src/tap-h
 /** Records the events a handler reports, with the dispatch id they carry. */
 class Events implements TapEvents {
   readonly seen: string[] = [];
+  connect(id: number): void {
+    this.seen.push(`connect ${id}`);
+  }
   data(id: number): void {
     this.seen.push(`data ${id}`);
   }
@@ -64,7 +67,7 @@ describe('tap-handlers', () => {
         ['upgrade', 101, [], 'socket'],
         ['request-upgrade', 1, 2],
       ]);
-      expect(events.seen).toEqual(['data 7', 'pause 7', 'resume 7', 'end 7', 'end 7']);
+      expect(events.seen).toEqual(['connect 7', 'data 7', 'pause 7', 'resume 7', 'end 7', 'end 7']);
     });
 
     it('leaves out callbacks the inner handler does not have', () => {
@@ -132,7 +135,7 @@ describe('tap-handlers', () => {
       outer.abort('why');
       expect([outer.aborted, outer.reason, outer.rawHeaders, outer.rawTrailers]).toEqual([true, 'why', ['h'], ['t']]);
       handler.onResponseEnd(controller, {});
-      expect(events.seen).toEqual(['data 3', 'pause 3', 'resume 3', 'end 3']);
+      expect(events.seen).toEqual(['connect 3', 'data 3', 'pause 3', 'resume 3', 'end 3']);
     });
 
     it('reports the end of a body that failed, and forwards the error', () => {

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { TransportTap, type TransportObserver } from '../src/transport-tap.js';
+import { LIFT_BODY, LIFT_HEADERS, TransportTap, type TransportObserver } from '../src/transport-tap.js';
 
 class Recorder implements TransportObserver {
   readonly events: string[] = [];
+  transportConnected(): void {
+    this.events.push('connected');
+  }
   transportData(): void {
     this.events.push('data');
   }
@@ -61,7 +64,7 @@ describe('transport-tap', () => {
       expect(resumed).toBe(1);
       handler.onComplete([]);
       expect(calls).toEqual([['connect', abort, undefined], ['headers', 200], ['data', 3], ['data', 2], ['complete']]);
-      expect(observer.events).toEqual(['data', 'data', 'paused', 'resumed', 'ended']);
+      expect(observer.events).toEqual(['connected', 'data', 'data', 'paused', 'resumed', 'ended']);
       expect(tap.ended).toBe(true);
     });
 
@@ -77,6 +80,31 @@ describe('transport-tap', () => {
       target.handlers[1].onData(new Uint8Array(1));
       target.handlers[1].onError(new Error('reset'));
       expect(observer.events).toEqual(['data', 'ended']);
+    });
+
+    it("lifts the dispatcher's own headersTimeout and bodyTimeout per dispatch when asked, and only then", () => {
+      const seen: unknown[] = [];
+      const target = { dispatch: (options: unknown) => (seen.push({ ...(options as object) }), true) };
+      new TransportTap(target, new Recorder(), LIFT_HEADERS | LIFT_BODY).dispatch({ path: '/' }, {});
+      new TransportTap(target, new Recorder(), LIFT_BODY).dispatch({ path: '/', headersTimeout: 7 }, {});
+      new TransportTap(target, new Recorder()).dispatch({ path: '/' }, {});
+      expect(seen).toEqual([
+        { path: '/', headersTimeout: 0, bodyTimeout: 0 },
+        { path: '/', headersTimeout: 7, bodyTimeout: 0 },
+        { path: '/' },
+      ]);
+    });
+
+    it('reports nothing once detached (its attempt is over)', () => {
+      const target = recordingDispatcher();
+      const observer = new Recorder();
+      const tap = new TransportTap(target, observer);
+      tap.dispatch({}, { onHeaders: () => true, onData: () => true, onError: () => {} });
+      tap.detach();
+      target.handlers[0].onConnect(() => {});
+      target.handlers[0].onData(new Uint8Array(1));
+      target.handlers[0].onError(new Error('late'));
+      expect(observer.events).toEqual([]);
     });
 
     it('sends requests through the global dispatcher when the caller gave none', () => {
@@ -139,7 +167,7 @@ describe('transport-tap', () => {
       fetchController!.abort('why');
       expect(controller.reason).toBe('why');
       handler.onResponseEnd(controller, {});
-      expect(observer.events).toEqual(['data', 'paused', 'resumed', 'ended']);
+      expect(observer.events).toEqual(['connected', 'data', 'paused', 'resumed', 'ended']);
     });
   });
 });

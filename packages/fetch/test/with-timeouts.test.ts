@@ -336,7 +336,11 @@ describe('withTimeouts', () => {
       const timed = withTimeouts(server.fetch, {
         headersMs: 50,
         wheel,
-        retry: { limit: 2, backoffMs: 100, onRetry: (error, attempt) => onRetry.push([error.phase, attempt]) },
+        retry: {
+          limit: 2,
+          backoffMs: 100,
+          onRetry: (error, attempt) => onRetry.push([(error as TimeoutError).phase, attempt]),
+        },
       });
       const state = track(timed(URL_A));
       clock.advance(50);

@@ -1,7 +1,7 @@
 import type { ManualClock, TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
 import { heartbeat } from '../src/heartbeat.js';
-import type { HeartbeatOptions } from '../src/types.js';
+import type { HeartbeatOptions, LimitEvent } from '../src/types.js';
 import { FakeServer, FakeSocket } from './helpers/fake-socket.js';
 import { useManualWheel, watchOne as watchOneOn } from './helpers/watch-one.js';
 
@@ -38,7 +38,7 @@ describe('heartbeat', () => {
     expect(socket.pings).toBe(1);
     clock.advance(30);
     expect(socket.terminated).toBe(true);
-    expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0 });
+    expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0, limits: 0 });
   });
 
   it('keeps one wheel handle per due time, shared by the connections due then', () => {
@@ -427,6 +427,89 @@ describe('heartbeat', () => {
       const beat = heartbeat(socket.ws, { wheel });
       expect(() => heartbeat(socket.ws, { wheel })).toThrow(/already running/);
       beat.stop();
+    });
+  });
+
+  describe('connection limits', () => {
+    /** A heartbeat with pings off and `options`, one socket, and its 'limit' events. */
+    function limited(options: HeartbeatOptions) {
+      const { beat, socket, server } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        ...options,
+      });
+      const limits: LimitEvent[] = [];
+      beat.on('limit', (e) => limits.push(e));
+      return { beat, socket, server, limits };
+    }
+
+    it('closes with 1008 a connection that sent no data message within firstMessageMs', () => {
+      const { socket, limits, beat } = limited({ firstMessageMs: 50 });
+      socket.emit('ping', Buffer.alloc(0)); // not a data message
+      clock.advance(49);
+      expect(socket.closed).toEqual([]);
+      clock.advance(1);
+      expect(limits.map((e) => [e.reason, e.kind, e.socket])).toEqual([['limit', 'firstMessage', socket.ws]]);
+      expect(socket.closed).toEqual([{ code: 1008, reason: 'no message in time' }]);
+      expect(beat.stats().limits).toBe(1);
+      socket.finishClose();
+      expect(beat.size).toBe(0);
+    });
+
+    it('never touches a connection that sent one, nor one the app admitted', () => {
+      const { socket, limits, beat, server } = limited({ firstMessageMs: 50 });
+      const listening = socket.listenerCount('message');
+      socket.emit('message', Buffer.from('hello'), false);
+      // Its first-message listener is gone with the wait.
+      expect(socket.listenerCount('message')).toBe(listening - 1);
+      const admitted = new FakeSocket();
+      server.connect(admitted);
+      clock.advance(10);
+      expect(beat.admit(admitted.ws)).toBe(true);
+      expect(beat.admit(admitted.ws)).toBe(false);
+      clock.advance(1_000);
+      expect(limits).toEqual([]);
+      expect([socket.closed, admitted.closed]).toEqual([[], []]);
+    });
+
+    it('closes with 1001 at the end of maxLifetimeMs, spread by lifetimeJitter', () => {
+      const server = new FakeServer();
+      const beat = heartbeat(server as never, { pingIntervalMs: 0, maxLifetimeMs: 1_000, lifetimeJitter: 0.5, wheel });
+      const limits: LimitEvent[] = [];
+      beat.on('limit', (e) => limits.push(e));
+      const sockets = Array.from({ length: 40 }, () => new FakeSocket());
+      for (const s of sockets) server.connect(s);
+      clock.advance(499);
+      expect(limits).toEqual([]);
+      const closedAt = new Map<FakeSocket, number>();
+      for (let t = 500; t <= 1_000; t++) {
+        clock.advance(1);
+        for (const s of sockets) if (s.closed.length > 0 && !closedAt.has(s)) closedAt.set(s, t);
+      }
+      expect(closedAt.size).toBe(40);
+      expect(new Set(closedAt.values()).size).toBeGreaterThan(10); // spread, not one wave
+      expect(sockets[0].closed).toEqual([{ code: 1001, reason: 'connection lifetime reached' }]);
+      expect(limits.every((e) => e.kind === 'lifetime')).toBe(true);
+    });
+
+    it('terminates a consumer whose bufferedAmount stays above maxBufferedBytes for drainTimeoutMs', () => {
+      const { socket, limits, beat } = limited({ maxBufferedBytes: 1_000, drainTimeoutMs: 50 });
+      socket.bufferedAmount = 10_000;
+      clock.advance(50); // seen above
+      clock.advance(49);
+      expect(socket.terminated).toBe(false);
+      clock.advance(1);
+      expect(socket.terminated).toBe(true);
+      expect(limits.map((e) => e.kind)).toEqual(['slowConsumer']);
+      expect(beat.size).toBe(0);
+    });
+
+    it('runs on the shared due-time handles: one wheel handle for many connections due together', () => {
+      const server = new FakeServer();
+      heartbeat(server as never, { pingIntervalMs: 0, firstMessageMs: 100, maxLifetimeMs: 100, wheel });
+      for (let i = 0; i < 100; i++) server.connect(new FakeSocket());
+      expect(wheel.size).toBe(1);
     });
   });
 });

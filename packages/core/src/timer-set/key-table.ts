@@ -25,7 +25,7 @@
  * at most one expiring key.
  */
 import { publishTimerSetExpire, timerSetExpireChannel } from '../channels.js';
-import type { Clock, WakeupDriver } from '../clock.js';
+import type { Clock, WakeupDriver } from '../clocks/clock.js';
 import * as policies from './options.js';
 import { expireInfo, type ExpireCallback } from './options.js';
 import { SetWheel, type ExpirySink } from './set-wheel.js';

@@ -16,7 +16,7 @@ import {
   type TimerSetSnapshot,
 } from './snapshot.js';
 import type { KeyTable } from './key-table.js';
-import { describeValue } from '../options-kit.js';
+import { describeValue } from '../kit/options-kit.js';
 
 /** The remaining time of each stack of key slot `k`, oldest first (frozen times for a paused key). */
 export function stackTimes<K, V>(table: KeyTable<K, V>, k: number): number[] {

@@ -47,7 +47,7 @@
  * a key that sets itself with 0 ms forever cannot hang the loop. The single wake-up goes to a
  * {@link WakeupDriver}: the set's `GameClock`, which turns it into one handle on the outer wheel.
  */
-import type { Clock, WakeupDriver } from '../clock.js';
+import type { Clock, WakeupDriver } from '../clocks/clock.js';
 import * as slabFields from './slab.js';
 import { grown, type StackSlab } from './slab.js';
 

@@ -57,9 +57,9 @@
  * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore
  * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
-import type { Clock } from '../clock.js';
+import type { Clock } from '../clocks/clock.js';
 import { GameClock } from './game-clock.js';
-import { sharedWheel } from '../shared-wheel.js';
+import { sharedWheel } from '../wheel/shared-wheel.js';
 import {
   REPLACE,
   policyOf,
@@ -75,8 +75,8 @@ import {
 import { loadTimers, planRestore, snapshotOf, stackTimes } from './save.js';
 import type { SnapshotKey, TimerSetSnapshot } from './snapshot.js';
 import { KeyTable } from './key-table.js';
-import type { TimingWheel } from '../timing-wheel.js';
-import { requireMs } from '../options-kit.js';
+import type { TimingWheel } from '../wheel/timing-wheel.js';
+import { requireMs } from '../kit/options-kit.js';
 
 export type {
   ExpireCallback,

@@ -1,6 +1,7 @@
 import { TimingWheel } from '@tickwheel/core';
 import * as undici from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TimeoutOptions } from '../../src/types.js';
 import { withTimeouts } from '../../src/with-timeouts.js';
 import { TransparencyServer } from './server.js';
 
@@ -16,6 +17,24 @@ export interface Context {
   readonly Response: typeof Response;
   /** True for the wrapped fetch (only for scenarios that document a deviation). */
   readonly wrapped: boolean;
+  /** The fetch under test with scenario-specific options: `withTimeouts(fetch, options)` when wrapped, bare fetch otherwise. */
+  readonly withOptions: (options: TimeoutOptions) => AnyFetch;
+  /** The Agent class of the implementation's own undici (the runtime's for global fetch). */
+  readonly Agent: new (options?: object) => AgentLike;
+}
+
+/** The part of an undici Agent the scenarios use. */
+export interface AgentLike {
+  dispatch(options: unknown, handler: unknown): boolean;
+  close(): Promise<void>;
+}
+
+/** The runtime's own undici Agent class: that of the global dispatcher fetch uses. */
+function runtimeAgent(): new (options?: object) => AgentLike {
+  const globals = globalThis as unknown as Record<symbol, object | undefined>;
+  const dispatcher =
+    globals[Symbol.for('undici.globalDispatcher.2')] ?? globals[Symbol.for('undici.globalDispatcher.1')];
+  return dispatcher!.constructor as new (options?: object) => AgentLike;
 }
 
 export type Scenario = (context: Context) => Promise<unknown>;
@@ -35,12 +54,19 @@ function withoutDispatcher(fetchFn: AnyFetch): AnyFetch {
 }
 
 const implementations = [
-  { name: 'global fetch', fetch: globalThis.fetch, Request: globalThis.Request, Response: globalThis.Response },
+  {
+    name: 'global fetch',
+    fetch: globalThis.fetch,
+    Request: globalThis.Request,
+    Response: globalThis.Response,
+    Agent: runtimeAgent,
+  },
   {
     name: 'undici.fetch',
-    fetch: undici.fetch as unknown as AnyFetch,
-    Request: undici.Request as unknown as typeof Request,
-    Response: undici.Response as unknown as typeof Response,
+    fetch: undici.fetch,
+    Request: undici.Request,
+    Response: undici.Response,
+    Agent: () => undici.Agent as new (options?: object) => AgentLike,
   },
 ];
 
@@ -58,6 +84,8 @@ export function differential(
     const server = new TransparencyServer();
     let wheel: TimingWheel;
     beforeAll(async () => {
+      // Loads the runtime's undici, so that its global dispatcher (and Agent class) exist.
+      await fetch('data:,');
       await server.start();
       wheel = new TimingWheel();
     });
@@ -77,6 +105,9 @@ export function differential(
       Request: implementation.Request,
       Response: implementation.Response,
       wrapped,
+      withOptions: (options) =>
+        wrapped ? withTimeouts<AnyFetch>(implementation.fetch, { ...options, wheel }) : implementation.fetch,
+      Agent: implementation.Agent(),
     });
     body(
       (name, scenario, timeoutMs = 10_000) => {

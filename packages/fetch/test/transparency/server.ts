@@ -113,6 +113,16 @@ export class TransparencyServer {
         res.statusCode = Number(query('code') ?? 200);
         res.end(res.statusCode === 204 || res.statusCode === 304 ? undefined : `status ${res.statusCode}`);
         return;
+      case '/retry-after':
+        res.writeHead(Number(query('code') ?? 503), {
+          'retry-after': query('after') ?? '0',
+          'content-type': 'text/plain',
+        });
+        res.end(`retry after ${query('after') ?? '0'}`);
+        return;
+      case '/late':
+        this.pending.later(Number(query('ms') ?? 1_000), () => res.end('late'));
+        return;
       case '/echo':
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end(req.method === 'HEAD' ? undefined : `echo ${req.method}`);

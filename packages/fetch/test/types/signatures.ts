@@ -1,6 +1,6 @@
 // Compiled by test/types.test.ts: the wrapped function keeps the wrapped fetch's own types.
 import * as undici from 'undici';
-import { withTimeouts, type TimedFetch, type TimeoutError } from '../../src/index.js';
+import { TimeoutError, withTimeouts, type ResponseLike, type TimedFetch } from '../../src/index.js';
 
 const timedGlobal = withTimeouts(fetch, { totalMs: 5_000 });
 const timedUndici = withTimeouts(undici.fetch, { headersMs: 1_000 });
@@ -20,7 +20,8 @@ export async function signatures(): Promise<void> {
   const params: Parameters<typeof timedGlobal> = ['http://127.0.0.1/', { method: 'POST' }];
   const result: ReturnType<typeof fetch> = timedGlobal('http://127.0.0.1/');
   const explicit: TimedFetch<typeof fetch> = timedGlobal;
-  const onRetry = (error: TimeoutError, attempt: number): string => `${error.phase} ${error.timeoutMs} ${attempt}`;
+  const onRetry = (error: Error | undefined, attempt: number, response: ResponseLike | undefined): string =>
+    `${error instanceof TimeoutError ? error.phase : response?.status} ${attempt}`;
   withTimeouts(fetch, { retry: { onRetry } });
 
   // @ts-expect-error a misspelt timeout option

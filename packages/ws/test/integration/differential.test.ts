@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { WebSocket, type WebSocketServer } from 'ws';
 import { heartbeat } from '../../src/heartbeat.js';
+import type { HeartbeatOptions } from '../../src/types.js';
+import { EVERY_OPTION } from '../helpers/option-sets.js';
 import { closeAll, connect, next, sleep, startServer, waitFor } from '../helpers/servers.js';
 
 // Tests adapted from ws's own suite (github:websockets/ws, test/websocket.test.js and
@@ -13,11 +15,14 @@ type Log = string[];
 type Scenario = (wss: WebSocketServer, url: string, log: Log) => Promise<void>;
 
 /** Runs `scenario` bare and under a heartbeat, and returns both logs. */
-async function differential(scenario: Scenario): Promise<{ bare: Log; wrapped: Log }> {
+async function differential(
+  scenario: Scenario,
+  options: HeartbeatOptions = { pingIntervalMs: 60_000 },
+): Promise<{ bare: Log; wrapped: Log }> {
   const logs: Log[] = [];
   for (const wrapped of [false, true]) {
     const { wss, url } = await startServer();
-    const beat = wrapped ? heartbeat(wss, { pingIntervalMs: 60_000 }) : undefined;
+    const beat = wrapped ? heartbeat(wss, options) : undefined;
     const log: Log = [];
     try {
       await scenario(wss, url, log);
@@ -226,4 +231,28 @@ describe('listeners removed by the user, on real ws', () => {
       await closeAll();
     }
   });
+});
+
+describe('differential: every option, its limits too long to fire', () => {
+  for (const [name, options] of Object.entries(EVERY_OPTION)) {
+    it(`echoes, pings and closes as bare ws with ${name} (source: ws test/websocket.test.js, "#close works when close reason is specified")`, async () => {
+      const { bare, wrapped } = await differential(async (wss, url, log) => {
+        wss.on('connection', (server: WebSocket) => {
+          record(server, 'server', log);
+          server.on('message', (data: Buffer, isBinary: boolean) => server.send(data, { binary: isBinary }));
+        });
+        const client = await connect(url);
+        record(client, 'client', log);
+        client.send('foo');
+        await next(client, 'message');
+        client.ping('p');
+        await next(client, 'pong');
+        client.close(1000, 'some reason');
+        await next(client, 'close');
+        await waitFor(() => wss.clients.size === 0, 2_000, 'the server side to close');
+      }, options);
+      expect(wrapped.sort()).toEqual(bare.sort());
+      expect(bare).toContain('client close 1000 some reason readyState=3');
+    });
+  }
 });

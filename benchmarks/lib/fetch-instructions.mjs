@@ -1,0 +1,95 @@
+/**
+ * Client instructions per real request (issue 26's "no dearer than AbortSignal.timeout"),
+ * counted by cachegrind as the core suite counts (lib/cachegrind.mjs): long run minus short run,
+ * divided by the difference in requests. The client runs under valgrind; the server is a plain
+ * node:http child (not counted) answering 512-byte bodies on a keep-alive connection.
+ *
+ * Candidates, each request sequential with its body read by text():
+ * - `bare fetch`: `fetch(url)`;
+ * - `AbortSignal.timeout`: `fetch(url, { signal: AbortSignal.timeout(60_000) })`;
+ * - `tickwheel`: `withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs })`, 60 s each.
+ *
+ *   node lib/fetch-instructions.mjs [shortN] [longN]   # prints the counts for this Node
+ */
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { countInstructions, valgrindAvailable } from './cachegrind.mjs';
+
+const SELF = fileURLToPath(import.meta.url);
+const WARMUP = 300;
+const LIMIT_MS = 60_000;
+const BODY = Buffer.alloc(512, 'x');
+
+export const INSTRUCTION_CANDIDATES = ['bare fetch', 'AbortSignal.timeout', 'tickwheel'];
+
+/** The kernel: WARMUP requests, then `ops` more, one at a time. */
+async function kernel(candidate, ops) {
+  const url = process.env.FETCH_INSTRUCTIONS_URL;
+  let request;
+  if (candidate === 'bare fetch') {
+    request = () => fetch(url);
+  } else if (candidate === 'AbortSignal.timeout') {
+    request = () => fetch(url, { signal: AbortSignal.timeout(LIMIT_MS) });
+  } else {
+    const { withTimeouts } = await import('@tickwheel/fetch');
+    const timed = withTimeouts(fetch, { headersMs: LIMIT_MS, bodyIdleMs: LIMIT_MS, totalMs: LIMIT_MS });
+    request = () => timed(url);
+  }
+  for (let i = 0; i < WARMUP + ops; i++) await (await request()).text();
+  process.exit(0);
+}
+
+function serve() {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': BODY.length });
+    res.end(BODY);
+  });
+  server.keepAliveTimeout = 600_000;
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('message', (message) => {
+    if (message === 'stop') process.exit(0);
+  });
+}
+
+/** A server child; `stop()` ends it by its pid's IPC channel. */
+async function startServer() {
+  const child = fork(SELF, ['--serve'], { stdio: 'inherit' });
+  const { port } = await new Promise((resolve) => child.once('message', resolve));
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.send('stop') };
+}
+
+/**
+ * Instructions per request of each candidate under `node`: (long - short) / (longN - shortN).
+ * @returns `{ [candidate]: { median, samples: [perRequest] } }`, or undefined without valgrind
+ */
+export async function fetchInstructions(node = process.execPath, shortN = 200, longN = 1_200) {
+  if (!valgrindAvailable()) return undefined;
+  const server = await startServer();
+  try {
+    const env = { ...process.env, FETCH_INSTRUCTIONS_URL: server.url };
+    const results = {};
+    for (const candidate of INSTRUCTION_CANDIDATES) {
+      const short = countInstructions(node, 'request', candidate, shortN, { kernel: SELF, env });
+      const long = countInstructions(node, 'request', candidate, longN, { kernel: SELF, env });
+      const perRequest = Math.round((long - short) / (longN - shortN));
+      results[candidate] = { median: perRequest, samples: [perRequest] };
+    }
+    return results;
+  } finally {
+    server.stop();
+  }
+}
+
+if (process.argv[2] === '--serve') {
+  serve();
+} else if (process.argv[2] === 'request') {
+  await kernel(process.argv[3], Number(process.argv[4]));
+} else if (process.argv[1] === SELF) {
+  const results = await fetchInstructions(
+    process.execPath,
+    Number(process.argv[2] ?? 200),
+    Number(process.argv[3] ?? 1_200),
+  );
+  console.log(JSON.stringify({ node: process.version, undici: process.versions.undici, results }));
+}

@@ -51,8 +51,10 @@ export function compiledOut(names, strip = true, from = path.join(BENCH_DIR, '..
     fs.copyFileSync(path.join(source, 'package.json'), path.join(target, 'package.json'));
     let guards = 0;
     let publishesThroughKit = false;
-    for (const file of fs.readdirSync(path.join(source, 'dist'))) {
+    // Recursive: core's dist has folders (timer-set/).
+    for (const file of fs.readdirSync(path.join(source, 'dist'), { recursive: true, encoding: 'utf8' })) {
       if (!file.endsWith('.js')) continue;
+      fs.mkdirSync(path.dirname(path.join(target, 'dist', file)), { recursive: true });
       const code = fs.readFileSync(path.join(source, 'dist', file), 'utf8');
       if (name !== 'core' && /\bguardedPublisher\b/.test(code)) publishesThroughKit = true;
       const stripped = code.replace(GUARD, (guard) => {

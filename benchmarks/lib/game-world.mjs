@@ -35,7 +35,7 @@ export function prng(seed) {
 
 const random = prng(20_260_101);
 /** First expiry of each buff: a whole number of ticks into its duration, so expiries are spread evenly. */
-const initialMs = new Int32Array(BUFFS);
+export const initialMs = new Int32Array(BUFFS);
 for (let i = 0; i < BUFFS; i++) {
   const steps = DURATIONS_MS[i % BUFFS_PER_ENTITY] / STEP_MS;
   initialMs[i] = STEP_MS * (1 + Math.floor(random() * steps));
@@ -44,7 +44,7 @@ const maxTicks = WARM_TICKS + MEASURED_TICKS + LONG_TICKS;
 const refreshTargets = new Int32Array(maxTicks * REFRESHES_PER_TICK);
 for (let i = 0; i < refreshTargets.length; i++) refreshTargets[i] = Math.floor(random() * BUFFS);
 
-const makeBuff = (i) => ({
+export const makeBuff = (i) => ({
   entity: (i / BUFFS_PER_ENTITY) | 0,
   kind: i % BUFFS_PER_ENTITY,
   power: 1 + (i % 3),

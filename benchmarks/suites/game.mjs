@@ -22,10 +22,13 @@
  *   node --expose-gc suites/game.mjs          # or: npm run bench -- game
  *
  * BENCH_REPEATS overrides the number of alternating rounds (default 3). The world and its
- * candidates are in lib/game-world.mjs, the key scenarios in lib/game-keys.mjs.
+ * candidates are in lib/game-world.mjs, the key scenarios in lib/game-keys.mjs, and the periodic
+ * world counted in instructions under cachegrind in lib/game-kernels.mjs (BENCH_GAME_INSTRUCTIONS
+ * picks its candidates, BENCH_GAME_TICKS=short,long its runs).
  */
 import { pathToFileURL } from 'node:url';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
+import { periodicInstructionScenario } from '../lib/game-kernels.mjs';
 import { keyChurn, BLOCK_PAIRS } from '../lib/game-keys.mjs';
 import {
   BUFFS,
@@ -168,6 +171,9 @@ export async function run() {
   });
   printScenario(pauseSc);
   scenarios.push(pauseSc);
+
+  // Issue 30: the periodic-effects target counted in instructions, which the load does not move.
+  scenarios.push(...periodicInstructionScenario());
 
   console.log(`  (game suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).

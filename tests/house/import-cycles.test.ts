@@ -7,16 +7,6 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/**
- * Cycles known on this branch in code other branches are fixing, each exactly as this test
- * reports it (one strongly connected component: its files, sorted). The coordinator removes each entry when the fix is merged; nothing may be added.
- */
-const KNOWN_CYCLES: readonly string[] = [
-  // @tickwheel/core's TimerSet: the TimerSet helper's branch moves it into timer-set/ (the
-  // expire channel's message type belongs there too, so that channels.ts stops naming TimerSet).
-  'packages/core/src/channels.ts -> packages/core/src/timer-set-save.ts -> packages/core/src/timer-set-store.ts -> packages/core/src/timer-set.ts',
-];
-
 /** Every relative import or re-export of a source file, `import type` and `import()` included. */
 export function importsOf(text: string): string[] {
   const specs: string[] = [];
@@ -126,11 +116,6 @@ describe('import cycles', () => {
   });
 
   it('no package has an import cycle in its src, type-only imports included', () => {
-    expect(cycles(importGraph()).filter((cycle) => !KNOWN_CYCLES.includes(cycle))).toEqual([]);
-  });
-
-  it('every known cycle still exists (remove an entry once its fix lands)', () => {
-    const found = cycles(importGraph());
-    expect(KNOWN_CYCLES.filter((cycle) => !found.includes(cycle))).toEqual([]);
+    expect(cycles(importGraph())).toEqual([]);
   });
 });

@@ -33,8 +33,7 @@
  * only while both channels have subscribers. (`AsyncLocalStorage.snapshot()` would do the same
  * for every store but costs ~10 µs per request on Node 20.)
  */
-import { guardedPublisher, typedChannel } from './kit/channel-kit.js';
-import type { TimerSet } from './timer-set.js';
+import { typedChannel } from './kit/channel-kit.js';
 
 // The wheel declares and publishes its own two channels (so that it imports nothing that names it).
 export {
@@ -46,19 +45,11 @@ export {
   publishCallbackError,
 } from './wheel/timing-wheel.js';
 export type { WheelWakeMessage, CallbackErrorMessage } from './wheel/timing-wheel.js';
-/** Name of the channel of {@link TimerSetExpireMessage}. */
-export const CORE_TIMER_SET_EXPIRE_CHANNEL = 'tickwheel:core:timer-set-expire';
+// TimerSet declares its channel beside the class its message names (so that nothing it imports names it).
+export { CORE_TIMER_SET_EXPIRE_CHANNEL, timerSetExpireChannel, publishTimerSetExpire } from './timer-set/timer-set.js';
+export type { TimerSetExpireMessage } from './timer-set/timer-set.js';
 /** Name of the channel of {@link ContextCarrier}: where adapters ask for the caller's context. */
 export const CORE_CAPTURE_CONTEXT_CHANNEL = 'tickwheel:core:capture-context';
-
-/** Published on `tickwheel:core:timer-set-expire` when a stack of a `TimerSet` key expires, before its `onExpire` runs. */
-export interface TimerSetExpireMessage {
-  readonly timerSet: TimerSet<unknown, unknown>;
-  /** The key whose stack expired. */
-  readonly key: unknown;
-  /** Stacks the key still holds; 0 means the key is gone. */
-  readonly stacksLeft: number;
-}
 
 /**
  * Published on `tickwheel:core:capture-context` when a request starts and its timeout channel has
@@ -71,8 +62,6 @@ export interface ContextCarrier {
 
 export type { TypedChannel } from './kit/channel-kit.js';
 
-/** @internal */
-export const timerSetExpireChannel = typedChannel<TimerSetExpireMessage>(CORE_TIMER_SET_EXPIRE_CHANNEL);
 /** @internal */
 export const captureContextChannel = typedChannel<ContextCarrier>(CORE_CAPTURE_CONTEXT_CHANNEL);
 
@@ -88,13 +77,3 @@ export function captureContext(channel: { readonly hasSubscribers: boolean }): u
   captureContextChannel.publish(carrier);
   return carrier.context;
 }
-
-/** Publishes on `tickwheel:core:timer-set-expire` when someone listens. */
-export const publishTimerSetExpire = guardedPublisher(
-  timerSetExpireChannel,
-  (timerSet: TimerSet<unknown, unknown>, key: unknown, stacksLeft: number): TimerSetExpireMessage => ({
-    timerSet,
-    key,
-    stacksLeft,
-  }),
-);

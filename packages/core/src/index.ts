@@ -19,7 +19,7 @@ export {
   deadlineExceededReason,
 } from './deadlines/deadline.js';
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadlines/deadline.js';
-export { TimerSet } from './timer-set.js';
+export { TimerSet } from './timer-set/timer-set.js';
 export type {
   TimerPolicy,
   TimerSetOptions,
@@ -27,8 +27,8 @@ export type {
   TimerSetRestoreOptions,
   ExpireInfo,
   ExpireCallback,
-} from './timer-set.js';
-export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set-snapshot.js';
+} from './timer-set/timer-set.js';
+export type { TimerSetSnapshot, SavedTimer, SnapshotKey } from './timer-set/snapshot.js';
 export {
   CORE_WAKE_CHANNEL,
   CORE_CALLBACK_ERROR_CHANNEL,

@@ -1,10 +1,10 @@
 /**
  * A TimerSet's keys to and from the timers of its saved form: what `snapshot()` and `restore()` do per key.
- * Must not depend on: the TimerSet class, the wheel's internals or the outer wheel (the store's own calls only).
+ * Must not depend on: the TimerSet class, the set's wheel or the outer wheel (the key table's own calls only).
  *
- * The checks and the format of a save are in timer-set-snapshot.ts; this file walks the store.
+ * The checks and the format of a save are in snapshot.ts; this file walks the key table.
  */
-import { refuseUnknownKeys, requireTimeScale, type TimerSetRestoreOptions } from './timer-set-options.js';
+import { refuseUnknownKeys, requireTimeScale, type TimerSetRestoreOptions } from './options.js';
 import {
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
@@ -14,14 +14,14 @@ import {
   type SavedTimer,
   type SnapshotKey,
   type TimerSetSnapshot,
-} from './timer-set-snapshot.js';
-import type { KeyedStacks } from './timer-set-store.js';
-import { describeValue } from './kit/options-kit.js';
+} from './snapshot.js';
+import type { KeyTable } from './key-table.js';
+import { describeValue } from '../kit/options-kit.js';
 
 /** The remaining time of each stack of key slot `k`, oldest first (frozen times for a paused key). */
-export function stackTimes<K, V>(store: KeyedStacks<K, V>, k: number): number[] {
+export function stackTimes<K, V>(table: KeyTable<K, V>, k: number): number[] {
   const out: number[] = [];
-  for (let s = store.oldestOf(k); s >= 0; s = store.newerOf(s)) out.push(store.remainingOfStack(k, s));
+  for (let s = table.oldestOf(k); s >= 0; s = table.newerOf(s)) out.push(table.remainingOfStack(k, s));
   return out;
 }
 
@@ -31,42 +31,42 @@ export function stackTimes<K, V>(store: KeyedStacks<K, V>, k: number): number[] 
  * @throws TypeError naming the key when a key is not a string or finite number, or a value would
  *   not survive JSON unchanged
  */
-export function saveTimers<K, V>(store: KeyedStacks<K, V>): SavedTimer<V>[] {
+export function saveTimers<K, V>(table: KeyTable<K, V>): SavedTimer<V>[] {
   const timers: SavedTimer<V>[] = [];
-  for (const [key, k] of store.slots) {
-    if (store.stackCount(k) === 0) continue;
+  for (const [key, k] of table.slots) {
+    if (table.stackCount(k) === 0) continue;
     if (!isSnapshotKey(key)) {
       throw new TypeError(
         `snapshot: key ${describeValue(key)} cannot be saved: snapshot() needs string or finite number keys`,
       );
     }
-    const value = copyJsonValue(store.valueAt(k), key) as V;
-    timers.push({ key, value, paused: store.isPaused(k), remainingMs: stackTimes(store, k) });
+    const value = copyJsonValue(table.valueAt(k), key) as V;
+    timers.push({ key, value, paused: table.isPaused(k), remainingMs: stackTimes(table, k) });
   }
   return timers;
 }
 
 /**
- * Sets every saved timer in an empty store: `values[i]` for `timers[i]`, each running stack
+ * Sets every saved timer in an empty key table: `values[i]` for `timers[i]`, each running stack
  * `elapsedMs` shorter (never below 0), paused keys paused with their stacks' times unchanged.
  */
 export function loadTimers<V>(
-  store: KeyedStacks<SnapshotKey, V>,
+  table: KeyTable<SnapshotKey, V>,
   timers: readonly SavedTimer<V>[],
   values: readonly V[],
   elapsedMs: number,
 ): void {
   timers.forEach((timer, i) => {
-    const k = store.newKey(timer.key, values[i]);
-    if (timer.paused) store.markPaused(k);
-    store.slots.set(timer.key, k);
-    for (const ms of timer.remainingMs) store.addStack(k, timer.paused ? ms : Math.max(0, ms - elapsedMs));
+    const k = table.newKey(timer.key, values[i]);
+    if (timer.paused) table.markPaused(k);
+    table.slots.set(timer.key, k);
+    for (const ms of timer.remainingMs) table.addStack(k, timer.paused ? ms : Math.max(0, ms - elapsedMs));
   });
 }
 
-/** `snapshot()`: every key of the store, with the set's paused state, its time scale and the wall-clock time. */
-export function snapshotOf<K, V>(store: KeyedStacks<K, V>, paused: boolean, timeScale: number): TimerSetSnapshot<V> {
-  const timers = saveTimers(store);
+/** `snapshot()`: every key of the table, with the set's paused state, its time scale and the wall-clock time. */
+export function snapshotOf<K, V>(table: KeyTable<K, V>, paused: boolean, timeScale: number): TimerSetSnapshot<V> {
+  const timers = saveTimers(table);
   return { format: SNAPSHOT_FORMAT, version: SNAPSHOT_VERSION, savedAt: Date.now(), paused, timeScale, timers };
 }
 

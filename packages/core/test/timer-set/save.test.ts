@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/index.js';
-import { loadTimers, saveTimers, stackTimes } from '../src/timer-set-save.js';
-import { KeyedStacks } from '../src/timer-set-store.js';
-import { REPLACE, STACK } from '../src/timer-set-options.js';
+import { ManualClock } from '../../src/index.js';
+import { loadTimers, saveTimers, stackTimes } from '../../src/timer-set/save.js';
+import { KeyTable } from '../../src/timer-set/key-table.js';
+import { REPLACE, STACK } from '../../src/timer-set/options.js';
 
-function store<K>(clock: ManualClock, fired: unknown[] = []): KeyedStacks<K, { power: number }> {
-  return new KeyedStacks<K, { power: number }>(
+/** Diagnostics off: no subscriber, nothing published. */
+const NO_REPORT = { channel: { hasSubscribers: false }, publish: () => undefined };
+
+function store<K>(clock: ManualClock, fired: unknown[] = []): KeyTable<K, { power: number }> {
+  return new KeyTable<K, { power: number }>(
     clock,
     (wake) => clock.createDriver(wake),
     (key) => fired.push(key),
+    NO_REPORT,
   );
 }
 

@@ -8,7 +8,7 @@ import {
   REPLACE,
   requireMaxStacks,
   STACK,
-} from '../src/timer-set-options.js';
+} from '../../src/timer-set/options.js';
 
 describe('timer-set-options', () => {
   describe('#policyCode', () => {

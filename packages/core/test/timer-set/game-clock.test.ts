@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/clocks/manual-clock.js';
-import { GameClock } from '../src/timer-set-game-clock.js';
-import { TimingWheel } from '../src/wheel/timing-wheel.js';
+import { ManualClock } from '../../src/clocks/manual-clock.js';
+import { GameClock } from '../../src/timer-set/game-clock.js';
+import { TimingWheel } from '../../src/wheel/timing-wheel.js';
 
 function setup(startMs = 1_000, timeScale = 1) {
   const real = new ManualClock(startMs);
@@ -12,7 +12,7 @@ function setup(startMs = 1_000, timeScale = 1) {
   return { real, outer, clock, driver, wakes };
 }
 
-describe('timer-set-game-clock', () => {
+describe('game-clock', () => {
   describe('GameClock', () => {
     it('follows the outer clock while running', () => {
       const { real, clock } = setup();

@@ -1,46 +1,57 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/index.js';
-import { SetWheel } from '../src/timer-set-wheel.js';
+import { ManualClock } from '../../src/index.js';
+import { bucketOf, bucketStart, SetWheel, type ExpirySink } from '../../src/timer-set/set-wheel.js';
+import { StackSlab } from '../../src/timer-set/slab.js';
 
-/** The set's wheel on a ManualClock, recording [clock time, index] for every timer that fires. */
-class RecordingWheel extends SetWheel {
+/** The set's wheel on a ManualClock with its slab, recording [clock time, index] for every timer that fires. */
+class RecordingWheel implements ExpirySink {
   readonly fired: [number, number][] = [];
   onFire: ((s: number) => void) | undefined;
+  readonly slab = new StackSlab();
+  readonly wheel: SetWheel;
 
   constructor(readonly manual: ManualClock) {
-    super(manual, (wake) => manual.createDriver(wake));
+    this.wheel = new SetWheel(this.slab, manual, (wake) => manual.createDriver(wake), this);
+  }
+
+  get pending(): number {
+    return this.wheel.pending;
+  }
+
+  get stale(): number {
+    return this.wheel.stale;
   }
 
   add(ms: number): number {
-    const s = this.allocStack(0);
-    this.schedule(s, ms);
+    const s = this.slab.alloc(0);
+    this.wheel.schedule(s, ms);
     return s;
   }
 
   move(s: number, ms: number): void {
-    this.reschedule(s, ms);
+    this.wheel.reschedule(s, ms);
   }
 
   remove(s: number): void {
-    this.unschedule(s);
-    this.freeStack(s);
+    this.wheel.unschedule(s);
+    this.slab.free(s);
   }
 
   drop(s: number): void {
-    this.discard(s);
+    this.wheel.discard(s);
   }
 
   left(s: number): number {
-    return this.remainingOf(s);
+    return this.wheel.remainingOf(s);
   }
 
   capacity(): number {
-    return this.w.length / 8;
+    return this.slab.w.length / 8;
   }
 
-  protected fire(s: number): void {
+  fire(s: number): void {
     this.fired.push([this.manual.now(), s]);
-    this.freeStack(s);
+    this.slab.free(s);
     this.onFire?.(s);
   }
 }
@@ -204,5 +215,90 @@ describe('SetWheel', () => {
     expect(wheel.fired).toHaveLength(5_000);
     for (let i = 0; i < 5_000; i++) wheel.add(10);
     expect(wheel.capacity()).toBe(capacity);
+  });
+
+  describe('levels and buckets', () => {
+    /** Entry tables built so far (a level's 256 buckets are made when a timer first needs it). */
+    const tables = (w: RecordingWheel): number => (w.wheel as unknown as { entries: Int32Array[] }).entries.length;
+
+    it('builds a level only when a timer first needs it, and keeps the lower levels', () => {
+      const wheel = new RecordingWheel(new ManualClock(0));
+      expect(tables(wheel)).toBe(0);
+      wheel.add(5);
+      expect(tables(wheel)).toBe(256);
+      wheel.add(70_000);
+      expect(tables(wheel)).toBe(3 * 256);
+      wheel.manual.advance(70_000);
+      expect(wheel.fired.map(([at]) => at)).toEqual([5, 70_000]);
+    });
+
+    it('grows a bucket past its first array, keeping the filing order', () => {
+      const wheel = new RecordingWheel(new ManualClock(0));
+      const filed = Array.from({ length: 1_000 }, () => wheel.add(42));
+      wheel.manual.advance(42);
+      expect(wheel.fired.map(([, s]) => s)).toEqual(filed);
+    });
+
+    it('drops stale entries when their bucket comes up, and sweeps them all when the wheel empties', () => {
+      const wheel = new RecordingWheel(new ManualClock(0));
+      const [a, b] = [wheel.add(5), wheel.add(5)];
+      wheel.remove(a);
+      expect(wheel.stale).toBe(1);
+      wheel.manual.advance(5);
+      expect(wheel.fired.map(([, s]) => s)).toEqual([b]);
+      expect(wheel.stale).toBe(0);
+      const filed = [3, 200, 300, 70_000, 2 ** 31 + 5].map((ms) => wheel.add(ms));
+      for (const s of filed) wheel.remove(s);
+      expect([wheel.pending, wheel.stale]).toEqual([0, 0]);
+    });
+  });
+});
+
+describe('bucketOf', () => {
+  it('files a tick at the level of its highest base-256 digit that differs from the current tick', () => {
+    // The worked example of set-wheel.ts's header.
+    expect(bucketOf(0x00f0, 0)).toBe(240);
+    expect(bucketOf(0x1388, 0)).toBe(256 + 19);
+    expect(bucketOf(0xea60, 0)).toBe(256 + 234);
+    expect(bucketOf(0x0493e0, 0)).toBe(2 * 256 + 4);
+    expect(bucketOf(255, 0)).toBe(255);
+    expect(bucketOf(256, 0)).toBe(256 + 1);
+    expect(bucketOf(65_536, 0)).toBe(2 * 256 + 1);
+  });
+
+  it('measures the digits against the current tick, not against 0', () => {
+    expect(bucketOf(1_010, 1_000)).toBe(1_010 & 255);
+    expect(bucketOf(0x1_00ff, 0x1_0000)).toBe(255);
+    expect(bucketOf(0x1_0100, 0x1_00ff)).toBe(256 + 1);
+  });
+
+  it('gives the same digits past 2^31 ticks, by division', () => {
+    const current = 2 ** 40;
+    expect(bucketOf(current + 5, current)).toBe(5);
+    expect(bucketOf(current + 300, current)).toBe(256 + 1);
+    expect(bucketOf(2 ** 48, 0)).toBe(6 * 256 + 1);
+    expect(bucketOf(2 ** 31, 2 ** 31 - 1)).toBe(3 * 256 + 128);
+  });
+});
+
+describe('bucketStart', () => {
+  it("is the tick at which a bucket comes up in its level's current window", () => {
+    expect(bucketStart(240, 0)).toBe(240);
+    expect(bucketStart(256 + 19, 0)).toBe(19 * 256);
+    expect(bucketStart(2 * 256 + 4, 0)).toBe(4 * 65_536);
+    expect(bucketStart(256 + 3, 5 * 65_536 + 7)).toBe(5 * 65_536 + 3 * 256);
+  });
+
+  it('inverts bucketOf: a bucket never comes up after the ticks filed in it', () => {
+    for (const [tick, current] of [
+      [70_000, 0],
+      [300, 10],
+      [2 ** 33 + 12_345, 2 ** 33],
+      [99, 99],
+    ]) {
+      const start = bucketStart(bucketOf(tick, current), current);
+      expect(start).toBeLessThanOrEqual(tick);
+      expect(start).toBeGreaterThanOrEqual(current - (current % 256) - 0);
+    }
   });
 });

@@ -1,29 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { DUE, grown, NEWER, OLDER, OWNER, STAMP, StackSlab } from '../src/timer-set-slab.js';
+import { DUE, grown, NEWER, OLDER, OWNER, STAMP, StackSlab } from '../../src/timer-set/slab.js';
 
-/** The slab's protected API, opened up for the test. */
-class Slab extends StackSlab {
-  alloc(owner: number): number {
-    return this.allocStack(owner);
-  }
-  release(s: number): void {
-    this.freeStack(s);
-  }
-}
-
-describe('timer-set-slab', () => {
+describe('slab', () => {
   describe('StackSlab', () => {
     it('hands out fresh indices in order, recording the owner', () => {
-      const slab = new Slab();
+      const slab = new StackSlab();
       expect([slab.alloc(7), slab.alloc(8), slab.alloc(9)]).toEqual([0, 1, 2]);
       expect(slab.w[(1 << 3) | OWNER]).toBe(8);
     });
 
     it('reuses the most recently freed index first (still in cache)', () => {
-      const slab = new Slab();
+      const slab = new StackSlab();
       const [a, b, c] = [slab.alloc(0), slab.alloc(0), slab.alloc(0)];
-      slab.release(a);
-      slab.release(c);
+      slab.free(a);
+      slab.free(c);
       expect(slab.alloc(1)).toBe(c);
       expect(slab.alloc(1)).toBe(a);
       expect(slab.alloc(1)).toBe(3);
@@ -31,7 +21,7 @@ describe('timer-set-slab', () => {
     });
 
     it('keeps a timer’s integer fields and its due time in one buffer, 32 bytes per timer', () => {
-      const slab = new Slab();
+      const slab = new StackSlab();
       const s = slab.alloc(5);
       slab.w[(s << 3) | STAMP] = 11;
       slab.w[(s << 3) | NEWER] = 13;
@@ -45,22 +35,22 @@ describe('timer-set-slab', () => {
     });
 
     it('starts with room for 8 timers, so that a set per game entity stays small', () => {
-      const slab = new Slab();
+      const slab = new StackSlab();
       slab.alloc(0);
       expect(slab.w.byteLength).toBe(8 * 32);
     });
 
     it('keeps an index’s stamp when it is freed and handed out again', () => {
-      const slab = new Slab();
+      const slab = new StackSlab();
       const s = slab.alloc(1);
       slab.w[(s << 3) | STAMP] = 41;
-      slab.release(s);
+      slab.free(s);
       expect(slab.alloc(2)).toBe(s);
       expect(slab.w[(s << 3) | STAMP]).toBe(41);
     });
 
     it('doubles its buffer when full, keeping every field', () => {
-      const slab = new Slab();
+      const slab = new StackSlab();
       for (let i = 0; i < 256; i++) {
         const s = slab.alloc(i);
         slab.t[(s << 2) | DUE] = i * 1.5;
@@ -75,9 +65,9 @@ describe('timer-set-slab', () => {
     });
 
     it('remembers freed indices past the first capacity', () => {
-      const slab = new Slab();
+      const slab = new StackSlab();
       const all = Array.from({ length: 300 }, () => slab.alloc(0));
-      for (const s of all) slab.release(s);
+      for (const s of all) slab.free(s);
       expect(slab.alloc(0)).toBe(299);
     });
   });

@@ -43,10 +43,12 @@
  * a key with one stack, and O(stacks of that key) otherwise (bounded by `maxStacks`). `pause()`
  * and `resume()` of the whole set are O(1). `snapshot`, `restore` and `clear` are O(n).
  *
- * The timers are not `TimerHandle` objects: they are indices into typed arrays, filed in a wheel
- * of their own on game time (`timer-set-wheel.ts`), and the keys are slots of a few arrays found
- * through one Map (`timer-set-keys.ts`, `timer-set-store.ts`). A buff costs no object and no closure, and a key set
- * again from its own `onExpire` reuses the slot that just fired: no allocation per expiry.
+ * ## Parts
+ * The timers are not `TimerHandle` objects: they are indices into typed arrays (`slab.ts`),
+ * filed in a wheel of their own on game time (`set-wheel.ts`); the keys are slots of a few arrays
+ * found through one Map (`key-table.ts`), which holds the slab and the wheel and hears from the
+ * wheel when a timer comes due. A buff costs no object and no closure, and a key set again from
+ * its own `onExpire` reuses the slot that just fired: no allocation per expiry.
  *
  * ## Order
  * Expiries run in order of due time (whole ms of game time). Timers due on the same millisecond
@@ -55,9 +57,9 @@
  * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore
  * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
-import type { Clock } from './clocks/clock.js';
-import { GameClock } from './timer-set-game-clock.js';
-import { sharedWheel } from './wheel/shared-wheel.js';
+import type { Clock } from '../clocks/clock.js';
+import { GameClock } from './game-clock.js';
+import { sharedWheel } from '../wheel/shared-wheel.js';
 import {
   REPLACE,
   policyOf,
@@ -69,12 +71,38 @@ import {
   type TimerSetConstructorOptions,
   type TimerSetOptions,
   type TimerSetRestoreOptions,
-} from './timer-set-options.js';
-import { loadTimers, planRestore, snapshotOf, stackTimes } from './timer-set-save.js';
-import type { SnapshotKey, TimerSetSnapshot } from './timer-set-snapshot.js';
-import { KeyedStacks } from './timer-set-store.js';
-import type { TimingWheel } from './wheel/timing-wheel.js';
-import { requireMs } from './kit/options-kit.js';
+} from './options.js';
+import { loadTimers, planRestore, snapshotOf, stackTimes } from './save.js';
+import type { SnapshotKey, TimerSetSnapshot } from './snapshot.js';
+import { KeyTable } from './key-table.js';
+import type { TimingWheel } from '../wheel/timing-wheel.js';
+import { requireMs } from '../kit/options-kit.js';
+import { guardedPublisher, typedChannel } from '../kit/channel-kit.js';
+
+/** Name of the channel of {@link TimerSetExpireMessage}. */
+export const CORE_TIMER_SET_EXPIRE_CHANNEL = 'tickwheel:core:timer-set-expire';
+
+/** Published on `tickwheel:core:timer-set-expire` when a stack of a `TimerSet` key expires, before its `onExpire` runs. */
+export interface TimerSetExpireMessage {
+  readonly timerSet: TimerSet<unknown, unknown>;
+  /** The key whose stack expired. */
+  readonly key: unknown;
+  /** Stacks the key still holds; 0 means the key is gone. */
+  readonly stacksLeft: number;
+}
+
+/** @internal */
+export const timerSetExpireChannel = typedChannel<TimerSetExpireMessage>(CORE_TIMER_SET_EXPIRE_CHANNEL);
+
+/** Publishes on `tickwheel:core:timer-set-expire` when someone listens. */
+export const publishTimerSetExpire = guardedPublisher(
+  timerSetExpireChannel,
+  (timerSet: TimerSet<unknown, unknown>, key: unknown, stacksLeft: number): TimerSetExpireMessage => ({
+    timerSet,
+    key,
+    stacksLeft,
+  }),
+);
 
 export type {
   ExpireCallback,
@@ -83,7 +111,7 @@ export type {
   TimerSetConstructorOptions,
   TimerSetOptions,
   TimerSetRestoreOptions,
-} from './timer-set-options.js';
+} from './options.js';
 
 /**
  * Timers by key, each carrying a value, with refresh policies, stacks, pause (per key and for
@@ -109,7 +137,7 @@ export type {
 export class TimerSet<V, K = SnapshotKey> {
   private readonly outer: TimingWheel;
   private readonly gameClock: GameClock;
-  private readonly store: KeyedStacks<K, V>;
+  private readonly table: KeyTable<K, V>;
   private closed = false;
 
   /**
@@ -127,13 +155,15 @@ export class TimerSet<V, K = SnapshotKey> {
     const gameClock = new GameClock(wheel, timeScale);
     this.gameClock = gameClock;
     // 1 ms ticks in game time, so the only rounding is the outer wheel's: never early, at most one of its ticks late.
-    this.store = new KeyedStacks<K, V>(gameClock, (wake) => gameClock.createDriver(wake), onExpire);
-    this.store.owner = this as TimerSet<unknown, unknown>;
+    this.table = new KeyTable<K, V>(gameClock, (wake) => gameClock.createDriver(wake), onExpire, {
+      channel: timerSetExpireChannel,
+      publish: (key, stacksLeft) => publishTimerSetExpire(this as TimerSet<unknown, unknown>, key, stacksLeft),
+    });
   }
 
   /** Keys held (a key with several stacks counts once). */
   get size(): number {
-    return this.store.size;
+    return this.table.size;
   }
 
   /** The set's game time in ms: the wheel clock's time, scaled by `timeScale`, not counting pauses. Stands still while paused. */
@@ -191,7 +221,7 @@ export class TimerSet<V, K = SnapshotKey> {
     const policy = options === undefined ? REPLACE : policyOf(options);
     const maxStacks = options?.maxStacks === undefined ? Infinity : requireMaxStacks(options.maxStacks);
     if (this.closed || this.outer.isClosed) throw this.closedError();
-    this.store.set(key, durationMs, value, policy, maxStacks);
+    this.table.set(key, durationMs, value, policy, maxStacks);
     return this;
   }
 
@@ -200,22 +230,22 @@ export class TimerSet<V, K = SnapshotKey> {
    * @returns true if the key existed
    */
   delete(key: K): boolean {
-    const store = this.store;
-    const k = store.live(key);
+    const table = this.table;
+    const k = table.live(key);
     if (k < 0) return false;
-    store.deleteKey(key, k);
+    table.deleteKey(key, k);
     return true;
   }
 
   /** True while the key has at least one stack. */
   has(key: K): boolean {
-    return this.store.live(key) >= 0;
+    return this.table.live(key) >= 0;
   }
 
   /** The key's value, or undefined when the key is not set. */
   get(key: K): V | undefined {
-    const k = this.store.live(key);
-    return k < 0 ? undefined : this.store.valueAt(k);
+    const k = this.table.live(key);
+    return k < 0 ? undefined : this.table.valueAt(k);
   }
 
   /**
@@ -223,23 +253,23 @@ export class TimerSet<V, K = SnapshotKey> {
    * set. Paused keys (and a paused set) report their frozen remaining time.
    */
   remaining(key: K): number | undefined {
-    const k = this.store.live(key);
+    const k = this.table.live(key);
     if (k < 0) return undefined;
     let most = 0;
-    for (const ms of stackTimes(this.store, k)) if (ms > most) most = ms;
+    for (const ms of stackTimes(this.table, k)) if (ms > most) most = ms;
     return most;
   }
 
   /** The key's remaining time per stack, oldest stack first; empty when the key is not set. */
   remainingPerStack(key: K): number[] {
-    const k = this.store.live(key);
-    return k < 0 ? [] : stackTimes(this.store, k);
+    const k = this.table.live(key);
+    return k < 0 ? [] : stackTimes(this.table, k);
   }
 
   /** How many stacks the key holds; 0 when it is not set. */
   stacks(key: K): number {
-    const k = this.store.live(key);
-    return k < 0 ? 0 : this.store.stackCount(k);
+    const k = this.table.live(key);
+    return k < 0 ? 0 : this.table.stackCount(k);
   }
 
   /**
@@ -255,9 +285,9 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   pause(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.pause();
-    const k = this.store.live(key as K);
-    if (k < 0 || this.store.isPaused(k)) return false;
-    this.store.pauseKey(k);
+    const k = this.table.live(key as K);
+    if (k < 0 || this.table.isPaused(k)) return false;
+    this.table.pauseKey(k);
     return true;
   }
 
@@ -269,29 +299,29 @@ export class TimerSet<V, K = SnapshotKey> {
    */
   resume(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.resume();
-    const k = this.store.live(key as K);
-    if (k < 0 || !this.store.isPaused(k)) return false;
-    this.store.resumeKey(k);
+    const k = this.table.live(key as K);
+    if (k < 0 || !this.table.isPaused(k)) return false;
+    this.table.resumeKey(k);
     return true;
   }
 
   /** Whether the key (with an argument) or the whole set (without) is paused by `pause()`. */
   isPaused(key?: K): boolean {
     if (arguments.length === 0) return this.gameClock.paused;
-    const k = this.store.live(key as K);
-    return k >= 0 && this.store.isPaused(k);
+    const k = this.table.live(key as K);
+    return k >= 0 && this.table.isPaused(k);
   }
 
   /** The keys, in insertion order (a key set again from its own `onExpire` keeps its place). */
   *keys(): IterableIterator<K> {
-    for (const [key, k] of this.store.slots) if (this.store.stackCount(k) > 0) yield key;
+    for (const [key, k] of this.table.slots) if (this.table.stackCount(k) > 0) yield key;
   }
 
   /** Removes every key without calling `onExpire`. O(n). */
   clear(): void {
-    const store = this.store;
-    for (const k of store.slots.values()) store.releaseKey(k);
-    store.slots.clear();
+    const table = this.table;
+    for (const k of table.slots.values()) table.releaseKey(k);
+    table.slots.clear();
   }
 
   /** Clears the set and releases its timer on the wheel; `set()` throws afterwards. */
@@ -299,7 +329,7 @@ export class TimerSet<V, K = SnapshotKey> {
     if (this.closed) return;
     this.closed = true;
     this.clear();
-    this.store.close();
+    this.table.close();
   }
 
   /** Same as {@link TimerSet.close}, for `using buffs = new TimerSet(...)`. */
@@ -323,7 +353,7 @@ export class TimerSet<V, K = SnapshotKey> {
    * ```
    */
   snapshot(): TimerSetSnapshot<V> {
-    return snapshotOf(this.store, this.gameClock.paused, this.gameClock.timeScale);
+    return snapshotOf(this.table, this.gameClock.paused, this.gameClock.timeScale);
   }
 
   /**
@@ -341,7 +371,7 @@ export class TimerSet<V, K = SnapshotKey> {
     const { snapshot, values, elapsedMs, timeScale } = planRestore(saved, options);
     const set = new TimerSet<V, SnapshotKey>({ wheel: options.wheel, onExpire: options.onExpire, timeScale });
     if (snapshot.paused) set.gameClock.pause();
-    loadTimers(set.store, snapshot.timers, values, elapsedMs);
+    loadTimers(set.table, snapshot.timers, values, elapsedMs);
     return set;
   }
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock, TimerSet, TimingWheel, type ExpireInfo } from '../src/index.js';
+import { ManualClock, TimerSet, TimingWheel, type ExpireInfo } from '../../src/index.js';
 
 type Fired = [atMs: number, key: string | number, value: unknown, stacksLeft: number];
 

@@ -6,7 +6,7 @@ import {
   SNAPSHOT_FORMAT,
   SNAPSHOT_VERSION,
   type TimerSetSnapshot,
-} from '../src/timer-set-snapshot.js';
+} from '../../src/timer-set/snapshot.js';
 
 function saved(overrides: Partial<TimerSetSnapshot<unknown>> = {}): TimerSetSnapshot<unknown> {
   return {

@@ -1,10 +1,10 @@
 /**
  * The vocabulary of {@link TimerSet}: policies, call and constructor options, expiry info, and their checks.
- * Must not depend on: the TimerSet class, its store or its wheel (types and validation only).
+ * Must not depend on: the TimerSet class, its key table or its wheel (types and validation only).
  */
-import type { SnapshotKey } from './timer-set-snapshot.js';
-import { isTimingWheel, type TimingWheel } from './wheel/timing-wheel.js';
-import { describeValue, optionChecks, requireFunction } from './kit/options-kit.js';
+import type { SnapshotKey } from './snapshot.js';
+import { isTimingWheel, type TimingWheel } from '../wheel/timing-wheel.js';
+import { describeValue, optionChecks, requireFunction } from '../kit/options-kit.js';
 
 const kit = optionChecks('@tickwheel/core');
 
@@ -74,7 +74,7 @@ export function requireTimeScale(value: unknown): number {
   return kit.number(value, 'timeScale', 0, Infinity);
 }
 
-/** The policies as small integers, the form the store switches on. */
+/** The policies as small integers, the form the key table switches on. */
 export const REPLACE = 0;
 export const MAX = 1;
 export const EXTEND = 2;

@@ -1,0 +1,447 @@
+/**
+ * SetWheel: a TimerSet's timers in time, a hierarchical wheel of slab indices on the set's game clock.
+ * Must not depend on: TimingWheel, TimerHandle (no object per timer), the keys or the TimerSet class.
+ *
+ * # A TimerSet's timers: a hierarchical wheel over a slab
+ *
+ * A {@link TimerSet}'s timers are indices into typed arrays (the slab, `slab.ts`), with no object
+ * or closure per timer. This wheel orders them in time and tells its {@link ExpirySink} (the key
+ * table) when one comes due.
+ *
+ * ## Why a second wheel, and not the core wheel's levels
+ * A set keeps a scheduler of its own because filing slab indices in array buckets costs fewer
+ * instructions per expiry, and less memory per timer, than one `TimerHandle` per timer in
+ * the core wheel's linked buckets (the game suite's `instructions-per-tick-periodic` row); the
+ * digit arithmetic is the core wheel's, as the pure {@link bucketOf}.
+ *
+ * ## Levels and buckets
+ * Ticks are 1 ms of game time counted from `originMs`. Level `L` has 256 buckets of 256^L ticks
+ * each, created on demand; a timer sits at the level of the highest base-256 digit in which its
+ * due tick differs from the current tick, in the bucket that digit names. One occupancy bit per
+ * bucket makes the next event a find-first-set away. When the current tick reaches a coarse
+ * bucket, its timers cascade one level down (or fire, on level 0). 256 buckets give a level-0
+ * window of 256 ms and a level-1 window of 65 s, so the buffs and cooldowns of a game (seconds
+ * to a minute) cascade once on their way down.
+ *
+ * | due tick (current 0x0000) | differs first in digit | filed at        |
+ * |---------------------------|------------------------|-----------------|
+ * | 0x00f0 (240 ms)           | 0                      | level 0, slot 240 |
+ * | 0x1388 (5 s)              | 1                      | level 1, slot 19  |
+ * | 0xea60 (60 s)             | 1                      | level 1, slot 234 |
+ * | 0x0493e0 (5 min)          | 2                      | level 2, slot 4   |
+ *
+ * A bucket is an array of entries, each a slab index and the index's `STAMP` when it was filed.
+ * Filing appends; a timer never leaves its bucket early. A timer taken out of the wheel (deleted,
+ * paused, or moved earlier) gets a new stamp instead, which makes its entry stale: it is dropped
+ * when its bucket comes up, or by `compact()` when stale entries outnumber live ones. So filing
+ * and removing touch no other timer, and a bucket that comes up is read in order: the wheel loads
+ * the slab entries a few ahead of the one it is firing, so that their cache misses overlap instead
+ * of following each other along a linked ring. A refresh to a later tick is lazy: the entry stays
+ * and is re-filed when its bucket comes up.
+ *
+ * ## Never early, never stuck
+ * A timer due at game time `t` is due at tick `ceil(t - originMs)` and fires when the driver's
+ * wake-up finds the clock at or past it. Callbacks run in due order (by tick, then in filing
+ * order); a timer filed for the current tick from a callback fires in the same pass, and after
+ * `MAX_SAME_TICK_BATCHES` batches for one tick the rest moves to the next tick with an error, so
+ * a key that sets itself with 0 ms forever cannot hang the loop. The single wake-up goes to a
+ * {@link WakeupDriver}: the set's `GameClock`, which turns it into one handle on the outer wheel.
+ */
+import type { Clock, WakeupDriver } from '../clocks/clock.js';
+import * as slabFields from './slab.js';
+import { grown, type StackSlab } from './slab.js';
+
+// Module-level copies of the slab's field offsets: tsc's CommonJS output would read an imported
+// constant from the slab module's exports object at every use; a local const folds into the code.
+const { OWNER, DUE, STAMP } = slabFields;
+
+/** Who hears of a timer that came due: the key table. */
+export interface ExpirySink {
+  /**
+   * Stack `s` came due and is out of the wheel. `ahead` is a stack this batch fires soon (or -1),
+   * whose key's cells the sink may start loading.
+   */
+  fire(s: number, ahead: number): void;
+}
+
+const SLOT_BITS = 8;
+const SLOTS = 1 << SLOT_BITS;
+const SLOT_MASK = SLOTS - 1;
+/** 256^7 = 2^56 ticks: enough levels for any tick a double holds exactly. */
+const MAX_LEVELS = 7;
+/** 32-bit words of occupancy bitmap per level. */
+const LEVEL_WORDS = SLOTS >>> 5;
+const MAX_INT32_TICK = 0x7fffffff;
+
+/** How many entries ahead of the one firing the batch loads a timer's slab entry (the sink loads its key half as far ahead). */
+const AHEAD = 4;
+/** Stale entries tolerated beyond twice the live ones before `compact()` drops them all. */
+const STALE_SLACK = 1_024;
+/** Batches for one tick in one pass before the wheel assumes callbacks re-arm themselves forever. */
+const MAX_SAME_TICK_BATCHES = 10_000;
+
+/**
+ * A bucket that never held anything: its count (element 0) is 0, and it gets an array of its own
+ * on its first entry, so nothing is ever written here.
+ */
+const EMPTY = new Int32Array(1);
+
+/**
+ * The bucket a timer due at `tick` is filed in when the wheel is at `current` (`tick >= current`):
+ * `level * 256 + slot`, the level being the highest base-256 digit in which the two differ and the
+ * slot that digit of `tick`. Pure, and exact for every tick a double holds.
+ */
+export function bucketOf(tick: number, current: number): number {
+  if (tick > MAX_INT32_TICK) return bucketOfLarge(tick, current);
+  const diff = tick ^ current;
+  const level = diff <= SLOT_MASK ? 0 : ((31 - Math.clz32(diff)) / SLOT_BITS) | 0;
+  return (level << SLOT_BITS) | ((tick >>> (level * SLOT_BITS)) & SLOT_MASK);
+}
+
+/** {@link bucketOf} past 2^31 ticks: the same digits by division instead of shifts. */
+function bucketOfLarge(tick: number, current: number): number {
+  let level = 0;
+  let span = 1;
+  while (Math.floor(tick / (span * SLOTS)) !== Math.floor(current / (span * SLOTS))) {
+    level++;
+    span *= SLOTS;
+  }
+  return level * SLOTS + (Math.floor(tick / span) % SLOTS);
+}
+
+/**
+ * The tick at which bucket `bucket` (from {@link bucketOf} or the occupancy search) comes up,
+ * seen from `current`: the start of its slot in the current window of its level. Pure.
+ */
+export function bucketStart(bucket: number, current: number): number {
+  const span = SLOTS ** (bucket >>> SLOT_BITS);
+  const window = span * SLOTS;
+  return Math.floor(current / window) * window + (bucket & SLOT_MASK) * span;
+}
+
+export class SetWheel {
+  /** Game-time ms that tick 0 stands for. */
+  readonly originMs: number;
+  /** Timers filed in the wheel (not counting paused ones, nor stale entries). */
+  pending = 0;
+  /** Entries filed but stale (their timer's stamp moved on): dropped when met, or by `compact`. */
+  stale = 0;
+  /** Written only so that the batch loops' look-ahead loads are not optimised away (never read). */
+  peek = 0;
+
+  /** The tick the wheel has processed up to; buckets are relative to it. */
+  private currentTick = 0;
+  /** The entries taken out of a bucket by `takeBucket`: `batch[i]` a slab index, `batch[i + 1]` its stamp. */
+  private batch: Int32Array = new Int32Array(64);
+  private batchLength = 0;
+  /**
+   * Bucket `level * 256 + slot`: its count of int32s in use at element 0, then its entries
+   * (pairs, as in `batch`). The table covers only the levels used so far (`addLevels`), so that a
+   * set per entity stays small, and grows by `push`, never by assigning the field again (an
+   * assigned field loses V8's constant-field tracking, which every expiry pays for).
+   */
+  private readonly entries: Int32Array[] = [];
+  /** Occupancy bits, one per bucket: level `L`'s at words `L * LEVEL_WORDS ...`. */
+  private readonly occupied = new Int32Array(MAX_LEVELS * LEVEL_WORDS);
+  private levels = 0;
+  private armedTick = Infinity;
+  private processing = false;
+  private passErrors: unknown[] | undefined = undefined;
+  private readonly driver: WakeupDriver;
+
+  constructor(
+    private readonly slab: StackSlab,
+    readonly clock: Clock,
+    createDriver: (wake: () => void) => WakeupDriver,
+    private readonly sink: ExpirySink,
+  ) {
+    this.originMs = Math.floor(clock.now());
+    this.driver = createDriver(this.wake);
+  }
+
+  /** Files stack `s` to fire `ms` of game time from now. */
+  schedule(s: number, ms: number): void {
+    this.slab.t[(s << 2) | DUE] = Math.ceil(this.clock.now() - this.originMs + ms);
+    this.pending++;
+    this.file(s);
+  }
+
+  /** Moves a filed stack to `ms` from now: later in place (re-filed when its bucket comes up), earlier at once. */
+  reschedule(s: number, ms: number): void {
+    const t = this.slab.t;
+    const due = Math.ceil(this.clock.now() - this.originMs + ms);
+    if (due >= t[(s << 2) | DUE]) {
+      t[(s << 2) | DUE] = due;
+      return;
+    }
+    this.unlink(s);
+    t[(s << 2) | DUE] = due;
+    this.file(s);
+    if (this.stale > 2 * this.pending + STALE_SLACK && !this.processing) this.compact();
+  }
+
+  /** Takes a filed stack out of the wheel; an emptied wheel gives its wake-up back. */
+  unschedule(s: number): void {
+    this.unlink(s);
+    if (--this.pending === 0 && !this.processing) this.disarm();
+    else if (this.stale > 2 * this.pending + STALE_SLACK && !this.processing) this.compact();
+  }
+
+  /**
+   * Takes a filed stack out of use for good and frees its index. Its entry only goes stale (the
+   * stamp in its own cache line moves on), so the index is free at once and a delete + set of a
+   * key takes the very index it just gave up; a stale entry costs 8 bytes until its bucket comes
+   * up, and `compact()` bounds them by the live ones.
+   */
+  discard(s: number): void {
+    this.unschedule(s);
+    this.slab.free(s);
+  }
+
+  /** Game-time ms until a filed stack fires; 0 when due. */
+  remainingOf(s: number): number {
+    const left = this.originMs + this.slab.t[(s << 2) | DUE] - this.clock.now();
+    return left > 0 ? left : 0;
+  }
+
+  /** Releases the wake-up for good. */
+  close(): void {
+    this.armedTick = Infinity;
+    this.driver.close();
+  }
+
+  /** Links stack `s` into the bucket its due tick belongs to, and arms the driver if it is the soonest. */
+  private file(s: number): void {
+    const tick = this.link(s);
+    if (tick < this.armedTick && !this.processing) {
+      this.armedTick = tick;
+      this.driver.arm(this.originMs + tick);
+    }
+  }
+
+  /** Appends stack `s`, with its current stamp, to the bucket its due tick belongs to; returns the tick it is filed for. */
+  private link(s: number): number {
+    const current = this.currentTick;
+    let tick = this.slab.t[(s << 2) | DUE];
+    if (tick < current) tick = current; // overdue: fire on the next pass
+    const bucket = bucketOf(tick, current);
+    if (bucket >>> SLOT_BITS >= this.levels) this.addLevels(bucket >>> SLOT_BITS);
+    let entries = this.entries[bucket];
+    const n = entries[0];
+    if (n + 1 === entries.length) entries = this.growBucket(bucket);
+    entries[n + 1] = s;
+    entries[n + 2] = this.slab.w[(s << 3) | STAMP];
+    entries[0] = n + 2;
+    if (n === 0) this.occupied[bucket >>> 5] |= 1 << (bucket & 31);
+    return tick;
+  }
+
+  /** Makes stack `s`'s filed entry stale: the timer is out of the wheel from now on. */
+  private unlink(s: number): void {
+    this.slab.w[(s << 3) | STAMP]++;
+    this.stale++;
+  }
+
+  /** A bucket's array, doubled (kept out of `link` so that `link` stays small enough to inline). */
+  private growBucket(bucket: number): Int32Array {
+    const entries = this.entries[bucket];
+    const size = entries.length < 9 ? 9 : 2 * entries.length - 1; // the count, then room for 4, 8, 16 ... pairs
+    return (this.entries[bucket] = grown(entries, new Int32Array(size)));
+  }
+
+  /** Extends `entries` to levels `0 ..= upTo`; the lower levels keep their buckets in place. */
+  private addLevels(upTo: number): void {
+    if (upTo >= MAX_LEVELS) throw new RangeError(`tick beyond the wheel's ${MAX_LEVELS} levels`);
+    const levels = upTo + 1;
+    const entries = this.entries;
+    for (let b = entries.length; b < levels * SLOTS; b++) entries.push(EMPTY);
+    this.levels = levels;
+  }
+
+  /**
+   * The bucket of the next event (`level * SLOTS + slot`: a small integer, so returning it
+   * allocates nothing), or -1 when nothing is filed.
+   */
+  private nextEventBucket(): number {
+    const current = this.currentTick;
+    for (let level = 0, span = 1; level < this.levels; level++, span *= SLOTS) {
+      const slot = firstSetBit(this.occupied, level * LEVEL_WORDS, Math.floor(current / span) % SLOTS);
+      if (slot >= 0) return level * SLOTS + slot;
+    }
+    return -1;
+  }
+
+  /** Moves a bucket's entries into `batch`, so callbacks can refill its slot. */
+  private takeBucket(bucket: number): void {
+    const entries = this.entries[bucket];
+    const n = entries[0];
+    // Copied, not swapped: each bucket keeps the array it grew to (swapped arrays of different
+    // sizes would make buckets grow again and again).
+    if (n > this.batch.length) this.batch = new Int32Array(Math.max(n, this.batch.length * 2));
+    // A loop, not `set(subarray())`: the view would be an allocation per bucket.
+    const batch = this.batch;
+    for (let i = 0; i < n; i++) batch[i] = entries[i + 1];
+    this.batchLength = n;
+    entries[0] = 0;
+    this.occupied[bucket >>> 5] &= ~(1 << (bucket & 31));
+  }
+
+  /** The driver's callback: process everything due by now, then arm for what comes next. */
+  private readonly wake = (): void => {
+    this.armedTick = Infinity;
+    const nowTick = Math.floor(this.clock.now() - this.originMs);
+    const errors: unknown[] = [];
+    this.processing = true;
+    this.passErrors = errors;
+    try {
+      this.processUntil(nowTick);
+    } finally {
+      this.processing = false;
+      this.passErrors = undefined;
+      this.rearm();
+    }
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, `${errors.length} TimerSet onExpire callbacks threw`);
+  };
+
+  private processUntil(targetTick: number): void {
+    let sameTickBatches = 0;
+    for (;;) {
+      const bucket = this.nextEventBucket();
+      if (bucket < 0) break;
+      const eventTick = bucketStart(bucket, this.currentTick);
+      if (eventTick > targetTick) break;
+      sameTickBatches = eventTick === this.currentTick ? sameTickBatches + 1 : 0;
+      if (sameTickBatches > MAX_SAME_TICK_BATCHES) {
+        this.passErrors!.push(
+          new Error(
+            `TimerSet timers kept re-arming for game tick ${eventTick} ${MAX_SAME_TICK_BATCHES} times in one pass; they were moved to the next tick`,
+          ),
+        );
+        this.currentTick = eventTick + 1;
+        this.takeBucket(bucket);
+        this.cascadeBatch();
+        return;
+      }
+      this.currentTick = eventTick;
+      this.takeBucket(bucket);
+      if (bucket < SLOTS) this.fireBatch(eventTick);
+      else this.cascadeBatch();
+    }
+    if (targetTick > this.currentTick) this.currentTick = targetTick;
+  }
+
+  /** Fires the batch, dropping stale entries and re-filing the stacks a lazy reschedule pushed later. */
+  private fireBatch(tick: number): void {
+    // Callbacks may delete stacks still in the batch (their entries go stale) and grow the slab
+    // (so `slab.w` is read again after each), but never take another bucket: `batch` stays.
+    const slab = this.slab;
+    const sink = this.sink;
+    const batch = this.batch;
+    const n = this.batchLength;
+    let peek = 0;
+    for (let i = 0; i < n; i += 2) {
+      const s = batch[i];
+      if (i + 2 * AHEAD < n) peek |= slab.w[(batch[i + 2 * AHEAD] << 3) | OWNER];
+      if (slab.w[(s << 3) | STAMP] !== batch[i + 1]) {
+        this.stale--;
+        continue;
+      }
+      if (slab.t[(s << 2) | DUE] > tick) {
+        this.link(s);
+        continue;
+      }
+      this.pending--;
+      try {
+        sink.fire(s, i + AHEAD < n ? batch[i + AHEAD] : -1);
+      } catch (error) {
+        this.passErrors!.push(error);
+      }
+    }
+    this.peek = peek;
+  }
+
+  /** Files the batch's current entries again, one level down (or at the next tick); drops stale ones. */
+  private cascadeBatch(): void {
+    const w = this.slab.w;
+    const batch = this.batch;
+    let peek = 0;
+    for (let i = 0, n = this.batchLength; i < n; i += 2) {
+      if (i + 2 * AHEAD < n) peek |= w[(batch[i + 2 * AHEAD] << 3) | OWNER];
+      if (w[(batch[i] << 3) | STAMP] === batch[i + 1]) this.link(batch[i]);
+      else this.stale--;
+    }
+    this.peek = peek;
+  }
+
+  /** Arms the driver for the next event, or disarms it when nothing is filed. */
+  private rearm(): void {
+    if (this.pending === 0) {
+      this.disarm();
+      return;
+    }
+    const bucket = this.nextEventBucket();
+    if (bucket < 0) return;
+    const tick = bucketStart(bucket, this.currentTick);
+    this.armedTick = tick;
+    this.driver.arm(this.originMs + tick);
+  }
+
+  /** Nothing live is filed: gives the wake-up back, and drops the stale entries left. */
+  private disarm(): void {
+    // Stale entries would otherwise wait for a wake-up that an empty wheel does not ask for.
+    if (this.stale > 0) this.sweep();
+    if (this.armedTick === Infinity) return;
+    this.armedTick = Infinity;
+    this.driver.disarm();
+  }
+
+  /** Empties every bucket: for a wheel whose entries are all stale. O(buckets). */
+  private sweep(): void {
+    for (const entries of this.entries) entries[0] = 0;
+    this.occupied.fill(0);
+    this.stale = 0;
+  }
+
+  /** Drops every stale entry, keeping the others in order. O(entries); not while a batch is being read. */
+  private compact(): void {
+    const w = this.slab.w;
+    for (let level = 0; level < this.levels; level++) {
+      for (let slot = firstSetBit(this.occupied, level * LEVEL_WORDS, 0); slot >= 0;) {
+        const bucket = (level << SLOT_BITS) | slot;
+        const entries = this.entries[bucket];
+        const kept = keepCurrent(entries, w);
+        entries[0] = kept;
+        if (kept === 0) this.occupied[bucket >>> 5] &= ~(1 << (bucket & 31));
+        slot = slot + 1 < SLOTS ? firstSetBit(this.occupied, level * LEVEL_WORDS, slot + 1) : -1;
+      }
+    }
+    this.stale = 0;
+  }
+}
+
+/** Moves a bucket's entries whose stamp is current to its front, in order; returns their count of int32s. */
+function keepCurrent(entries: Int32Array, w: Int32Array): number {
+  const n = entries[0];
+  let kept = 0;
+  for (let i = 1; i <= n; i += 2) {
+    const s = entries[i];
+    const stamp = entries[i + 1];
+    if (w[(s << 3) | STAMP] !== stamp) continue;
+    entries[kept + 1] = s;
+    entries[kept + 2] = stamp;
+    kept += 2;
+  }
+  return kept;
+}
+
+/** Index of the first set bit at or after `from` in one level's bitmap (words `base ...`), or -1. */
+function firstSetBit(words: Int32Array, base: number, from: number): number {
+  let w = from >>> 5;
+  let bits = words[base + w] & (-1 << (from & 31));
+  for (;;) {
+    if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
+    if (++w >= LEVEL_WORDS) return -1;
+    bits = words[base + w]!;
+  }
+}

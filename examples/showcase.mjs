@@ -12,6 +12,7 @@ import { main as gameBuffs } from './game-buffs/src/main.mjs';
 import { main as grpcDeadlines } from './grpc-deadlines/src/main.mjs';
 import { startMetricsEndpoint, summarize } from './otel-metrics/src/metrics-endpoint.mjs';
 import { main as otelMetrics } from './otel-metrics/src/main.mjs';
+import { main as wsBrowserWatch } from './ws-browser-watch/src/main.mjs';
 import { main as wsHeartbeat } from './ws-heartbeat/src/main.mjs';
 
 const EXAMPLES = [
@@ -36,6 +37,12 @@ const EXAMPLES = [
     name: 'ws-heartbeat',
     shows: 'heartbeat and idle detection: healthy, silent, killed and frozen clients (@tickwheel/ws)',
     run: wsHeartbeat,
+  },
+  {
+    name: 'ws-browser-watch',
+    shows:
+      "keepalives to quiet connections, and a page's watch() finding a stalled server dead (@tickwheel/ws/browser)",
+    run: wsBrowserWatch,
   },
   {
     name: 'grpc-deadlines',

@@ -8,9 +8,10 @@ import { escapeCell, human, machineLine, medianOf, ratioText, runtimeLabel, targ
 
 export const MILLION_SUITE = 'redis-million';
 
-/** A figure with its unit; lateness and per-timer figures keep a decimal when small. */
+/** A figure with its unit; ten seconds and more of ms read as seconds. */
 function figure(value, unit) {
   if (typeof value !== 'number' || Number.isNaN(value)) return '–';
+  if (unit === 'ms' && Math.abs(value) >= 10_000) return `${human(value / 1000)} s`;
   return `${human(value)} ${unit}`;
 }
 
@@ -52,7 +53,9 @@ function runBlock(run, headingLevel) {
       `Scheduling took ${both((s) => `${human(s.scheduleMs / 1000)} s`)} within a lead time of ${both((s) => `${human(s.leadMs / 1000)} s`)} (timers fired before scheduling ended: ${both((s) => human(s.firedWhileScheduling))}). ` +
       `Redis CPU in all: ${both((s) => `${human(s.redisCpuSeconds?.scheduling + s.redisCpuSeconds?.firing)} s`)}; worker CPU in all: ${both((s) => `${human(s.workerCpuSeconds?.scheduling + s.workerCpuSeconds?.firing)} s`)}. ` +
       `Worker errors / failed / stale or stalled: ${both((s) => ['errors', 'failed', 'stale'].map((k) => workerSum(s, k)).join(' / '))}. ` +
-      `Every timer fired ${both((s) => (s.allFiredAfterLastDueMs === null ? 'never (see lost)' : `${human(s.allFiredAfterLastDueMs)} ms`))} after the last due time.`,
+      `Earliest delivery (lateness min; never early, within the error of the workers' clock offset): ${both((s) => figure(s.latenessMs?.min, 'ms'))}. ` +
+      `A timer counts as lost when it was not delivered within ${figure(x.graceMs, 'ms')} of the last due time; keys left in Redis at the end: ${both((s) => human(s.memory?.keysAtEnd))}, so a lost timer may be one still waiting there. The lateness figures cover the timers delivered. ` +
+      `Every timer had fired ${both((s) => (s.allFiredAfterLastDueMs === null ? 'never (see lost)' : figure(s.allFiredAfterLastDueMs, 'ms')))} after the last due time.`,
   );
   lines.push('');
   const dirty = x.redisPackageUncommittedChanges ? ' plus uncommitted changes' : '';

@@ -5,14 +5,16 @@
  *
  * - tickwheel: `RedisTimers.schedule(id, { at }, payload)`, `chunk` calls at a time under
  *   `Promise.all` (ioredis pipelines what is in flight on one connection);
- * - BullMQ: `Queue.addBulk` of `chunk` jobs with `delay` (and `timestamp`, so that BullMQ's due
- *   time, timestamp + delay, is exactly the intended one), `removeOnComplete`/`removeOnFail`.
+ * - BullMQ: `Queue.addBulk` of `chunk` jobs with `jobId`, `delay` (from this process's clock, as
+ *   BullMQ counts it) and `removeOnComplete`/`removeOnFail`: what a user who may cancel a timer by
+ *   its id and does not keep finished jobs passes.
  *
  *   node lib/redis-million-scheduler.mjs <tickwheel|bullmq> '{"port":..,"name":..,"n":..,"windowMs":..,"leadMs":..,"chunk":..}'
  *
- * Timer i is `t<i>`, due at `firstDueMs + floor(i * windowMs / n)`; the parent gets `firstDueMs`
- * first (so it can compute every due time), progress every 5 s, and at the end the scheduling
- * time and this process's CPU time.
+ * Timer i is `t<i>`, due at `firstDueMs + floor(i * windowMs / n)` (BullMQ's own due time,
+ * its `timestamp` + `delay`, is a few ms later: `timestamp` is taken when it builds the job); the
+ * parent gets `firstDueMs` first, progress every 5 s, and at the end the scheduling time and this
+ * process's CPU time.
  */
 import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
@@ -53,7 +55,7 @@ if (system === 'tickwheel') {
       jobs.push({
         name: 'timer',
         data: payloadOf(i),
-        opts: { jobId: `t${i}`, delay, timestamp: now, removeOnComplete: true, removeOnFail: true },
+        opts: { jobId: `t${i}`, delay, removeOnComplete: true, removeOnFail: true },
       });
     }
     return queue.addBulk(jobs);

@@ -5,9 +5,12 @@
  *
  *   node lib/redis-million-worker.mjs <tickwheel|bullmq> '{"port":..,"name":..,"concurrency":..}'
  *
- * Each handler start is sent to the parent as (timer index, Redis-clock ms). The Redis clock is
- * this process's `performance.timeOrigin + performance.now()` plus an offset read from `TIME`
- * every 2 s (the sample of the last five with the shortest round trip, taken at its midpoint), so
+ * Each handler start is sent to the parent as (timer index, lateness): the start on the Redis
+ * clock minus the due time the system itself holds: tickwheel's `dueAt` (Redis clock), BullMQ's
+ * `timestamp + opts.delay` (its `delay` field is 0 once a job is promoted; the scheduling
+ * process's clock, on one machine the same clock as Redis's `TIME`). The Redis clock is this
+ * process's `performance.timeOrigin + performance.now()` plus an offset read from `TIME` every
+ * 2 s (the sample of the last five with the shortest round trip, taken at its midpoint), so
  * the handler itself pays one clock read, not a round trip. The parent asks for the process's CPU
  * time (`process.cpuUsage()`, user + system) at each phase boundary and stops it with 'stop'.
  */
@@ -42,13 +45,13 @@ async function sampleClock() {
 const redisNow = () => performance.timeOrigin + performance.now() + offsetMs;
 
 // ---------------------------------------------------------------------------------------------
-// Deliveries, sent in batches: [index, redisMs, index, redisMs, ...].
+// Deliveries, sent in batches: [index, latenessMs, index, latenessMs, ...].
 
 let fired = [];
 let deliveries = 0;
 const counters = { errors: 0, failed: 0, stale: 0 };
-const record = (id) => {
-  fired.push(Number(id.slice(1)), Math.round(redisNow() * 100) / 100);
+const record = (id, dueMs) => {
+  fired.push(Number(id.slice(1)), Math.round((redisNow() - dueMs) * 100) / 100);
   deliveries++;
 };
 const flush = () => {
@@ -65,13 +68,13 @@ if (system === 'tickwheel') {
   timers.on('error', () => counters.errors++);
   timers.on('failed', () => counters.failed++);
   timers.on('stale', () => counters.stale++);
-  await timers.start(({ id }) => record(id));
+  await timers.start(({ id, dueAt }) => record(id, dueAt));
   stopSystem = async () => {
     await timers.stop();
     redis.disconnect();
   };
 } else if (system === 'bullmq') {
-  const worker = new Worker(config.name, async (job) => record(job.id), {
+  const worker = new Worker(config.name, async (job) => record(job.id, job.timestamp + (job.opts.delay ?? 0)), {
     connection: { host: '127.0.0.1', port: config.port, maxRetriesPerRequest: null },
     concurrency: config.concurrency,
   });

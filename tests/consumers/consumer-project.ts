@@ -10,9 +10,9 @@ import type { Snippet } from './snippets.js';
 
 const tsc = path.resolve(import.meta.dirname, '../../node_modules/typescript/bin/tsc');
 
-/** The snippet's file name without extension: `@tickwheel/ws` -> `ws`. */
+/** The snippet's file name without extension: `@tickwheel/ws` -> `ws`, `@tickwheel/ws/browser` -> `ws-browser`. */
 export function fileName(snippet: Snippet): string {
-  return snippet.entry.replace('@tickwheel/', '');
+  return snippet.entry.replace('@tickwheel/', '').replaceAll('/', '-');
 }
 
 /**

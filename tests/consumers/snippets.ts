@@ -96,6 +96,36 @@ export const snippets: Snippet[] = [
     expected: { watched: 1, state: 'function' },
   },
   {
+    entry: '@tickwheel/ws/browser',
+    imports: {
+      'node:events': ['once'],
+      ws: ['WebSocket', 'WebSocketServer'],
+      '@tickwheel/ws': ['heartbeat'],
+      '@tickwheel/ws/browser': ['watch'],
+    },
+    body: `
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await once(wss, 'listening');
+  const beat = heartbeat(wss, { keepaliveMs: 50 });
+  const address = wss.address();
+  const client = new WebSocket('ws://127.0.0.1:' + (typeof address === 'object' && address !== null ? address.port : 0));
+  await once(client, 'open');
+  const watcher = watch(client, { silenceMs: 300 });
+  let keepalives = 0;
+  client.addEventListener('message', (event) => {
+    if (watcher.isKeepalive(event)) keepalives++;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const aliveWithKeepalives = !watcher.isStopped;
+  beat.stop();
+  const silentMs = await new Promise<number>((resolve) => watcher.addEventListener('dead', (event) => resolve(event.silentMs)));
+  const readyState = client.readyState;
+  client.terminate();
+  wss.close();
+  return { aliveWithKeepalives, keepalives: keepalives >= 3, silentMs: silentMs >= 300, readyState };`,
+    expected: { aliveWithKeepalives: true, keepalives: true, silentMs: true, readyState: 2 },
+  },
+  {
     entry: '@tickwheel/fetch',
     imports: {
       'node:events': ['once'],

@@ -35,7 +35,7 @@ describe('module headers', () => {
 
   it('finds the source files of every package', () => {
     expect(files.length).toBeGreaterThan(60);
-    expect(files).toContain('packages/core/src/timing-wheel.ts');
+    expect(files).toContain('packages/core/src/wheel/timing-wheel.ts');
   });
 
   it.each(files)('%s says what it is, then what it must not depend on', (file) => {

@@ -14,9 +14,7 @@ const EXPORTS: Record<string, string[]> = {
     'CORE_TIMER_SET_EXPIRE_CHANNEL',
     'CORE_WAKE_CHANNEL',
     'MAX_DELAY_MS',
-    'MAX_NATIVE_DELAY_MS',
     'ManualClock',
-    'NativeDriver',
     'SystemClock',
     'TimerHandle',
     'TimerLoopError',
@@ -27,7 +25,6 @@ const EXPORTS: Record<string, string[]> = {
     'currentDeadline',
     'deadlineExceededReason',
     'freshNow',
-    'isDrivingClock',
     'isTimingWheel',
     'sharedWheel',
     'systemClock',
@@ -62,7 +59,7 @@ const EXPORTS: Record<string, string[]> = {
   '@tickwheel/ws/browser': ['DeadEvent', 'SilenceWatch', 'WATCH_DEFAULTS', 'watch'],
 };
 
-/** What no public entry may export: core's internal option kit, argument checks and adapter-only routes. */
+/** What no public entry may export: core's internal option kit, argument checks, adapter-only routes and wake-up machinery. */
 const INTERNAL = [
   'optionKit',
   'orDefault',
@@ -74,6 +71,9 @@ const INTERNAL = [
   'scheduleTaskAt',
   'ownedDeadline',
   'enableAmbientDeadlines',
+  'NativeDriver',
+  'MAX_NATIVE_DELAY_MS',
+  'isDrivingClock',
 ];
 
 describe('public API (every package’s index.ts, and ws’s browser/index.ts)', () => {

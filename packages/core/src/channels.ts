@@ -34,9 +34,9 @@
  * only while both channels have subscribers. (`AsyncLocalStorage.snapshot()` would do the same
  * for every store but costs ~10 µs per request on Node 20.)
  */
-import { guardedPublisher, typedChannel } from './channel-kit.js';
-import type { TimerHandle } from './timer-handle.js';
-import type { TimingWheel } from './timing-wheel.js';
+import { guardedPublisher, typedChannel } from './kit/channel-kit.js';
+import type { TimerHandle } from './wheel/timer-handle.js';
+import type { TimingWheel } from './wheel/timing-wheel.js';
 import type { TimerSet } from './timer-set.js';
 
 /** Name of the channel of {@link WheelWakeMessage}. */
@@ -89,7 +89,7 @@ export interface ContextCarrier {
   context: unknown;
 }
 
-export type { TypedChannel } from './channel-kit.js';
+export type { TypedChannel } from './kit/channel-kit.js';
 
 /** @internal */
 export const wakeChannel = typedChannel<WheelWakeMessage>(CORE_WAKE_CHANNEL);

@@ -1,20 +1,24 @@
 // The public API of @tickwheel/core: named exports only, no `export *`.
-// Must not depend on: any adapter package. Nothing internal: the option kit and its checks are in internal.ts.
-export { TimingWheel, isTimingWheel } from './timing-wheel.js';
-export { TimerLoopError } from './wheel-pass.js';
-export { MAX_DELAY_MS } from './tick-scale.js';
-export type { TimingWheelOptions, WheelStats } from './wheel-types.js';
-export { TimerHandle } from './timer-handle.js';
-export type { TimerCallback, TimerState } from './timer-handle.js';
-export { ManualClock } from './manual-clock.js';
-export { SystemClock, systemClock, isDrivingClock, freshNow } from './clock.js';
-export type { SystemClockOptions } from './clock.js';
-export type { Clock, DrivingClock, WakeupDriver } from './clock.js';
-export { NativeDriver, MAX_NATIVE_DELAY_MS } from './native-driver.js';
-export type { NativeDriverOptions } from './native-driver.js';
-export { sharedWheel } from './shared-wheel.js';
-export { withDeadline, withoutDeadline, currentDeadline, createDeadline, deadlineExceededReason } from './deadline.js';
-export type { Deadline, DeadlineOptions, DeadlineScope } from './deadline.js';
+// Must not depend on: any adapter package. Nothing internal: the option kit, the drivers and driving clocks are in internal.ts.
+export { TimingWheel, isTimingWheel } from './wheel/timing-wheel.js';
+export { TimerLoopError } from './wheel/wheel-pass.js';
+export { MAX_DELAY_MS } from './kit/options-kit.js';
+export type { TimingWheelOptions, WheelStats } from './wheel/wheel-types.js';
+export { TimerHandle } from './wheel/timer-handle.js';
+export type { TimerCallback, TimerState } from './wheel/timer-handle.js';
+export { ManualClock } from './clocks/manual-clock.js';
+export { SystemClock, systemClock, freshNow } from './clocks/clock.js';
+export type { SystemClockOptions } from './clocks/clock.js';
+export type { Clock } from './clocks/clock.js';
+export { sharedWheel } from './wheel/shared-wheel.js';
+export {
+  withDeadline,
+  withoutDeadline,
+  currentDeadline,
+  createDeadline,
+  deadlineExceededReason,
+} from './deadlines/deadline.js';
+export type { Deadline, DeadlineOptions, DeadlineScope } from './deadlines/deadline.js';
 export { TimerSet } from './timer-set.js';
 export type {
   TimerPolicy,

@@ -2,13 +2,18 @@
  * `@tickwheel/core/internal`: what the adapters share with core but users should not build on.
  * Must not depend on: anything outside core. Not public API (no semver promise).
  */
-export { orDefault, describeValue, requireFunction } from './options-kit.js';
-export { optionKit } from './wheel-option-kit.js';
-export { copyJson } from './json-value.js';
-export type { JsonRefusal } from './json-value.js';
-export type { OptionKit } from './wheel-option-kit.js';
-export { guardedPublisher, typedChannel } from './channel-kit.js';
-export { scheduleTask, scheduleTaskAt } from './timer-task.js';
-export type { TimerTask } from './timer-handle.js';
-export { enableAmbientDeadlines, ownedDeadline } from './deadline.js';
-export type { DeadlineOwner } from './deadline.js';
+export { orDefault, describeValue, requireFunction } from './kit/options-kit.js';
+export { optionKit } from './wheel/wheel-option-kit.js';
+export { copyJson } from './kit/json-value.js';
+export type { JsonRefusal } from './kit/json-value.js';
+export type { OptionKit } from './wheel/wheel-option-kit.js';
+export { guardedPublisher, typedChannel } from './kit/channel-kit.js';
+export { scheduleTask, scheduleTaskAt } from './wheel/timer-task.js';
+export type { TimerTask } from './wheel/timer-handle.js';
+export { enableAmbientDeadlines, ownedDeadline } from './deadlines/deadline.js';
+export type { DeadlineOwner } from './deadlines/deadline.js';
+// The wheel's wake-up machinery: how a clock drives a wheel (the native driver on the system clock).
+export { isDrivingClock } from './clocks/clock.js';
+export type { DrivingClock, WakeupDriver } from './clocks/clock.js';
+export { NativeDriver, MAX_NATIVE_DELAY_MS } from './wheel/native-driver.js';
+export type { NativeDriverOptions } from './wheel/native-driver.js';

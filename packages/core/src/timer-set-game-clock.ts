@@ -17,9 +17,9 @@
  * are: `pause()` stops the clock whatever the scale, `resume()` brings back the scale in force
  * (which may itself be 0), and `setTimeScale()` while paused takes effect on `resume()`.
  */
-import type { DrivingClock, WakeupDriver } from './clock.js';
-import type { TimerHandle } from './timer-handle.js';
-import type { TimingWheel } from './timing-wheel.js';
+import type { DrivingClock, WakeupDriver } from './clocks/clock.js';
+import type { TimerHandle } from './wheel/timer-handle.js';
+import type { TimingWheel } from './wheel/timing-wheel.js';
 
 export class GameClock implements DrivingClock, WakeupDriver {
   /** The game time runs at `rate` times the outer time: the scale while running, 0 while paused. */

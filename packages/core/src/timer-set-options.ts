@@ -3,8 +3,8 @@
  * Must not depend on: the TimerSet class, its store or its wheel (types and validation only).
  */
 import type { SnapshotKey } from './timer-set-snapshot.js';
-import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
-import { describeValue, optionChecks, requireFunction } from './options-kit.js';
+import { isTimingWheel, type TimingWheel } from './wheel/timing-wheel.js';
+import { describeValue, optionChecks, requireFunction } from './kit/options-kit.js';
 
 const kit = optionChecks('@tickwheel/core');
 

@@ -16,7 +16,7 @@ import {
   type TimerSetSnapshot,
 } from './timer-set-snapshot.js';
 import type { KeyedStacks } from './timer-set-store.js';
-import { describeValue } from './options-kit.js';
+import { describeValue } from './kit/options-kit.js';
 
 /** The remaining time of each stack of key slot `k`, oldest first (frozen times for a paused key). */
 export function stackTimes<K, V>(store: KeyedStacks<K, V>, k: number): number[] {

@@ -9,8 +9,8 @@
  * a `Date`, a `Map`, a class instance, a cycle). {@link readSnapshot} checks a save before
  * `restore()` creates any timer.
  */
-import { copyJson } from './json-value.js';
-import { describeValue } from './options-kit.js';
+import { copyJson } from './kit/json-value.js';
+import { describeValue } from './kit/options-kit.js';
 
 /** The `format` tag every snapshot carries. */
 export const SNAPSHOT_FORMAT = 'tickwheel.timer-set';

@@ -17,7 +17,7 @@
  * at most one expiring key.
  */
 import { publishTimerSetExpire, timerSetExpireChannel } from './channels.js';
-import type { Clock, WakeupDriver } from './clock.js';
+import type { Clock, WakeupDriver } from './clocks/clock.js';
 import * as options from './timer-set-options.js';
 import { expireInfo, type ExpireCallback } from './timer-set-options.js';
 import type { TimerSet } from './timer-set.js';

@@ -20,7 +20,7 @@
  *
  * It differs from `TimingWheel` only where a set needs less: one callback for every timer (the
  * set's `fire(stack)`), no per-timer ref/unref, no statistics, and one wheel size, 256. Its
- * single wake-up goes to a {@link WakeupDriver}: the set's `PausableClock`, which turns it into
+ * single wake-up goes to a {@link WakeupDriver}: the set's `GameClock`, which turns it into
  * one handle on the outer wheel.
  *
  * ## Never early, never stuck
@@ -30,7 +30,7 @@
  * `MAX_SAME_TICK_BATCHES` batches for one tick the rest moves to the next tick with an error, so
  * a key that sets itself with 0 ms forever cannot hang the loop.
  */
-import type { Clock, WakeupDriver } from './clock.js';
+import type { Clock, WakeupDriver } from './clocks/clock.js';
 import { SetLevels } from './timer-set-levels.js';
 import * as slab from './timer-set-slab.js';
 

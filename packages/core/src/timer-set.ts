@@ -55,9 +55,9 @@
  * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore
  * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
-import type { Clock } from './clock.js';
+import type { Clock } from './clocks/clock.js';
 import { GameClock } from './timer-set-game-clock.js';
-import { sharedWheel } from './shared-wheel.js';
+import { sharedWheel } from './wheel/shared-wheel.js';
 import {
   REPLACE,
   policyOf,
@@ -73,8 +73,8 @@ import {
 import { loadTimers, planRestore, snapshotOf, stackTimes } from './timer-set-save.js';
 import type { SnapshotKey, TimerSetSnapshot } from './timer-set-snapshot.js';
 import { KeyedStacks } from './timer-set-store.js';
-import type { TimingWheel } from './timing-wheel.js';
-import { requireMs } from './options-kit.js';
+import type { TimingWheel } from './wheel/timing-wheel.js';
+import { requireMs } from './kit/options-kit.js';
 
 export type {
   ExpireCallback,

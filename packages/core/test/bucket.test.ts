@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Bucket, type Link } from '../src/bucket.js';
+import { Bucket, type Link } from '../src/wheel/bucket.js';
 
 /** A timer entry as far as the bucket is concerned: two links. */
 function entry(): Link {

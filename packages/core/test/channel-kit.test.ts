@@ -1,6 +1,6 @@
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
-import { guardedPublisher, typedChannel } from '../src/channel-kit.js';
+import { guardedPublisher, typedChannel } from '../src/kit/channel-kit.js';
 
 describe('channel kit', () => {
   it('typedChannel is the process-wide channel of that name', () => {

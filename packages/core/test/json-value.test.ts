@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { copyJson, type JsonRefusal } from '../src/json-value.js';
+import { copyJson, type JsonRefusal } from '../src/kit/json-value.js';
 
 /** Refuses with the path and the reason in one message, as a caller would. */
 const refuse: JsonRefusal = (path, why) => {

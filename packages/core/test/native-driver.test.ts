@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { freshNow, ManualClock, SystemClock, TimingWheel } from '../src/index.js';
-import { loopGridOriginMs, NativeDriver, originOnLoopGrid } from '../src/native-driver.js';
+import { loopGridOriginMs, NativeDriver, originOnLoopGrid } from '../src/wheel/native-driver.js';
 import { expectUnknownKey } from '../../../tests/helpers/bad-options.js';
 
 const distEntry = path.resolve(__dirname, '../dist/index.js');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { badValues, expectRejected, expectUnknownKey } from '../../../tests/helpers/bad-options.js';
-import { describeValue, optionChecks, orDefault, requireFunction, requireMs } from '../src/options-kit.js';
+import { describeValue, optionChecks, orDefault, requireFunction, requireMs } from '../src/kit/options-kit.js';
 
 describe('options-kit', () => {
   const kit = optionChecks('@tickwheel/test');

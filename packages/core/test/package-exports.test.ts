@@ -64,7 +64,7 @@ console.log(JSON.stringify(require('@tickwheel/core').sharedWheel() === sharedWh
     expect(out).toBe(true);
   });
 
-  it('keeps its argument checks and adapter-only routes internal: on @tickwheel/core/internal, not the public entry', () => {
+  it('keeps its argument checks, adapter-only routes and drivers internal: on @tickwheel/core/internal, not the public entry', () => {
     // On the internal entry: argument checks the adapters share, and the adapter-only routes.
     const internalOnly = [
       'requireFunction',
@@ -74,6 +74,8 @@ console.log(JSON.stringify(require('@tickwheel/core').sharedWheel() === sharedWh
       'scheduleTaskAt',
       'ownedDeadline',
       'enableAmbientDeadlines',
+      'isDrivingClock',
+      'NativeDriver',
     ];
     // Core's own checks, on neither entry.
     const checks = [...internalOnly, 'requireMs', 'optionalMs', 'requirePowerOfTwo'];

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_DELAY_MS, nextDown, nextUp, sumUp, TickScale } from '../src/tick-scale.js';
+import { MAX_DELAY_MS, nextDown, nextUp, sumUp, TickScale } from '../src/wheel/tick-scale.js';
 
 describe('tick-scale', () => {
   describe('nextUp / nextDown', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../src/manual-clock.js';
+import { ManualClock } from '../src/clocks/manual-clock.js';
 import { GameClock } from '../src/timer-set-game-clock.js';
-import { TimingWheel } from '../src/timing-wheel.js';
+import { TimingWheel } from '../src/wheel/timing-wheel.js';
 
 function setup(startMs = 1_000, timeScale = 1) {
   const real = new ManualClock(startMs);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TimingWheel, type DrivingClock, type WakeupDriver } from '../src/index.js';
+import { TimingWheel } from '../src/index.js';
+import type { DrivingClock, WakeupDriver } from '../src/internal.js';
 
 /** A clock standing still at 0 whose driver records what the wheel tells it. */
 function recordingWheel() {

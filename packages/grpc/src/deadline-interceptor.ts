@@ -7,10 +7,20 @@ import type { InterceptingCall, Interceptor, InterceptorOptions } from '@grpc/gr
 import { captureContext, currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { DeadlineCall, type ClientMethodPlan } from './deadline-call.js';
-import { spentDetails } from './details.js';
+import { belowMinBudgetDetails, spentDetails } from './details.js';
 import { msUntil } from './grpc-timeout.js';
 import { isTimeout } from './parent-abort.js';
-import { DEFAULTS, optionalLimitMs, optionalWheel, optionsObject, parseOverrides, serviceKeyOf } from './options.js';
+import {
+  DEFAULTS,
+  optionalAmountMs,
+  optionalLimitMs,
+  optionalWheel,
+  optionsObject,
+  parseOverrides,
+  serviceKeyOf,
+} from './options.js';
+import { RetryCall } from './retry-call.js';
+import { parseRetry, type RetryPlan } from './retry-policy.js';
 import { SpentCall } from './spent-call.js';
 import type { DeadlineInterceptorOptions, DeadlineLimit, MethodDeadlineOptions } from './types.js';
 
@@ -45,9 +55,12 @@ const PARENT_CANCELLED =
  * ```
  */
 export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Interceptor {
-  const raw = optionsObject(options, 'options', ['timeoutMs', 'streamIdleMs', 'overrides', 'wheel']);
+  const raw = optionsObject(options, 'options', [...METHOD_KEYS, 'overrides', 'wheel']);
   const timeoutMs = optionalLimitMs(raw.timeoutMs, 'timeoutMs') ?? DEFAULTS.timeoutMs;
   const streamIdleMs = optionalLimitMs(raw.streamIdleMs, 'streamIdleMs') ?? DEFAULTS.streamIdleMs;
+  const reserveMs = optionalAmountMs(raw.reserveMs, 'reserveMs') ?? DEFAULTS.reserveMs;
+  const minBudgetMs = optionalAmountMs(raw.minBudgetMs, 'minBudgetMs') ?? DEFAULTS.minBudgetMs;
+  const retry = raw.retry === undefined ? undefined : parseRetry(raw.retry, 'retry');
   const overrides = parseOverrides(raw.overrides, 'overrides', parseMethodOptions);
   const wheelOption = optionalWheel(raw.wheel, 'wheel');
 
@@ -69,6 +82,12 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         timeoutMs: configuredMs,
         timeoutFrom: from,
         idleMs: method.responseStream ? (own?.streamIdleMs ?? service?.streamIdleMs ?? streamIdleMs) : Infinity,
+        reserveMs: own?.reserveMs ?? service?.reserveMs ?? reserveMs,
+        minBudgetMs: own?.minBudgetMs ?? service?.minBudgetMs ?? minBudgetMs,
+        retry:
+          method.requestStream || method.responseStream
+            ? undefined
+            : activeRetry(own?.retry ?? service?.retry ?? retry),
       };
       plans.set(path, plan);
     }
@@ -87,6 +106,8 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
     const hasExplicit = explicit !== undefined && explicit !== Infinity;
     const flags = callOptions.propagate_flags ?? Propagate.DEFAULTS;
     const parent = (flags & Propagate.DEADLINE) !== 0 ? callOptions.parent : undefined;
+    // What the parent call and the ambient deadline leave, before the reserve.
+    let propagatedMs = Infinity;
     if (hasExplicit || parent !== undefined) {
       const wallNow = Date.now();
       const explicitMs = hasExplicit ? msUntil(explicit, wallNow) : Infinity;
@@ -94,21 +115,33 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         budgetMs = explicitMs;
         limit = 'explicit';
       }
-      const parentMs = parent !== undefined ? msUntil(parent.getDeadline(), wallNow) : Infinity;
-      if (parentMs < budgetMs) {
-        budgetMs = parentMs;
-        limit = 'propagated';
-      }
+      if (parent !== undefined) propagatedMs = msUntil(parent.getDeadline(), wallNow);
     }
-    const ambient = currentDeadline();
+    // A caller that names the `parent` call chose what it inherits with `propagate_flags`; the
+    // ambient deadline is that same server call's (or an enclosing one), so the flags govern it too.
+    const named = callOptions.parent !== undefined && callOptions.parent !== null;
+    const ambient = named && (flags & Propagate.DEADLINE) === 0 ? undefined : currentDeadline();
+    let ambientSignal: AbortSignal | undefined;
     if (ambient !== undefined) {
       const ambientMs = ambient.wheel.clock === wheel.clock ? ambient.expiresAt - now : ambient.remaining();
-      if (ambientMs < budgetMs) {
-        budgetMs = ambientMs;
+      if (ambientMs < propagatedMs) propagatedMs = ambientMs;
+      if (!named || (flags & Propagate.CANCELLATION) !== 0) {
+        ambientSignal = ambient.signal;
+        if (ambientSignal.aborted && !isTimeout(ambientSignal.reason))
+          return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
+      }
+    }
+    if (propagatedMs !== Infinity) {
+      // Headroom for the handler making the call: taken from the inherited budget only.
+      propagatedMs -= plan.reserveMs;
+      if (propagatedMs < budgetMs) {
+        budgetMs = propagatedMs;
         limit = 'propagated';
       }
-      if (ambient.signal.aborted && !isTimeout(ambient.signal.reason))
-        return new SpentCall(Status.CANCELLED, PARENT_CANCELLED);
+      if (limit === 'propagated' && budgetMs > 0 && budgetMs < plan.minBudgetMs) {
+        publishDeadline('client', plan.path, limit, budgetMs, 0, captureContext(deadlineChannel));
+        return new SpentCall(Status.DEADLINE_EXCEEDED, belowMinBudgetDetails(budgetMs, plan.minBudgetMs, plan.path));
+      }
     }
     if (budgetMs <= 0) {
       publishDeadline('client', plan.path, limit, 0, 0, captureContext(deadlineChannel));
@@ -116,13 +149,28 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
     }
 
     // Nothing to time: the rest of the chain as it is (grpc-js only uses it through the interface, as below).
-    if (budgetMs === Infinity && plan.idleMs === Infinity) return nextCall(callOptions) as unknown as InterceptingCall;
+    if (budgetMs === Infinity && plan.idleMs === Infinity && plan.retry === undefined)
+      return nextCall(callOptions) as unknown as InterceptingCall;
     // grpc-js would arm a setTimeout for an explicit or parent deadline; the wheel times it instead.
-    const next =
+    const nextOptions =
       hasExplicit || parent !== undefined
-        ? nextCall({ ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE })
-        : nextCall(callOptions);
-    const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambient?.signal);
+        ? { ...callOptions, deadline: Infinity, propagate_flags: flags & ~Propagate.DEADLINE }
+        : callOptions;
+    if (plan.retry !== undefined) {
+      const retried = new RetryCall(
+        () => nextCall(nextOptions),
+        wheel,
+        plan,
+        plan.retry,
+        limit,
+        now,
+        budgetMs,
+        ambientSignal,
+      );
+      return retried as unknown as InterceptingCall;
+    }
+    const next = nextCall(nextOptions);
+    const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambientSignal);
     // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
     // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
     // which DeadlineCall implements without the base class's unused per-call fields.
@@ -130,12 +178,26 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
   };
 }
 
-function parseMethodOptions(entry: unknown, name: string): MethodDeadlineOptions {
+/** The settings a method (or service) override may carry, as the top-level options. */
+const METHOD_KEYS = ['timeoutMs', 'streamIdleMs', 'reserveMs', 'minBudgetMs', 'retry'] as const;
+
+/** A retry plan that retries at all, else none (`{ limit: 0 }` lifts a retry set above). */
+function activeRetry(retry: RetryPlan | undefined): RetryPlan | undefined {
+  return retry !== undefined && retry.limit > 0 ? retry : undefined;
+}
+
+/** An override's settings, checked: a method's options with its retry worked out. */
+type MethodSettings = Omit<MethodDeadlineOptions, 'retry'> & { retry?: RetryPlan };
+
+function parseMethodOptions(entry: unknown, name: string): MethodSettings {
   if (typeof entry === 'number') return { timeoutMs: optionalLimitMs(entry, name) };
   if (entry === undefined) throw new TypeError(`@tickwheel/grpc: ${name} must be a number or an object, got undefined`);
-  const raw = optionsObject(entry, name, ['timeoutMs', 'streamIdleMs']);
+  const raw = optionsObject(entry, name, METHOD_KEYS);
   return {
     timeoutMs: optionalLimitMs(raw.timeoutMs, `${name}.timeoutMs`),
     streamIdleMs: optionalLimitMs(raw.streamIdleMs, `${name}.streamIdleMs`),
+    reserveMs: optionalAmountMs(raw.reserveMs, `${name}.reserveMs`),
+    minBudgetMs: optionalAmountMs(raw.minBudgetMs, `${name}.minBudgetMs`),
+    retry: raw.retry === undefined ? undefined : parseRetry(raw.retry, `${name}.retry`),
   };
 }

@@ -17,6 +17,12 @@ export function spentDetails(limit: string, path: string): string {
   return `Deadline exceeded before the call started (${limit} limit, 0 ms left) on ${path}`;
 }
 
+/** What was left of a propagated budget was below `minBudgetMs`; nothing was sent. */
+export function belowMinBudgetDetails(leftMs: number, minBudgetMs: number, path: string): string {
+  const left = leftMs > 0 ? Math.floor(leftMs) : 0;
+  return `Deadline exceeded before the call started: ${left} ms left of the propagated budget, below minBudgetMs ${minBudgetMs}, on ${path}`;
+}
+
 /** A response stream went quiet for longer than its idle limit. */
 export function idleDetails(idleMs: number, path: string): string {
   return `Deadline exceeded: no message for ${Math.round(idleMs)} ms (stream idle limit) on ${path}`;
@@ -34,4 +40,9 @@ export const DEADLINE_TRAILER = 'tickwheel-deadline';
 /** The value of {@link DEADLINE_TRAILER}: `limit=propagated; budget-ms=99; path=/pkg.Service/Method`. */
 export function deadlineTrailer(limit: string, budgetMs: number, path: string): string {
   return `limit=${limit}; budget-ms=${Math.round(budgetMs)}; path=${path}`;
+}
+
+/** An attempt of a retried call had no response headers within `retry.perAttemptMs`. */
+export function perAttemptDetails(perAttemptMs: number, attempt: number, path: string): string {
+  return `Deadline exceeded: no response headers within ${Math.round(perAttemptMs)} ms (per-attempt limit, attempt ${attempt}) on ${path}`;
 }

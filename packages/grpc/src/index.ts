@@ -7,6 +7,7 @@ export type {
   DeadlineInterceptorOptions,
   DeadlineLimit,
   MethodDeadlineOptions,
+  RetryOptions,
   ServerDeadlineInterceptorOptions,
   ServerDeadlineLimit,
   ServerMethodDeadlineOptions,

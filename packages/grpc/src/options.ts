@@ -16,6 +16,20 @@ export const DEFAULTS = Object.freeze({
   timeoutMs: Infinity,
   /** `deadlineInterceptor`: the longest a streaming response may stay silent. */
   streamIdleMs: Infinity,
+  /** `deadlineInterceptor`: the headroom taken off a propagated budget (none). */
+  reserveMs: 0,
+  /** `deadlineInterceptor`: the least propagated budget worth sending (any that is not spent). */
+  minBudgetMs: 0,
+  /**
+   * `deadlineInterceptor`: what a `retry` option leaves out (retries are off until `retry` is
+   * given): two retries on UNAVAILABLE, no per-attempt limit, and gRFC A6's backoff shape.
+   */
+  retry: Object.freeze({
+    limit: 2,
+    perAttemptMs: Infinity,
+    statusCodes: Object.freeze<string[]>(['UNAVAILABLE']),
+    backoff: Object.freeze({ initialMs: 100, maxMs: 1_000, multiplier: 2, jitter: 0.2 }),
+  }),
   /** `serverDeadlineInterceptor`: the budget of a call whose client sent no `grpc-timeout`. */
   defaultTimeoutMs: Infinity,
   /** `serverDeadlineInterceptor`: the cap on any client's budget. */
@@ -45,6 +59,14 @@ export interface Overrides<T> {
  */
 export function optionalLimitMs(value: unknown, name: string): number | undefined {
   return value === undefined ? undefined : kit.limitMs(value, name);
+}
+
+/**
+ * Throws unless `value` is a finite number of ms >= 0 (an amount, not a limit: `0` is none).
+ * @returns the value, or `undefined` when it was not given
+ */
+export function optionalAmountMs(value: unknown, name: string): number | undefined {
+  return value === undefined ? undefined : kit.durationMs(value, name);
 }
 
 /**

@@ -40,7 +40,7 @@ function clientCancelledReason(): DOMException {
 /**
  * Delivering one listener event inside a scope without a closure per event: `scope.run()` calls
  * its function at once, synchronously, so the event waits in these variables for the one shared
- * function below (a closure and its context per call otherwise: ~70 B and ~40 ns, Node 24).
+ * function below (a closure and its context per call otherwise).
  */
 const RECEIVE_METADATA = 0;
 const RECEIVE_MESSAGE = 1;
@@ -113,14 +113,12 @@ const FINISHED = 2;
  * The call holds one wheel handle (the scope's) and never reads the scope's `signal`, so the
  * scope's AbortController exists only if the handler asks for it.
  *
- * What one call in flight costs was measured with heap snapshots of 1,000 held calls (Node 20,
- * against bare grpc-js whose own deadline timer this call's scope replaces): it implements
- * grpc-js's call interface rather than extending `ServerInterceptingCall`, whose constructor
- * allocates a responder object and seven fields this class never uses, and which pushed its own
- * fields out of the object into a property array (about 190 B per call together; grpc-js only
- * ever calls an interceptor's result through the interface). The scope tells the call of its
- * abort by a method call (the call is the scope's `DeadlineOwner`), not through a bound `onAbort`
- * (48 B per call) or an arrow class field (whose context every call kept).
+ * It implements grpc-js's call interface rather than extending `ServerInterceptingCall`, whose
+ * constructor allocates a responder object and seven fields this class never uses, and which
+ * pushed its own fields out of the object into a property array (grpc-js only ever calls an
+ * interceptor's result through the interface). The scope tells the call of its abort by a
+ * method call (the call is the scope's `DeadlineOwner`), not through a bound `onAbort` or an
+ * arrow class field (whose context every call kept): each would be held per call in flight.
  */
 export class ServerDeadlineCall implements ServerInterceptingCallInterface, DeadlineOwner {
   private listener: InterceptingServerListener | undefined = undefined;
@@ -136,7 +134,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
   /**
    * When the deadline started, on the wheel's clock, for the elapsed time the diagnostics report.
    * It cannot be worked out from the scope: under an earlier enclosing deadline the scope expires
-   * sooner than this call's budget says. A fractional clock reading costs a 16 B box per call.
+   * sooner than this call's budget says. A fractional clock reading costs a heap box per call.
    */
   private startedAt = 0;
 
@@ -153,7 +151,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     // Both are whole ms as a rule: kept in tagged fields (a first store of a non-number, see
     // TAGGED in core's timer-handle.ts), they sit in the object as small integers. A number
     // field that ever held a fraction, or a Date.now() reading (past V8's 31-bit small
-    // integers), takes a 16 B heap box per call; hence the arrival counted from the module's load.
+    // integers), takes a heap box per call; hence the arrival counted from the module's load.
     this.budgetMs = TAGGED as unknown as number;
     this.budgetMs = budgetMs;
     this.arrivedSinceLoad = TAGGED as unknown as number;

@@ -31,6 +31,44 @@ export interface MethodDeadlineOptions {
   timeoutMs?: number;
   /** Idle limit between two received messages of a server-streaming or bidi call. `Infinity` lifts the default. */
   streamIdleMs?: number;
+  /**
+   * Headroom kept from a propagated budget (the `parent` call's or the ambient deadline): the
+   * call gets that budget minus this, so the handler making it has time left to answer. An
+   * explicit `deadline` call option and the configured timeouts are not shortened. `0`: none.
+   */
+  reserveMs?: number;
+  /**
+   * When less than this is left of a propagated budget (after `reserveMs`), the call fails at
+   * once with `DEADLINE_EXCEEDED` and is never sent. `0`: only a spent budget fails at once.
+   */
+  minBudgetMs?: number;
+  /**
+   * Retries of unary calls inside the deadline (gRFC A6's semantics); see {@link RetryOptions}.
+   * Streaming calls are never retried. `{ limit: 0 }` lifts a retry set above.
+   */
+  retry?: RetryOptions;
+}
+
+/**
+ * Unary retries inside the call's deadline. Names map onto gRFC A6's `retryPolicy`:
+ * `limit` = `maxAttempts - 1`, `statusCodes` = `retryableStatusCodes`, `backoff` =
+ * `initialBackoff`, `maxBackoff`, `backoffMultiplier` and A6's jitter.
+ *
+ * | option | default | meaning |
+ * |---|---|---|
+ * | `limit` | `2` | retries after the first attempt |
+ * | `perAttemptMs` | none (`Infinity`) | an attempt with no response headers by then is ended with `DEADLINE_EXCEEDED` (retried if listed) |
+ * | `statusCodes` | `['UNAVAILABLE']` | the codes an uncommitted attempt is retried on, by name or number |
+ * | `backoff.initialMs` | `100` | base delay before the first retry |
+ * | `backoff.maxMs` | `1000` | cap on the base delay |
+ * | `backoff.multiplier` | `2` | growth of the base delay per retry |
+ * | `backoff.jitter` | `0.2` | each delay is the base times a random factor in [1 - jitter, 1 + jitter] |
+ */
+export interface RetryOptions {
+  limit?: number;
+  perAttemptMs?: number;
+  statusCodes?: ReadonlyArray<string | number>;
+  backoff?: { initialMs?: number; maxMs?: number; multiplier?: number; jitter?: number };
 }
 
 /**
@@ -41,6 +79,9 @@ export interface MethodDeadlineOptions {
  * |---|---|---|
  * | `timeoutMs` | none (`Infinity`) | timeout of every call, from its start |
  * | `streamIdleMs` | none (`Infinity`) | longest silence between received messages of a response stream |
+ * | `reserveMs` | `0` | headroom taken off a propagated budget before the call is sent |
+ * | `minBudgetMs` | `0` | the least propagated budget worth sending; below it the call fails at once |
+ * | `retry` | none | unary retries inside the deadline ({@link RetryOptions}) |
  * | `overrides` | `{}` | per-service (`'/pkg.Service'`) and per-method (`'/pkg.Service/Method'`) settings; a number is a `timeoutMs` |
  * | `wheel` | `sharedWheel()` | the timing wheel that times the calls |
  */

@@ -76,7 +76,15 @@ function makeCall({ expiresAt = 1_000, budgetMs = expiresAt, idleMs = Infinity, 
   wheels.push(wheel);
   const next = new NextCall();
   // The method's configured timeout is the budget when `limit` names it; the clock starts at 0.
-  const plan = { path: PATH, timeoutMs: budgetMs, timeoutFrom: 'method' as const, idleMs };
+  const plan = {
+    path: PATH,
+    timeoutMs: budgetMs,
+    timeoutFrom: 'method' as const,
+    idleMs,
+    reserveMs: 0,
+    minBudgetMs: 0,
+    retry: undefined,
+  };
   // The interceptor took the clock at `expiresAt - budgetMs` (0 for a call with no deadline).
   const takenAt = expiresAt === Infinity ? 0 : expiresAt - budgetMs;
   const call = new DeadlineCall(next, wheel, plan, limit, takenAt, budgetMs, signal);

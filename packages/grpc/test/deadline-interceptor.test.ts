@@ -285,6 +285,94 @@ describe('deadlineInterceptor', () => {
     });
   });
 
+  describe('#reserveMs', () => {
+    it('takes the reserve off an ambient budget, on the wire and on the client’s timer', async () => {
+      const { clock, wheel, client } = setup({ reserveMs: 30 });
+      await ready(client);
+      const started = nextStart(log);
+      const outcome = withDeadline(100, () => unary(client, { text: 'x', delayMs: -1 }), { wheel });
+      await started;
+      clock.advance(69);
+      await settle();
+      clock.advance(1);
+      const { err } = await outcome;
+      expect(err?.details).toBe('Deadline exceeded after 70 ms (propagated limit) on /tickwheel.test.Echo/Unary');
+    });
+
+    it('leaves an explicit deadline and the configured timeout as they are', async () => {
+      const { clock, wheel, client } = setup({ timeoutMs: 50, reserveMs: 30 });
+      await ready(client);
+      const started = nextStart(log);
+      const outcome = withDeadline(1_000, () => unary(client, { text: 'x', delayMs: -1 }), { wheel });
+      await started;
+      clock.advance(50);
+      expect((await outcome).err?.details).toBe(
+        'Deadline exceeded after 50 ms (default limit) on /tickwheel.test.Echo/Unary',
+      );
+    });
+
+    it('applies a per-method reserve over the top-level one', async () => {
+      const { clock, wheel, client } = setup({
+        reserveMs: 10,
+        overrides: { '/tickwheel.test.Echo/Unary': { reserveMs: 60 } },
+      });
+      await ready(client);
+      const started = nextStart(log);
+      const outcome = withDeadline(100, () => unary(client, { text: 'x', delayMs: -1 }), { wheel });
+      await started;
+      clock.advance(40);
+      expect((await outcome).err?.details).toBe(
+        'Deadline exceeded after 40 ms (propagated limit) on /tickwheel.test.Echo/Unary',
+      );
+    });
+  });
+
+  describe('#minBudgetMs', () => {
+    it('fails at once, never sent, when less than minBudgetMs is left of the propagated budget after the reserve', async () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const client = echoClient(server.address, [deadlineInterceptor({ reserveMs: 20, minBudgetMs: 50, wheel })]);
+      clients.push(client);
+      const before = log.started.length;
+      const outcome = await withDeadline(
+        100,
+        async () => {
+          clock.advance(38);
+          return unary(client, { text: 'x', delayMs: 0 });
+        },
+        { wheel },
+      );
+      expect(outcome.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+      expect(outcome.err?.details).toBe(
+        'Deadline exceeded before the call started: 42 ms left of the propagated budget, below minBudgetMs 50, on /tickwheel.test.Echo/Unary',
+      );
+      expect(client.getChannel().getConnectivityState(false)).toBe(grpc.connectivityState.IDLE);
+      expect(log.started.length).toBe(before);
+      expect(wheel.size).toBe(0);
+    });
+
+    it('sends a call that has at least minBudgetMs left', async () => {
+      const { clock, wheel, client } = setup({ minBudgetMs: 50 });
+      await ready(client);
+      const outcome = withDeadline(
+        100,
+        () => {
+          clock.advance(50);
+          return unary(client, { text: 'ok', delayMs: 0 });
+        },
+        { wheel },
+      );
+      expect((await outcome).err).toBeNull();
+    });
+
+    it('does not apply to an explicit deadline', async () => {
+      const { client } = setup({ minBudgetMs: 5_000 });
+      await ready(client);
+      const { err } = await unary(client, { text: 'ok', delayMs: 0 }, { deadline: Date.now() + 2_000 });
+      expect(err).toBeNull();
+    });
+  });
+
   describe('#streamIdleMs', () => {
     it('fails a server stream that sends nothing for streamIdleMs', async () => {
       const { clock, client } = setup({ streamIdleMs: 100 });
@@ -445,9 +533,17 @@ describe('deadlineInterceptor', () => {
       [
         { timeoutMS: 100 },
         TypeError,
-        '@tickwheel/grpc: unknown option timeoutMS; known options: timeoutMs, streamIdleMs, overrides, wheel',
+        '@tickwheel/grpc: unknown option timeoutMS; known options: timeoutMs, streamIdleMs, reserveMs, minBudgetMs, retry, overrides, wheel',
       ],
       [{ wheel: {} }, TypeError, '@tickwheel/grpc: wheel must be a TimingWheel from @tickwheel/core, got {}'],
+      [{ reserveMs: -1 }, RangeError, '@tickwheel/grpc: reserveMs must be a finite number of ms >= 0, got -1'],
+      [{ reserveMs: Infinity }, RangeError, 'reserveMs must be a finite number of ms >= 0, got Infinity'],
+      [{ minBudgetMs: '5' }, TypeError, '@tickwheel/grpc: minBudgetMs must be a finite number of ms >= 0, got "5"'],
+      [
+        { overrides: { '/a.B/C': { minBudgetMs: Number.NaN } } },
+        RangeError,
+        'overrides["/a.B/C"].minBudgetMs must be a finite number of ms >= 0, got NaN',
+      ],
     ])('rejects %o at construction', (options, type, message) => {
       expect(() => deadlineInterceptor(options as DeadlineInterceptorOptions)).toThrow(type);
       expect(() => deadlineInterceptor(options as DeadlineInterceptorOptions)).toThrow(message);

@@ -18,10 +18,19 @@ describe('options', () => {
       expect(DEFAULTS).toEqual({
         timeoutMs: Infinity,
         streamIdleMs: Infinity,
+        reserveMs: 0,
+        minBudgetMs: 0,
+        retry: {
+          limit: 2,
+          perAttemptMs: Infinity,
+          statusCodes: ['UNAVAILABLE'],
+          backoff: { initialMs: 100, maxMs: 1_000, multiplier: 2, jitter: 0.2 },
+        },
         defaultTimeoutMs: Infinity,
         maxTimeoutMs: Infinity,
       });
       expect(Object.isFrozen(DEFAULTS)).toBe(true);
+      expect(Object.isFrozen(DEFAULTS.retry.backoff)).toBe(true);
     });
   });
 

@@ -176,12 +176,16 @@ export class Deliveries {
       const batch = shard.acks;
       shard.acks = [];
       const args = batch.flatMap(({ timer }) => [timer.id, timer.token]);
+      let tries = 0;
       this.host
-        .budgeted(() => this.ctx.client.tickwheelAck(...shard.keys, ...args), 'ack')
+        .budgeted(() => (tries++, this.ctx.client.tickwheelAck(...shard.keys, ...args)), 'ack')
         .then(
-          (refused) => {
-            if (refused.length === 0) return;
-            const ids = new Set(refused);
+          (reply) => {
+            if (reply.length === 0) return;
+            // After '' come the timers already gone: stale on a first try (someone else acked or
+            // cancelled them), but after a retry maybe acked by this ack's own first try.
+            const split = reply.indexOf('');
+            const ids = new Set(split === -1 || tries === 1 ? reply : reply.slice(0, split));
             for (const { timer } of batch) if (ids.has(timer.id)) this.ctx.onStale(timer, 'ack');
           },
           // Nothing is lost: the timers stay claimed and are delivered again after their lease.

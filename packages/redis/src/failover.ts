@@ -48,6 +48,7 @@ const TRANSIENT = new RegExp(
     'EHOSTUNREACH',
     'ENOTCONN',
     'did not answer within',
+    'TICKWHEEL_LATE',
     '^(MOVED|ASK) ',
   ].join('|'),
   'i',
@@ -110,6 +111,8 @@ export function raced<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /**
  * Runs `call` until it succeeds, retrying transient errors within `budgetMs` (0: one try, no race).
+ * Each try is told how long it has before it is abandoned (Infinity: never), so a write can
+ * carry the moment after which Redis must refuse it (see ShardCalls.run).
  *
  * @param what - the operation, for the error message (`schedule("buff:42")`)
  * @param retrySafe - the sentence saying why retrying is safe, for the error message
@@ -118,19 +121,20 @@ export function raced<T>(promise: Promise<T>, ms: number): Promise<T> {
  * @throws the call's own error when it is not transient; {@link RedisUnavailableError} when the budget is spent
  */
 export async function withFailoverBudget<T>(
-  call: () => Promise<T>,
+  call: (tryMs: number) => Promise<T>,
   budgetMs: number,
   what: string,
   retrySafe: string,
   tryTimeoutMs = TRY_TIMEOUT_MS,
   onRetry?: () => void,
 ): Promise<T> {
-  if (budgetMs <= 0) return call();
+  if (budgetMs <= 0) return call(Infinity);
   const deadline = performance.now() + budgetMs;
   for (let tries = 1; ; tries++) {
     let error: unknown;
     try {
-      return await raced(call(), Math.max(1, Math.min(tryTimeoutMs, deadline - performance.now())));
+      const tryMs = Math.max(1, Math.min(tryTimeoutMs, deadline - performance.now()));
+      return await raced(call(tryMs), tryMs);
     } catch (caught) {
       error = caught;
     }

@@ -14,6 +14,9 @@
  * - `seq`     STRING counter; every schedule and every claim takes the next value as the
  *             timer's token (the fencing token)
  * - `reasons` HASH id -> why a failed timer failed (the last error's message)
+ * - `claims`  HASH worker id -> that worker's last claim on the shard: its sequence number and
+ *             the ids and tokens it took, so the worker's next claim can take back a claim whose
+ *             reply was lost, and a claim applied after a newer one of the same worker takes nothing
  *
  * One pub/sub channel per namespace, `<prefix>:{<namespace>}:wake`, carries `"<shard>:<dueAt>"`
  * whenever a schedule makes a timer the earliest of its shard.
@@ -27,10 +30,11 @@ export interface ShardKeys {
   seq: string;
   failed: string;
   reasons: string;
+  claims: string;
 }
 
-/** The six keys of a shard as the scripts' KEYS array. */
-export type KeyList = [string, string, string, string, string, string];
+/** The seven keys of a shard as the scripts' KEYS array. */
+export type KeyList = [string, string, string, string, string, string, string];
 
 export function shardKeys(prefix: string, namespace: string, shard: number): ShardKeys {
   const base = `${prefix}:{${namespace}:${shard}}`;
@@ -41,11 +45,12 @@ export function shardKeys(prefix: string, namespace: string, shard: number): Sha
     seq: `${base}:seq`,
     failed: `${base}:failed`,
     reasons: `${base}:reasons`,
+    claims: `${base}:claims`,
   };
 }
 
 export function keyList(keys: ShardKeys): KeyList {
-  return [keys.due, keys.lease, keys.timers, keys.seq, keys.failed, keys.reasons];
+  return [keys.due, keys.lease, keys.timers, keys.seq, keys.failed, keys.reasons, keys.claims];
 }
 
 export function wakeChannel(prefix: string, namespace: string): string {

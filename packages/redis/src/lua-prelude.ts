@@ -7,7 +7,7 @@
  * (scripts that read TIME are replicated by their effects, the default since Redis 5). They stay
  * within what both Redis's Lua 5.1 and ioredis-mock's fengari (Lua 5.3, 32-bit integers, no
  * cjson) run: `redis.call`, `string.match`, `string.format`, `tonumber`; numbers are printed with
- * `F`. KEYS are always the shard's `due, lease, timers, seq, failed, reasons`.
+ * `F`. KEYS are always the shard's `due, lease, timers, seq, failed, reasons, claims`.
  *
  * Every script is safe to run twice (see failover.ts): schedule is keyed by id, and everything a
  * worker sends about a claim carries that claim's token.
@@ -29,6 +29,15 @@ if ARGV[#ARGV] == '' then
   now = math.floor(tonumber(t[1]) * 1000.0 + tonumber(t[2]) / 1000.0)
 else
   now = math.floor(tonumber(ARGV[#ARGV]) + 0.0)
+end`;
+
+/**
+ * Refuses a write try that arrived after its client gave up on it (failover.ts): the ARGV before
+ * the time is the try's deadline on the server clock, '' for none. Raised as an error before any
+ * write, so the try changes nothing; the client sees it only if it still waits, and retries.
+ */
+export const LATE = `if ARGV[#ARGV - 1] ~= '' and now >= tonumber(ARGV[#ARGV - 1]) then
+  error('TICKWHEEL_LATE this try arrived after its client gave up on it')
 end`;
 
 /** Publishes `shard:due` when `due` is earlier than the shard's earliest (head read before the write). */

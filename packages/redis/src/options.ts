@@ -18,6 +18,7 @@ export const DEFAULTS = Object.freeze({
   attempts: 3,
   backoff: Object.freeze({ type: 'exponential', delayMs: 1_000 } as const),
   ifExists: 'replace',
+  maxWaitMs: Infinity,
   failoverBudgetMs: 20_000,
   waitForReplicas: 0,
   waitForReplicasTimeoutMs: 1_000,
@@ -28,13 +29,15 @@ export const DEFAULTS = Object.freeze({
 export const kit = optionKit('@tickwheel/redis');
 
 const KNOWN: readonly string[] = ['redis', 'namespace', 'wheel', ...Object.keys(DEFAULTS)];
-const SCHEDULE_KNOWN: readonly string[] = ['attempts', 'backoff', 'ifExists'];
+const SCHEDULE_KNOWN: readonly string[] = ['attempts', 'backoff', 'ifExists', 'maxWaitMs'];
 
 /** The per-timer policy as the scripts take it. */
 export interface Policy {
   maxAttempts: string;
   backoff: string;
   ifExists: IfExists;
+  /** The debounce cap as the schedule script takes it: whole ms, or '' for none. */
+  maxWaitMs: string;
 }
 
 export interface ResolvedOptions {
@@ -62,7 +65,7 @@ function requireName(value: unknown, name: string): string {
 }
 
 function resolvePolicy(options: ScheduleOptions, defaults: Policy | undefined, prefix: string): Policy {
-  return {
+  const policy: Policy = {
     maxAttempts:
       options.attempts === undefined && defaults
         ? defaults.maxAttempts
@@ -75,7 +78,26 @@ function resolvePolicy(options: ScheduleOptions, defaults: Policy | undefined, p
       options.ifExists === undefined && defaults
         ? defaults.ifExists
         : kit.oneOf(orDefault(options.ifExists, DEFAULTS.ifExists), `${prefix}ifExists`, ['replace', 'keep']),
+    maxWaitMs:
+      options.maxWaitMs === undefined && defaults
+        ? defaults.maxWaitMs
+        : encodeMaxWait(orDefault(options.maxWaitMs, DEFAULTS.maxWaitMs), `${prefix}maxWaitMs`),
   };
+  // A kept timer is never pushed back, so a cap given with 'keep' in one options object is a mistake.
+  if (options.maxWaitMs !== undefined && policy.maxWaitMs !== '' && options.ifExists === 'keep') {
+    throw kit.typeError(
+      `${prefix}maxWaitMs`,
+      "needs ifExists 'replace' (a kept timer is never pushed back)",
+      options.maxWaitMs,
+    );
+  }
+  return policy;
+}
+
+/** `maxWaitMs`: 0 or Infinity (no cap) become '', else whole ms rounded down (never later than asked). */
+function encodeMaxWait(value: unknown, name: string): string {
+  const ms = kit.limitMs(value, name);
+  return ms === Infinity ? '' : String(Math.floor(ms));
 }
 
 /** Validates and completes the constructor's options; every bad value throws here. */

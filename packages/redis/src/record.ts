@@ -9,7 +9,8 @@
  *   changed, so a worker that lost its lease can neither delete, extend nor retry the timer.
  * - `dueAt`: when it was first due (epoch ms, server clock); a retry keeps it (the due ZSET's
  *   score says when the next attempt runs).
- * - `attempts`: deliveries so far; `maxAttempts`: 0 for no limit; `backoff`: see backoff.ts.
+ * - `attempts`: deliveries so far; `maxAttempts`: 0 for no limit; `backoff`: see backoff.ts,
+ *   followed by `w<ms>` while a `maxWaitMs` window is open (when it opened; a claim drops it).
  * - `payload`: JSON, or empty for none. Only this last field may contain colons.
  */
 

@@ -36,7 +36,8 @@ import { Worker } from './worker.js';
  *   the failure is final (the timer goes to the failed set) when `timer.attempts >= timer.maxAttempts`.
  * - `'stale'` `(timer, stage)` when this worker lost a claim: its lease passed before the handler
  *   could start (`'start'`; the handler did not run), or its ack or failure report was refused
- *   because the timer was claimed again, rescheduled or cancelled since (`'ack'`, `'fail'`).
+ *   because the timer was claimed again, rescheduled or cancelled since (`'ack'`, `'fail'`). A
+ *   retried ack whose first try was applied is not reported.
  * - `'error'` `(error)` for Redis errors in the background worker (without a listener they are
  *   printed with `console.error`, like ioredis does).
  *
@@ -88,13 +89,16 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * @param id - non-empty string, unique within the namespace
    * @param when - delay in ms from the Redis server's now, or `{ at }`: epoch ms or a Date
    * @param payload - any JSON value; it must survive a JSON round trip unchanged
-   * @param options - `attempts`, `backoff`, `ifExists` for this timer (defaults: the constructor's)
-   * @returns the due time, epoch ms on the server's clock (the existing timer's when kept)
+   * @param options - `attempts`, `backoff`, `ifExists`, `maxWaitMs` for this timer (defaults: the constructor's)
+   * @returns the due time, epoch ms on the server's clock (the existing timer's when kept; the
+   *   capped one when `maxWaitMs` moved it earlier)
    * @throws TypeError/RangeError for bad input; `RedisUnavailableError` when the budget is spent
    * @example
    * ```ts
    * await timers.schedule('session:7', 15 * 60_000, { user: 7 });
    * await timers.schedule('mail:1', { at: new Date('2030-01-01T09:00:00Z') }, undefined, { attempts: 5, backoff: { type: 'exponential', delayMs: 1_000 } });
+   * // Reindex once edits are quiet for 5 s, but no later than 60 s after the first edit:
+   * await timers.schedule('reindex:doc7', 5_000, { doc: 7 }, { ifExists: 'replace', maxWaitMs: 60_000 });
    * ```
    */
   async schedule(id: string, when: DueSpec, payload?: P, options?: ScheduleOptions): Promise<number> {
@@ -113,9 +117,9 @@ export class RedisTimers<P = unknown> extends EventEmitter {
       policy.ifExists,
       policy.maxAttempts,
       policy.backoff,
-      this.calls.now(),
+      policy.maxWaitMs,
     ];
-    const [dueAt] = await this.calls.run<[string, string, string]>(
+    const [dueAt] = await this.calls.write<[string, string, string]>(
       'tickwheelSchedule',
       keys,
       args,
@@ -138,7 +142,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    */
   async cancel(id: string): Promise<boolean> {
     requireId(id);
-    const reply = await this.calls.run<number>(
+    const reply = await this.calls.write<number>(
       'tickwheelCancel',
       this.calls.shardOf(id).keys,
       [id],
@@ -162,10 +166,10 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     requireId(id);
     const [mode, ms] = dueArgs(when, 'delayMs');
     const { index, keys } = this.calls.shardOf(id);
-    const dueAt = await this.calls.run<string>(
+    const dueAt = await this.calls.write<string>(
       'tickwheelReschedule',
       keys,
-      [id, mode, ms, this.calls.channel, String(index), this.calls.now()],
+      [id, mode, ms, this.calls.channel, String(index)],
       `reschedule(${JSON.stringify(id)})`,
       RETRY_SAFE.other,
     );

@@ -6,20 +6,21 @@
  * worker-scripts.ts (what a worker runs), over the shared Lua of lua-prelude.ts.
  */
 import { CANCEL, GET, LIST_FAILED, PURGE_FAILED, RESCHEDULE, RETRY_FAILED, SCHEDULE } from './timer-scripts.js';
-import { ACK, CLAIM, EXTEND, FAIL } from './worker-scripts.js';
+import { ACK, CLAIM, EXTEND, FAIL, FORGET_WORKER } from './worker-scripts.js';
 
-type Keys = [due: string, lease: string, timers: string, seq: string, failed: string, reasons: string];
+type Keys = [due: string, lease: string, timers: string, seq: string, failed: string, reasons: string, claims: string];
 
 /** The commands {@link defineScripts} adds to a client, typed. */
 export interface ScriptCommands {
   tickwheelSchedule(...args: [...Keys, ...string[]]): Promise<[string, string, string]>;
   tickwheelReschedule(...args: [...Keys, ...string[]]): Promise<string>;
-  tickwheelCancel(...args: [...Keys, string]): Promise<number>;
+  tickwheelCancel(...args: [...Keys, ...string[]]): Promise<number>;
   tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string]>;
-  tickwheelClaim(...args: [...Keys, string, string, string]): Promise<string[]>;
+  tickwheelClaim(...args: [...Keys, string, string, string, string, string, string]): Promise<string[]>;
   tickwheelAck(...args: [...Keys, ...string[]]): Promise<string[]>;
   tickwheelExtend(...args: [...Keys, string, string, string, string]): Promise<string>;
   tickwheelFail(...args: [...Keys, ...string[]]): Promise<string>;
+  tickwheelForgetWorker(...args: [...Keys, string]): Promise<number>;
   tickwheelListFailed(...args: [...Keys, string, string]): Promise<string[]>;
   tickwheelRetryFailed(...args: [...Keys, ...string[]]): Promise<number>;
   tickwheelPurgeFailed(...args: [...Keys, string, string]): Promise<number>;
@@ -34,6 +35,7 @@ const SCRIPTS: Record<keyof ScriptCommands, string> = {
   tickwheelAck: ACK,
   tickwheelExtend: EXTEND,
   tickwheelFail: FAIL,
+  tickwheelForgetWorker: FORGET_WORKER,
   tickwheelListFailed: LIST_FAILED,
   tickwheelRetryFailed: RETRY_FAILED,
   tickwheelPurgeFailed: PURGE_FAILED,
@@ -50,7 +52,7 @@ interface DefinesCommands {
 export function defineScripts<C extends object>(client: C): C & ScriptCommands {
   const target = client as unknown as DefinesCommands & Record<string, unknown>;
   for (const [name, lua] of Object.entries(SCRIPTS)) {
-    if (typeof target[name] !== 'function') target.defineCommand(name, { numberOfKeys: 6, lua });
+    if (typeof target[name] !== 'function') target.defineCommand(name, { numberOfKeys: 7, lua });
   }
   return client as C & ScriptCommands;
 }

@@ -16,6 +16,11 @@ export const RETRY_SAFE = {
   other: 'retrying is safe',
 };
 
+/** How long a measured server clock offset is used before it is read again. */
+const OFFSET_MAX_AGE_MS = 5_000;
+/** Taken off every try's deadline (ms). */
+const LATE_MARGIN_MS = 5;
+
 /** The shards of one namespace, their wake-up channel, and the calls to their scripts. */
 export class ShardCalls {
   readonly client: RedisClient & ScriptCommands;
@@ -24,6 +29,7 @@ export class ShardCalls {
   /** The namespace's wake-up channel. */
   readonly channel: string;
   private readonly barrier: ReplicationBarrier | undefined;
+  private offset: { value: number; at: number } | undefined;
 
   constructor(private readonly options: ResolvedOptions) {
     this.client = defineScripts(options.redis);
@@ -49,7 +55,8 @@ export class ShardCalls {
 
   /**
    * Runs one script on one shard, retrying transient errors within the failover budget; a write
-   * then waits for `waitForReplicas` replicas (replication.ts) and is retried whole if they fail.
+   * then waits for `waitForReplicas` replicas (replication.ts). Only the wait is retried when the
+   * replicas fail: the write landed, and running it again would write the timer a second time.
    */
   run<T>(
     command: keyof ScriptCommands,
@@ -59,16 +66,77 @@ export class ShardCalls {
     retrySafe: string,
     write = true,
   ): Promise<T> {
-    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
-    const barrier = write ? this.barrier : undefined;
-    const once = async (): Promise<T> => {
-      const reply = await client[command](...keys, ...args);
-      await barrier?.wait(keys[0]);
-      return reply;
-    };
-    const tryTimeoutMs = Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000);
-    return withFailoverBudget(once, this.options.failoverBudgetMs, what, retrySafe, tryTimeoutMs, () =>
-      refreshSlots(this.client),
+    return this.call<T>(command, keys, () => Promise.resolve(args), what, retrySafe, write);
+  }
+
+  /**
+   * Like {@link run} for a write whose script checks LATE (lua-prelude.ts): each try appends its
+   * deadline on the server clock and the time, so a try abandoned by the budget loop is refused if
+   * it reaches Redis afterwards, and a late try can never undo a newer call.
+   */
+  write<T>(command: keyof ScriptCommands, keys: KeyList, args: string[], what: string, retrySafe: string): Promise<T> {
+    return this.call<T>(
+      command,
+      keys,
+      async (tryMs) => {
+        // With timeSource 'local' the script's time is the one sent, so a late try cannot be told.
+        if (tryMs === Infinity || this.options.localTime) return [...args, '', this.now()];
+        const start = Date.now();
+        const offset = await this.serverOffset();
+        // A safety margin for setTimeout and Date.now() reading slightly different clocks.
+        return [...args, String(Math.floor(start + offset + tryMs) - LATE_MARGIN_MS), ''];
+      },
+      what,
+      retrySafe,
+      true,
     );
+  }
+
+  private async call<T>(
+    command: keyof ScriptCommands,
+    keys: KeyList,
+    args: (tryMs: number) => Promise<string[]>,
+    what: string,
+    retrySafe: string,
+    write: boolean,
+  ): Promise<T> {
+    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
+    const { failoverBudgetMs } = this.options;
+    const started = performance.now();
+    const refresh = () => refreshSlots(this.client);
+    const reply = await withFailoverBudget(
+      async (tryMs) => client[command](...keys, ...(await args(tryMs))),
+      failoverBudgetMs,
+      what,
+      retrySafe,
+      TRY_TIMEOUT_MS,
+      refresh,
+    );
+    const barrier = write ? this.barrier : undefined;
+    if (barrier !== undefined) {
+      const left = failoverBudgetMs === 0 ? 0 : Math.max(1, failoverBudgetMs - (performance.now() - started));
+      await withFailoverBudget(
+        () => barrier.wait(keys[0]),
+        left,
+        `${what} (waiting for replicas)`,
+        'the write itself was applied',
+        Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000),
+        refresh,
+      );
+    }
+    return reply;
+  }
+
+  /**
+   * A lower bound of (server clock - Date.now()), from `TIME`: the server read its clock before
+   * the reply arrived. Read again after {@link OFFSET_MAX_AGE_MS}, so drift cannot pile up.
+   */
+  private async serverOffset(): Promise<number> {
+    if (this.offset === undefined || Date.now() - this.offset.at > OFFSET_MAX_AGE_MS) {
+      const [seconds, micros] = await (this.client as unknown as { time(): Promise<[string, string]> }).time();
+      const at = Date.now();
+      this.offset = { value: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - at, at };
+    }
+    return this.offset.value;
   }
 }

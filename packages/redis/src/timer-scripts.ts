@@ -2,13 +2,19 @@
  * The scripts RedisTimers runs for its callers: schedule, reschedule, cancel, get, and the failed set's list, retry and purge.
  * Must not depend on: the client, the worker or a client's clock (the layout is in keys.ts and record.ts).
  */
-import { NOW, UNLINK, WAKE } from './lua-prelude.js';
+import { LATE, NOW, UNLINK, WAKE } from './lua-prelude.js';
 
 /**
  * Schedules a timer. ARGV: id, mode ('in' | 'at'), ms, payload, channel, shard, ifExists
- * ('replace' | 'keep'), maxAttempts, backoff. Returns {dueAt, token, '1' written | '0' kept}.
+ * ('replace' | 'keep'), maxAttempts, backoff, maxWait (ms, '' for none), deadline (see LATE).
+ * Returns {dueAt, token, '1' written | '0' kept}.
+ *
+ * With a maxWait the record keeps when its window opened (`w<ms>` after the backoff): from the
+ * replaced record when it has one, else now. The claim drops it, so a schedule after the timer
+ * fired opens a new window.
  */
 export const SCHEDULE = `${NOW}
+${LATE}
 ${WAKE}
 ${UNLINK}
 local id = ARGV[1]
@@ -19,20 +25,32 @@ if record and ARGV[7] == 'keep' then
 end
 local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
+local policy = ARGV[9]
+if ARGV[10] ~= '' then
+  local since = now
+  if record then
+    local opened = string.match(record, '^%d+:%d+:%d+:%d+:[^:w]*w(%d+):')
+    if opened then since = tonumber(opened) end
+  end
+  local cap = since + math.floor(tonumber(ARGV[10]))
+  if cap < due then due = cap end
+  policy = policy .. 'w' .. F(since)
+end
 local token = F(redis.call('INCR', KEYS[4]))
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if record then unlink(id) end
 redis.call('ZADD', KEYS[1], F(due), id)
-redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. ARGV[8] .. ':' .. ARGV[9] .. ':' .. ARGV[4])
+redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. ARGV[8] .. ':' .. policy .. ':' .. ARGV[4])
 wake(head, due, ARGV[5], ARGV[6])
 return {F(due), token, '1'}`;
 
 /**
  * Moves an existing timer (scheduled, claimed or failed) to a new due time, keeping its payload
- * and retry policy and resetting its attempts. ARGV: id, mode, ms, channel, shard. Returns the
- * new due time, or '' when there is no such timer.
+ * and retry policy and resetting its attempts. ARGV: id, mode, ms, channel, shard, deadline.
+ * Returns the new due time, or '' when there is no such timer.
  */
 export const RESCHEDULE = `${NOW}
+${LATE}
 ${WAKE}
 ${UNLINK}
 local id = ARGV[1]
@@ -49,8 +67,10 @@ redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. policy)
 wake(head, due, ARGV[4], ARGV[5])
 return F(due)`;
 
-/** Deletes a timer wherever it is. ARGV: id. Returns 1 when it existed, else 0. */
-export const CANCEL = `${UNLINK}
+/** Deletes a timer wherever it is. ARGV: id, deadline. Returns 1 when it existed, else 0. */
+export const CANCEL = `${NOW}
+${LATE}
+${UNLINK}
 unlink(ARGV[1])
 return redis.call('HDEL', KEYS[3], ARGV[1])`;
 

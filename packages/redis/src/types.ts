@@ -28,6 +28,14 @@ export interface ScheduleOptions {
   backoff?: number | BackoffOptions;
   /** `'replace'` the existing timer (new due time, payload, policy, attempts 0) or `'keep'` it untouched. */
   ifExists?: IfExists;
+  /**
+   * Debounce with a cap, lodash's `maxWait`: with `ifExists: 'replace'`, the timer fires at the
+   * earlier of its new due time and the time of the first schedule of this id since it last fired
+   * plus `maxWaitMs`, so replacing it over and over cannot push it back forever. Decided in the
+   * schedule script on the Redis clock. Once it fired (was claimed), the next schedule opens a
+   * new window. 0 or Infinity: no cap (the default).
+   */
+  maxWaitMs?: number;
 }
 
 /** Options of {@link RedisTimers}. Defaults are listed here and nowhere else. */

@@ -6,29 +6,33 @@ import { HELD, NOW, WAKE } from './lua-prelude.js';
 
 /**
  * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
- * Each claimed timer gets a new token and one more attempt; one whose lease expired on its last
- * attempt goes to the failed set instead. Returns {now, nextDue, nextLease, leaseUntil, then per
- * timer: id, token, dueAt, attempts, maxAttempts, backoff, payload}, '' for an empty ZSET.
+ * Each claimed timer gets a new token and one more attempt, and loses its debounce window (it
+ * fired); one whose lease expired on its last attempt goes to the failed set instead. Returns
+ * {now, nextDue, nextLease, leaseUntil, then per timer: id, token, dueAt, attempts, maxAttempts,
+ * backoff, payload}, '' for an empty ZSET.
+ *
+ * ARGV[3] and ARGV[4] name the claim: the worker's id and the claim's sequence number on this
+ * shard (one claim of a worker per shard at a time, so they only grow). The claims hash keeps each
+ * worker's last claim: `<seq>|` then `<id length>:<id><token> ` per timer taken. A claim whose seq
+ * is not above the kept one was overtaken by a newer claim of its worker (it was abandoned and
+ * arrived late): it takes nothing. ARGV[5], when not '', is the seq of the worker's previous claim,
+ * whose reply never came: if that claim landed, the timers it took that are still held under its
+ * tokens are handed out again in this reply, same token and attempt, lease renewed.
  */
 export const CLAIM = `${NOW}
 local limit = tonumber(ARGV[1])
 local leaseUntil = F(now + math.floor(tonumber(ARGV[2])))
 local out = {F(now), '', '', leaseUntil}
-local function take(id, from, expired)
-  local record = redis.call('HGET', KEYS[3], id)
-  redis.call('ZREM', from, id)
-  if not record then return end
-  local due, attempts, max, backoff, payload = string.match(record, '^%d+:(%d+):(%d+):(%d+):([^:]*):(.*)$')
-  if expired and tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
-    redis.call('ZADD', KEYS[5], F(now), id)
-    redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. max ..
-      ': the worker died or lost Redis, or the handler outlived its lease')
-    return
-  end
-  local token = F(redis.call('INCR', KEYS[4]))
-  attempts = F(tonumber(attempts) + 1)
-  redis.call('HSET', KEYS[3], id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. backoff .. ':' .. payload)
-  redis.call('ZADD', KEYS[2], leaseUntil, id)
+local worker, seq = ARGV[3], tonumber(ARGV[4])
+local last = redis.call('HGET', KEYS[7], worker)
+local lastSeq, lastTaken
+if last then
+  lastSeq, lastTaken = string.match(last, '^(%d+)|(.*)$')
+  lastSeq = tonumber(lastSeq)
+end
+if lastSeq and lastSeq >= seq then return {unpack(out)} end
+local taken = {}
+local function hand(id, token, due, attempts, max, backoff, payload)
   local n = #out
   out[n + 1] = id
   out[n + 2] = token
@@ -37,37 +41,96 @@ local function take(id, from, expired)
   out[n + 5] = max
   out[n + 6] = backoff
   out[n + 7] = payload
+  taken[#taken + 1] = #id .. ':' .. id .. token .. ' '
 end
-local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', F(now), 'LIMIT', 0, limit)
-for i = 1, #expired do take(expired[i], KEYS[2], true) end
-if #expired < limit then
-  local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', F(now), 'LIMIT', 0, limit - #expired)
-  for i = 1, #due do take(due[i], KEYS[1], false) end
+local function parse(record)
+  return string.match(record, '^(%d+):(%d+):(%d+):(%d+):([^:]*):(.*)$')
 end
+if ARGV[5] ~= '' and lastSeq == tonumber(ARGV[5]) then
+  local pos = 1
+  while pos <= #lastTaken do
+    local colon = string.find(lastTaken, ':', pos, true)
+    local len = tonumber(string.sub(lastTaken, pos, colon - 1))
+    local id = string.sub(lastTaken, colon + 1, colon + len)
+    local space = string.find(lastTaken, ' ', colon + len + 1, true)
+    local token = string.sub(lastTaken, colon + len + 1, space - 1)
+    pos = space + 1
+    local record = redis.call('HGET', KEYS[3], id)
+    if record and redis.call('ZSCORE', KEYS[2], id) then
+      local held, due, attempts, max, backoff, payload = parse(record)
+      if held == token then
+        redis.call('ZADD', KEYS[2], leaseUntil, id)
+        hand(id, token, due, attempts, max, backoff, payload)
+        limit = limit - 1
+      end
+    end
+  end
+end
+local function take(id, from, expired)
+  local record = redis.call('HGET', KEYS[3], id)
+  redis.call('ZREM', from, id)
+  if not record then return end
+  local _, due, attempts, max, backoff, payload = parse(record)
+  if expired and tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
+    redis.call('ZADD', KEYS[5], F(now), id)
+    redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. max ..
+      ': the worker died or lost Redis, or the handler outlived its lease')
+    return
+  end
+  backoff = string.match(backoff, '^[^w]*')
+  local token = F(redis.call('INCR', KEYS[4]))
+  attempts = F(tonumber(attempts) + 1)
+  redis.call('HSET', KEYS[3], id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. backoff .. ':' .. payload)
+  redis.call('ZADD', KEYS[2], leaseUntil, id)
+  hand(id, token, due, attempts, max, backoff, payload)
+end
+if limit > 0 then
+  local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', F(now), 'LIMIT', 0, limit)
+  for i = 1, #expired do take(expired[i], KEYS[2], true) end
+  if #expired < limit then
+    local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', F(now), 'LIMIT', 0, limit - #expired)
+    for i = 1, #due do take(due[i], KEYS[1], false) end
+  end
+end
+redis.call('HSET', KEYS[7], worker, ARGV[4] .. '|' .. table.concat(taken))
 local nextDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if nextDue[2] then out[2] = nextDue[2] end
 local nextLease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if nextLease[2] then out[3] = nextLease[2] end
 return {unpack(out)}`;
 
+/** Forgets a stopped worker's last claim on the shard. ARGV: worker id. */
+export const FORGET_WORKER = `return redis.call('HDEL', KEYS[7], ARGV[1])`;
+
 /**
  * Acks handled timers: ARGV holds pairs id, token. A timer is deleted only while it is still
  * claimed under that token (the ZREM from the lease set is the claimed check). A last error can
  * exist only after a failed attempt, so a first attempt skips that HDEL. Returns the ids whose
- * ack was refused (the lease was lost).
+ * ack was refused because the timer is there under another token (claimed again or rescheduled),
+ * then '' and the ids of timers that are gone: acked already (by another worker after this one
+ * lost the lease, or by an earlier try of this same ack) or cancelled. The worker tells those
+ * apart by whether this was the ack's first try.
  */
 export const ACK = `local refused = {}
+local gone = {}
 for i = 1, #ARGV, 2 do
   local id = ARGV[i]
   local record = redis.call('HGET', KEYS[3], id)
-  local token, attempts
-  if record then token, attempts = string.match(record, '^(%d+):%d+:(%d+):') end
-  if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
-    redis.call('HDEL', KEYS[3], id)
-    if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
+  if record then
+    local token, attempts = string.match(record, '^(%d+):%d+:(%d+):')
+    if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
+      redis.call('HDEL', KEYS[3], id)
+      if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
+    else
+      refused[#refused + 1] = id
+    end
   else
-    refused[#refused + 1] = id
+    gone[#gone + 1] = id
   end
+end
+if #gone > 0 then
+  refused[#refused + 1] = ''
+  for i = 1, #gone do refused[#refused + 1] = gone[i] end
 end
 return {unpack(refused)}`;
 

@@ -26,10 +26,15 @@
  * reported to `onStale`.
  *
  * ## Faults
- * A failed claim (or one unanswered for 2 s) is retried after 20 ms, doubling to 1 s (or the safety poll), per shard. Acks and
+ * A failed claim (or one unanswered for 2 s) is retried after 20 ms, doubling to 1 s (or the
+ * safety poll), per shard. The retry names the failed claim, so if Redis applied it and only the
+ * reply was lost, the retry hands its timers out again (same token and attempt) instead of leaving
+ * them held until their lease ends; a failed claim that Redis applies only after a newer one of
+ * the same worker takes nothing (worker-scripts.ts, CLAIM). Acks and
  * failure reports retry transient errors within the failover budget (they are fenced, so a retry
  * is harmless); what still fails is redelivered after its lease.
  */
+import { randomBytes } from 'node:crypto';
 import type { TimerHandle } from '@tickwheel/core';
 import { publishFired } from './channels.js';
 import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
@@ -47,6 +52,10 @@ interface Shard extends DeliveryShard {
   hint: number;
   /** Consecutive failed claims, for the retry backoff. */
   failures: number;
+  /** Sequence number of this worker's last claim on the shard (worker-scripts.ts, CLAIM). */
+  claimSeq: number;
+  /** The seq of the last claim whose reply never came ('' when none): the next claim takes it back. */
+  recover: string;
 }
 
 export class Worker {
@@ -62,6 +71,8 @@ export class Worker {
   private stopping = false;
   private readonly busy = new Set<Promise<unknown>>();
   private readonly wake = (): void => this.onWake();
+  /** Names this worker's claims (worker-scripts.ts, CLAIM): unique per Worker. */
+  private readonly id = randomBytes(9).toString('base64url');
 
   constructor(private readonly ctx: WorkerContext) {
     this.deliveries = new Deliveries(ctx, this);
@@ -73,6 +84,8 @@ export class Worker {
       claiming: false,
       hint: Infinity,
       failures: 0,
+      claimSeq: 0,
+      recover: '',
       acks: [],
     }));
     this.subscriber = ctx.client.duplicate();
@@ -106,6 +119,10 @@ export class Worker {
       this.deliveries.flushAcks();
     }
     this.subscriber.disconnect();
+    // Best effort: a worker's last claim per shard is a few hundred bytes, and nothing reads it once it stopped.
+    await Promise.allSettled(
+      this.shards.map((shard) => raced(this.ctx.client.tickwheelForgetWorker(...shard.keys, this.id), TRY_TIMEOUT_MS)),
+    );
   }
 
   /** @internal DeliveryHost */
@@ -201,10 +218,19 @@ export class Worker {
     this.reserved += limit;
     const clock = this.ctx.wheel.clock;
     const sent = clock.now();
+    const seq = String(++shard.claimSeq);
     // A claim that never answers (see failover.ts) must not hold the shard: after TRY_TIMEOUT_MS it
-    // counts as failed; if it was applied after all, its timers are redelivered after their lease.
+    // counts as failed, and the next claim names it, taking back what it took if it was applied.
     const request = raced(
-      this.ctx.client.tickwheelClaim(...shard.keys, String(limit), String(this.ctx.leaseMs), this.ctx.now()),
+      this.ctx.client.tickwheelClaim(
+        ...shard.keys,
+        String(limit),
+        String(this.ctx.leaseMs),
+        this.id,
+        seq,
+        shard.recover,
+        this.ctx.now(),
+      ),
       TRY_TIMEOUT_MS,
     );
     this.track(request).then(
@@ -213,6 +239,7 @@ export class Worker {
         this.reserved -= limit;
         shard.claiming = false;
         shard.failures = 0;
+        shard.recover = '';
         const serverNow = Number(reply[0]);
         const upper = serverNow + 1 - sent;
         const lower = serverNow - received;
@@ -250,6 +277,7 @@ export class Worker {
       (error: unknown) => {
         this.reserved -= limit;
         shard.claiming = false;
+        shard.recover = seq;
         // Back off from tens of ms: a failover is usually over in a second or two.
         const delay = retryDelayMs(shard.failures++, Math.min(1_000, this.ctx.pollIntervalMs));
         refreshSlots(this.ctx.client);

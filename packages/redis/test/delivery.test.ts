@@ -9,24 +9,24 @@ import { until } from './helpers/wait.js';
 // Deliveries with a fake worker (the host) and a fake client that records the fenced calls and
 // answers from a script: the handler, the lease fence, the ack batch and the failure report.
 
-const KEYS = ['due', 'lease', 'timers', 'seq', 'failed', 'reasons'] as DeliveryShard['keys'];
+const KEYS = ['due', 'lease', 'timers', 'seq', 'failed', 'reasons', 'claims'] as DeliveryShard['keys'];
 
 function setup(
   handler: (timer: FiredTimer) => unknown,
-  replies: { ack?: string[]; fail?: string; extend?: string } = {},
+  replies: { ack?: string[]; fail?: string; extend?: string; tries?: number } = {},
 ) {
   const clock = new ManualClock(1_000);
   const wheel = new TimingWheel({ clock });
   wheels.push(wheel);
   const sent: string[][] = [];
   const client = {
-    tickwheelAck: (...args: string[]) => (sent.push(['ack', ...args.slice(6)]), Promise.resolve(replies.ack ?? [])),
+    tickwheelAck: (...args: string[]) => (sent.push(['ack', ...args.slice(7)]), Promise.resolve(replies.ack ?? [])),
     tickwheelFail: (...args: string[]) => (
-      sent.push(['fail', ...args.slice(6)]),
+      sent.push(['fail', ...args.slice(7)]),
       Promise.resolve(replies.fail ?? '5000')
     ),
     tickwheelExtend: (...args: string[]) => (
-      sent.push(['extend', ...args.slice(6)]),
+      sent.push(['extend', ...args.slice(7)]),
       Promise.resolve(replies.extend ?? '9000')
     ),
   };
@@ -38,7 +38,11 @@ function setup(
     shards: [shard],
     serverNow: (local) => local,
     track: (promise) => promise,
-    budgeted: (call) => call(),
+    // `tries` > 1: the earlier tries' replies are lost (a failover), as withFailoverBudget retries.
+    budgeted: async (call) => {
+      for (let i = 1; i < (replies.tries ?? 1); i++) await call();
+      return call();
+    },
     arm: () => void armed++,
     report: (error) => {
       throw error;
@@ -120,6 +124,18 @@ describe('delivery', () => {
       expect(ran).toBe(false);
       expect(stale).toEqual([['a', 'start']]);
       expect(deliveries.running).toBe(0);
+    });
+
+    it('reports an ack whose timer is gone as stale on its first try, but not after a retry (its own first try may have acked it)', async () => {
+      const first = setup(() => undefined, { ack: ['', 'a'] });
+      first.fire('a');
+      await until(() => first.stale.length > 0, 'the refusal');
+      expect(first.stale).toEqual([['a', 'ack']]);
+      const retried = setup(() => undefined, { ack: ['', 'a'], tries: 2 });
+      retried.fire('a');
+      await until(() => retried.sent.length === 2, 'the retried ack');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(retried.stale).toEqual([]);
     });
 
     it('reports an ack Redis refused (the lease was lost) as stale', async () => {

@@ -15,9 +15,15 @@ async function withFailed(ids: string[]): Promise<ShardCalls> {
   for (const [i, id] of ids.entries()) {
     const { index, keys } = calls.shardOf(id);
     const at = String(1_000 + i);
-    const args = [id, 'at', '0', JSON.stringify({ id }), calls.channel, String(index), 'replace', '1', '', at];
+    const args = [id, 'at', '0', JSON.stringify({ id }), calls.channel, String(index), 'replace', '1', '', '', '', at];
     await calls.run('tickwheelSchedule', keys, args, 'schedule', RETRY_SAFE.schedule);
-    const claim = await calls.run<string[]>('tickwheelClaim', keys, ['1', '1000', at], 'claim', RETRY_SAFE.other);
+    const claim = await calls.run<string[]>(
+      'tickwheelClaim',
+      keys,
+      ['1', '1000', 'w', String(i + 1), '', at],
+      'claim',
+      RETRY_SAFE.other,
+    );
     await calls.run(
       'tickwheelFail',
       keys,

@@ -6,8 +6,16 @@ describe('keys', () => {
     it('puts every key of a shard under one hash tag', () => {
       const keys = shardKeys('tickwheel', 'buffs', 3);
       for (const key of Object.values(keys)) expect(key).toMatch(/^tickwheel:\{buffs:3\}:/);
-      expect(new Set(Object.values(keys)).size).toBe(6);
-      expect(keyList(keys)).toEqual([keys.due, keys.lease, keys.timers, keys.seq, keys.failed, keys.reasons]);
+      expect(new Set(Object.values(keys)).size).toBe(7);
+      expect(keyList(keys)).toEqual([
+        keys.due,
+        keys.lease,
+        keys.timers,
+        keys.seq,
+        keys.failed,
+        keys.reasons,
+        keys.claims,
+      ]);
     });
   });
 

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { HELD, NOW, UNLINK, WAKE } from '../src/lua-prelude.js';
 import { client, shard } from './helpers/script-shard.js';
 
-// The shared Lua, run on its own through EVAL on ioredis-mock (fengari), with the shard's six KEYS.
+// The shared Lua, run on its own through EVAL on ioredis-mock (fengari), with the shard's seven KEYS.
 
-type Keys = [string, string, string, string, string, string];
-const evalOn = (keys: Keys, lua: string, ...args: string[]) => client.eval(lua, 6, ...keys, ...args);
+type Keys = [string, string, string, string, string, string, string];
+const evalOn = (keys: Keys, lua: string, ...args: string[]) => client.eval(lua, 7, ...keys, ...args);
 
 describe('lua-prelude', () => {
   describe('NOW and F', () => {

@@ -17,7 +17,7 @@ describe('options', () => {
         waitForReplicas: 0,
         localTime: false,
       });
-      expect(o.policy).toEqual({ maxAttempts: '3', backoff: 'e1000', ifExists: 'replace' });
+      expect(o.policy).toEqual({ maxAttempts: '3', backoff: 'e1000', ifExists: 'replace', maxWaitMs: '' });
       expect(DEFAULTS.failoverBudgetMs).toBeGreaterThan(15_000); // Redis's default cluster-node-timeout
     });
 
@@ -64,6 +64,7 @@ describe('options', () => {
         batchSize: 'integer',
         concurrency: 'integer',
         waitForReplicas: 'integer',
+        maxWaitMs: 'limitMs',
       };
       itRejectsBadValues('@tickwheel/redis', options, (path, value) =>
         resolveOptions({ redis, namespace: 'ns', [path]: value }),
@@ -97,7 +98,30 @@ describe('options', () => {
         maxAttempts: '3',
         backoff: 'f5',
         ifExists: 'keep',
+        maxWaitMs: '',
       });
+      expect(resolveScheduleOptions({ maxWaitMs: 60_000.7 }, defaults)).toEqual({ ...defaults, maxWaitMs: '60000' });
+      for (const off of [0, Infinity]) expect(resolveScheduleOptions({ maxWaitMs: off }, defaults).maxWaitMs).toBe('');
+    });
+
+    it('refuses a bad maxWaitMs, and one given with ifExists keep, naming it', () => {
+      expect(() => resolveScheduleOptions({ maxWaitMs: -5 }, defaults)).toThrow(
+        new RangeError(
+          '@tickwheel/redis: options.maxWaitMs must be a number of ms >= 0 (0 or Infinity: no limit), got -5',
+        ),
+      );
+      expect(() => resolveScheduleOptions({ maxWaitMs: '5' } as never, defaults)).toThrow(TypeError);
+      expect(() => resolveScheduleOptions({ maxWaitMs: 5, ifExists: 'keep' }, defaults)).toThrow(
+        new TypeError(
+          "@tickwheel/redis: options.maxWaitMs needs ifExists 'replace' (a kept timer is never pushed back), got 5",
+        ),
+      );
+      expect(() => resolveOptions({ redis, namespace: 'ns', maxWaitMs: 5, ifExists: 'keep' })).toThrow(
+        /^@tickwheel\/redis: maxWaitMs needs ifExists 'replace'/,
+      );
+      // A default cap does not stop a call from keeping its timer: 'keep' never moves anything.
+      const capped = resolveOptions({ redis, namespace: 'ns', maxWaitMs: 5 }).policy;
+      expect(resolveScheduleOptions({ ifExists: 'keep' }, capped)).toMatchObject({ ifExists: 'keep', maxWaitMs: '5' });
     });
 
     it('names the per-timer option in errors', () => {
@@ -105,7 +129,7 @@ describe('options', () => {
         '@tickwheel/redis: options.attempts must be an integer >= 1, got -1',
       );
       expect(() => resolveScheduleOptions({ delay: 5 } as never, defaults)).toThrow(
-        '@tickwheel/redis: unknown option delay; known options: attempts, backoff, ifExists',
+        '@tickwheel/redis: unknown option delay; known options: attempts, backoff, ifExists, maxWaitMs',
       );
       expect(() => resolveScheduleOptions(5 as never, defaults)).toThrow(
         '@tickwheel/redis: options must be an object, got 5',

@@ -139,6 +139,32 @@ describe('RedisTimers', () => {
       redis.disconnect();
     });
 
+    it('takes back a claim whose reply was lost with its next claim: same token and attempt, not after the lease', async () => {
+      const { clock, wheel, redis, t } = onManualClock({ leaseMs: 60_000, pollIntervalMs: 60_000 });
+      t.on('error', () => undefined);
+      const replies: string[][] = [];
+      wrapClaim(redis, async (claim, args) => {
+        const reply = await claim(...args);
+        replies.push(reply);
+        // Redis applied the first claim; its reply is lost with the connection.
+        if (replies.length === 1) throw new Error('Connection is closed.');
+        return reply;
+      });
+      await t.schedule('a', 0, 'p');
+      const fired: FiredTimer[] = [];
+      await t.start((timer) => void fired.push(timer));
+      for (let ms = 0; ms < 200 && fired.length === 0; ms++) {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        clock.advance(1);
+      }
+      expect(fired.map((f) => [f.id, f.attempts, f.token])).toEqual([['a', 1, replies[0][5]]]);
+      expect(replies[1].slice(4, 6)).toEqual(['a', replies[0][5]]);
+      await until(async () => (await t.get('a')) === undefined, 'the ack');
+      await t.stop();
+      wheel.close();
+      redis.disconnect();
+    });
+
     it('retries a failed claim after tens of ms, doubling, instead of a flat second', async () => {
       const { clock, wheel, redis, t } = onManualClock({ pollIntervalMs: 60_000 });
       t.on('error', () => undefined);
@@ -191,5 +217,113 @@ describe('RedisTimers', () => {
       wheel.close();
       redis.disconnect();
     });
+  });
+});
+
+// lodash's debounce maxWait tests (lodash/lodash, test/debounce.spec.js), translated: a call of
+// the debounced function is `schedule(id, wait, undefined, { ifExists: 'replace', maxWaitMs })`,
+// an invocation is the timer firing. Run on ioredis-mock with the server's clock (the faked Date)
+// and the worker's wheel (a ManualClock) moved together, one millisecond at a time. lodash's
+// `leading` tests have no counterpart: a Redis timer has no leading edge.
+describe('RedisTimers#schedule with maxWaitMs (lodash debounce maxWait)', () => {
+  const origin = 1_800_000_000_000;
+  const running: Array<{ t: RedisTimers; wheel: TimingWheel; redis: RedisClient }> = [];
+
+  afterEach(async () => {
+    for (const { t, wheel, redis } of running.splice(0)) {
+      await t.stop();
+      wheel.close();
+      redis.disconnect();
+    }
+    vi.useRealTimers();
+  });
+
+  /** A started worker on both clocks; `to(ms)` moves them to `ms` after the start, `fired(id)` lists when `id` fired. */
+  async function debounced() {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(origin);
+    const clock = new ManualClock(0);
+    const wheel = new TimingWheel({ clock });
+    const redis = mock();
+    const t = new RedisTimers({ redis, namespace: uniqueNamespace('debounce'), timeSource: 'local', wheel });
+    running.push({ t, wheel, redis });
+    const fires: Array<[string, number]> = [];
+    // When it fired: the claim's server time, which its lease end carries.
+    await t.start(({ id, leaseExpiresAt }) => void fires.push([id, leaseExpiresAt - t.leaseMs - origin]));
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
+    await settle();
+    return {
+      t,
+      call: (id: string, wait: number, maxWaitMs?: number) =>
+        t.schedule(id, wait, undefined, maxWaitMs === undefined ? undefined : { ifExists: 'replace', maxWaitMs }),
+      async to(ms: number) {
+        while (Date.now() - origin < ms) {
+          vi.setSystemTime(Date.now() + 1);
+          clock.advance(1);
+          for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
+        }
+        await settle();
+      },
+      fired: (id: string) => fires.filter(([x]) => x === id).map(([, at]) => at),
+    };
+  }
+
+  it('should support a `maxWait` option', async () => {
+    const d = await debounced();
+    expect(await d.call('d', 32, 64)).toBe(origin + 32);
+    await d.call('d', 32, 64);
+    expect(d.fired('d')).toEqual([]);
+    await d.to(128);
+    expect(d.fired('d')).toEqual([32]);
+    await d.call('d', 32, 64);
+    await d.call('d', 32, 64);
+    expect(d.fired('d')).toHaveLength(1);
+    await d.to(256);
+    expect(d.fired('d')).toEqual([32, 160]);
+  });
+
+  it('should support `maxWait` in a tight loop', async () => {
+    const d = await debounced();
+    // A call every 8 ms (lodash's loop calls as fast as it can; the fake server's Lua is slow).
+    for (let ms = 0; ms < 320; ms = Date.now() - origin) {
+      await Promise.all([d.call('with', 64, 128), d.call('without', 96)]);
+      await d.to(ms + 8);
+    }
+    // lodash checks [Boolean(withoutCount), Boolean(withCount)] is [false, true]; the cap also
+    // says when: each window is 128 ms, the first opened at 0, the next by the first call after a fire.
+    expect(d.fired('without')).toEqual([]);
+    const withFires = d.fired('with');
+    expect(withFires.length).toBeGreaterThanOrEqual(2);
+    expect(withFires[0]).toBe(128);
+    expect(withFires[1]).toBeGreaterThanOrEqual(256);
+    expect(withFires[1]).toBeLessThanOrEqual(256 + 8);
+    await d.to(320 + 96);
+    expect(d.fired('without')).toHaveLength(1);
+  });
+
+  it('should queue a trailing call for subsequent debounced calls after `maxWait`', async () => {
+    const d = await debounced();
+    await d.call('d', 200, 200);
+    await d.to(190);
+    expect(await d.call('d', 200, 200)).toBe(origin + 200); // capped: the window opened at 0
+    await d.to(200);
+    await d.call('d', 200, 200);
+    await d.to(210);
+    await d.call('d', 200, 200);
+    await d.to(500);
+    expect(d.fired('d')).toHaveLength(2);
+    expect(d.fired('d')[0]).toBe(200);
+  });
+
+  it('should cancel `maxDelayed` when `delayed` is invoked', async () => {
+    const d = await debounced();
+    await d.call('d', 32, 64);
+    await d.to(128);
+    await d.call('d', 32, 64);
+    expect(d.fired('d')).toEqual([32]);
+    await d.to(192);
+    expect(d.fired('d')).toEqual([32, 160]);
+    await d.to(300);
+    expect(d.fired('d')).toHaveLength(2); // the first window's cap (64) never fired on its own
   });
 });

@@ -14,6 +14,7 @@ describe('scripts', () => {
         'tickwheelAck',
         'tickwheelExtend',
         'tickwheelFail',
+        'tickwheelForgetWorker',
         'tickwheelListFailed',
         'tickwheelRetryFailed',
         'tickwheelPurgeFailed',

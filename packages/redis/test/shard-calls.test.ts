@@ -39,7 +39,7 @@ describe('shard-calls', () => {
         const { calls: c } = calls();
         const { keys } = c.shardOf('a');
         const now = c.now();
-        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', now];
+        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', '', '', now];
         const [due] = await c.run<string[]>('tickwheelSchedule', keys, args, 'schedule("a")', RETRY_SAFE.schedule);
         expect(Number(due)).toBe(Number(now) + 100);
         expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toHaveLength(5);
@@ -56,6 +56,51 @@ describe('shard-calls', () => {
         expect(tries).toBe(2);
       });
 
+      it('after a write, retries only the wait for replicas, never the write itself (it landed)', async () => {
+        const namespace = uniqueNamespace('calls');
+        const redis = new RedisMock() as unknown as RedisClient;
+        let waits = 0;
+        // The replicas' side: one replica connected; the first WAIT fails as during a failover.
+        (redis as unknown as { pipeline: () => unknown }).pipeline = () => {
+          const ops: string[] = [];
+          const p = {
+            exists: () => (ops.push('exists'), p),
+            info: () => (ops.push('info'), p),
+            wait: () => (ops.push('wait'), p),
+            exec: () =>
+              Promise.resolve(
+                ops.includes('info')
+                  ? [
+                      [null, 1],
+                      [null, 'connected_slaves:1\r\n'],
+                    ]
+                  : ++waits === 1
+                    ? [
+                        [null, 1],
+                        [new Error('CLUSTERDOWN The cluster is down'), null],
+                      ]
+                    : [
+                        [null, 1],
+                        [null, 1],
+                      ],
+              ),
+          };
+          return p;
+        };
+        const c = new ShardCalls(
+          resolveOptions({ redis, namespace, timeSource: 'local', waitForReplicas: 1, failoverBudgetMs: 2_000 }),
+        );
+        const client = c.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+        const real = client.tickwheelSchedule.bind(client);
+        let writes = 0;
+        client.tickwheelSchedule = (...args) => (writes++, real(...args));
+        const { keys } = c.shardOf('a');
+        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', '', '', c.now()];
+        const [due] = await c.run<string[]>('tickwheelSchedule', keys, args, 'schedule("a")', RETRY_SAFE.schedule);
+        expect([writes, waits]).toEqual([1, 2]);
+        expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toContain(due);
+      });
+
       it('gives up with the error when it is not transient', async () => {
         const { calls: c } = calls();
         const client = c.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
@@ -63,6 +108,18 @@ describe('shard-calls', () => {
         await expect(
           c.run('tickwheelGet', c.shardOf('x').keys, ['x'], 'get("x")', RETRY_SAFE.other, false),
         ).rejects.toThrow(/wrong number of arguments/);
+      });
+    });
+
+    describe('#write', () => {
+      it('retries a try refused as late, as a transient error', async () => {
+        const { calls: c } = calls({ failoverBudgetMs: 2_000 });
+        const client = c.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+        const real = client.tickwheelCancel.bind(client);
+        let tries = 0;
+        client.tickwheelCancel = (...args) => (++tries === 1 ? real(...args.slice(0, -2), '1', '2') : real(...args));
+        expect(await c.write('tickwheelCancel', c.shardOf('a').keys, ['a'], 'cancel("a")', RETRY_SAFE.cancel)).toBe(0);
+        expect(tries).toBe(2);
       });
     });
   });

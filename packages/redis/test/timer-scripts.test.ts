@@ -31,6 +31,8 @@ describe('timer-scripts', () => {
         'replace',
         '0',
         '',
+        '',
+        '',
         '1',
       );
       expect(reply).toEqual(['123456', '1', '1']);
@@ -46,18 +48,72 @@ describe('timer-scripts', () => {
     });
   });
 
+  describe('SCHEDULE with maxWait', () => {
+    it('caps a replaced timer at the first schedule of its window plus maxWait, and says so in the reply', async () => {
+      const s = await shard();
+      expect(await schedule(s, 'd', 500, 1_000, { maxWaitMs: 2_000 })).toEqual(['1500', '1', '1']);
+      expect(await client.hget(s.keys[2], 'd')).toBe('1:1500:0:3:f1000w1000:{"n":1}');
+      // Each replace pushes it back by 500 ms until the window (opened at 1 000) ends at 3 000.
+      expect((await schedule(s, 'd', 500, 1_400, { maxWaitMs: 2_000 }))[0]).toBe('1900');
+      expect((await schedule(s, 'd', 500, 2_300, { maxWaitMs: 2_000 }))[0]).toBe('2800');
+      expect((await schedule(s, 'd', 500, 2_700, { maxWaitMs: 2_000 }))[0]).toBe('3000');
+      expect((await schedule(s, 'd', 500, 2_900, { maxWaitMs: 2_000 }))[0]).toBe('3000');
+      expect(await client.zscore(s.keys[0], 'd')).toBe('3000');
+      expect(await client.hget(s.keys[2], 'd')).toBe('5:3000:0:3:f1000w1000:{"n":1}');
+    });
+
+    it('takes the earlier of the two for an absolute due time, and the window of the replaced record even when maxWait changes', async () => {
+      const s = await shard();
+      await schedule(s, 'd', 100, 0, { maxWaitMs: 1_000 });
+      const at = await client.tickwheelSchedule(
+        ...s.keys,
+        'd',
+        'at',
+        '5000',
+        '',
+        s.channel,
+        '0',
+        'replace',
+        '3',
+        '',
+        '400',
+        '',
+        '300',
+      );
+      expect(at[0]).toBe('400'); // window opened at 0, cap 0 + 400
+    });
+
+    it('opens a new window once the timer was claimed (it fired), and keeps none without maxWait', async () => {
+      const s = await shard();
+      await schedule(s, 'd', 100, 0, { maxWaitMs: 1_000 });
+      await claim(s, 10, 5_000, 100);
+      expect(await client.hget(s.keys[2], 'd')).toMatch(/^\d+:100:1:3:f1000:/); // the window is gone
+      expect((await schedule(s, 'd', 900, 800, { maxWaitMs: 1_000 }))[0]).toBe('1700');
+      expect((await schedule(s, 'd', 900, 1_500, { maxWaitMs: 1_000 }))[0]).toBe('1800'); // window from 800
+      expect((await schedule(s, 'd', 900, 1_600))[0]).toBe('2500'); // no cap asked: none applied
+      expect(await client.hget(s.keys[2], 'd')).toMatch(/:0:3:f1000:\{/);
+    });
+
+    it('leaves a kept timer and its window untouched', async () => {
+      const s = await shard();
+      await schedule(s, 'd', 500, 0, { maxWaitMs: 1_000 });
+      expect(await schedule(s, 'd', 50, 100, { ifExists: 'keep' })).toEqual(['500', '1', '0']);
+      expect(await client.hget(s.keys[2], 'd')).toBe('1:500:0:3:f1000w0:{"n":1}');
+    });
+  });
+
   describe('GET, RESCHEDULE and CANCEL', () => {
     it('reads a timer’s record and where it is; reschedules it with attempts reset; cancels it', async () => {
       const s = await shard();
       expect(await client.tickwheelGet(...s.keys, 'a')).toBe('');
       await schedule(s, 'a', 500, 0);
       expect(await client.tickwheelGet(...s.keys, 'a')).toEqual(['1:500:0:3:f1000:{"n":1}', '500', '', '', '']);
-      expect(await client.tickwheelReschedule(...s.keys, 'a', 'in', '2000', s.channel, '0', '100')).toBe('2100');
-      expect(await client.tickwheelReschedule(...s.keys, 'none', 'in', '2000', s.channel, '0', '100')).toBe('');
+      expect(await client.tickwheelReschedule(...s.keys, 'a', 'in', '2000', s.channel, '0', '', '100')).toBe('2100');
+      expect(await client.tickwheelReschedule(...s.keys, 'none', 'in', '2000', s.channel, '0', '', '100')).toBe('');
       const [record, due] = (await client.tickwheelGet(...s.keys, 'a')) as string[];
       expect([record, due]).toEqual(['2:2100:0:3:f1000:{"n":1}', '2100']);
-      expect(await client.tickwheelCancel(...s.keys, 'a')).toBe(1);
-      expect(await client.tickwheelCancel(...s.keys, 'a')).toBe(0);
+      expect(await client.tickwheelCancel(...s.keys, 'a', '', '0')).toBe(1);
+      expect(await client.tickwheelCancel(...s.keys, 'a', '', '0')).toBe(0);
       expect(await client.tickwheelGet(...s.keys, 'a')).toBe('');
     });
   });
@@ -65,7 +121,21 @@ describe('timer-scripts', () => {
   describe('LIST_FAILED, RETRY_FAILED and PURGE_FAILED', () => {
     async function failed(s: Shard, ids: string[]): Promise<void> {
       for (const [i, id] of ids.entries()) {
-        await client.tickwheelSchedule(...s.keys, id, 'in', '0', `"${id}"`, s.channel, '0', 'replace', '1', '', '0');
+        await client.tickwheelSchedule(
+          ...s.keys,
+          id,
+          'in',
+          '0',
+          `"${id}"`,
+          s.channel,
+          '0',
+          'replace',
+          '1',
+          '',
+          '',
+          '',
+          '0',
+        );
         const [, , , , , token] = await claim(s, 1, 100, i);
         await client.tickwheelFail(...s.keys, id, token, '0', `reason ${id}`, s.channel, '0', String(100 + i));
       }

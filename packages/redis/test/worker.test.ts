@@ -80,6 +80,8 @@ function setup(handler: TimerHandler, options: { concurrency?: number; pollInter
       'replace',
       String(attempts),
       backoff,
+      '',
+      '',
       String(clock.now()),
     );
   const record = (id: string) => client.hget(keys.timers, id);

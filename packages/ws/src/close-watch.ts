@@ -1,13 +1,10 @@
 /**
  * CloseWatch: how a heartbeat hears that a watched socket is closing, without joining its `'close'` listeners.
- * Must not depend on: timers, the wheel or the heartbeat's records (ws's shapes and Node's streams only).
  *
  * A ws server that tracks its clients (the default) puts one `'close'` listener on every socket.
  * Node's EventEmitter keeps a single listener as the function itself, so a second one turns it
- * into an array: 64 B per socket on Node 20 and 22, 104 B on Node 24 and 26 (where each listener
- * array also carries a symbol-keyed property), a third one (an app that listens too) grows the
- * array to 19 slots. That was the largest item of the heartbeat's heap per connection
- * (benchmarks/results/ws.json; heap snapshots of 2,000 connections).
+ * into an array per socket, the largest item of the heartbeat's heap per connection (figures in
+ * benchmarks/README.md, "ws: measurements behind the source comments").
  *
  * So the watch listens to the socket's frame reader instead: ws's `_receiver`, a Writable stream
  * whose listener table Node creates with a slot for `'finish'` and one for `'close'` (filling an

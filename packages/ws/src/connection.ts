@@ -1,10 +1,10 @@
 /**
  * The per-connection record of a heartbeat: last read and write, pings, pong deadline and idle marks.
- * Must not depend on: another adapter, or the wheel (ws's types only; the schedule files it).
  */
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';
 import type { ResolvedOptions } from './options.js';
+import type { LimitMarks } from './limits.js';
 import type { LivenessState } from './types.js';
 
 /**
@@ -28,11 +28,59 @@ export function bytesWrittenOf(socket: WebSocket): number {
 }
 
 /**
+ * How far the socket's transport is in passing our data to the kernel: `done`, the bytes of
+ * writes that completed (`bytesWritten` less what is still queued in the stream), and `inFlight`,
+ * what the write being performed still has to pass (libuv's `writeQueueSize`, which shrinks as a
+ * large write goes out piece by piece, while the stream counts it as queued until it ends).
+ * Undefined when the socket has no transport to read.
+ */
+export interface WriteProgress {
+  done: number;
+  inFlight: number;
+}
+
+/** See {@link WriteProgress}. */
+export function writeProgressOf(socket: WebSocket): WriteProgress | undefined {
+  const transport = (
+    socket as {
+      _socket?: {
+        bytesWritten?: unknown;
+        writableLength?: unknown;
+        _handle?: { writeQueueSize?: unknown } | null;
+      } | null;
+    }
+  )._socket;
+  const written = transport?.bytesWritten;
+  if (typeof written !== 'number') return undefined;
+  const queued = transport!.writableLength;
+  const inFlight = transport!._handle?.writeQueueSize;
+  return {
+    done: typeof queued === 'number' ? written - queued : written,
+    inFlight: typeof inFlight === 'number' ? inFlight : 0,
+  };
+}
+
+/** Whether the transport passed anything to the kernel between `before` and `after`. */
+export function wroteSince(before: WriteProgress, after: WriteProgress): boolean {
+  return after.done > before.done || (after.done === before.done && after.inFlight < before.inFlight);
+}
+
+/**
  * The size of a control frame the heartbeat's side sends with `payload` bytes (RFC 6455 §5.2:
  * two header bytes, and a 4-byte masking key from a client): our pings, and ws's automatic pongs.
  */
 export function controlFrameBytes(socket: WebSocket, payload: number): number {
   return (socket as { _isServer?: unknown })._isServer === false ? 6 + payload : 2 + payload;
+}
+
+/**
+ * The size of a data frame the heartbeat's side sends with `payload` bytes, unfragmented (RFC 6455
+ * §5.2: 2 header bytes, 2 or 8 more for a longer length, a 4-byte masking key from a client): our
+ * keepalives.
+ */
+export function dataFrameBytes(socket: WebSocket, payload: number): number {
+  const length = payload < 126 ? 0 : payload < 65_536 ? 2 : 8;
+  return controlFrameBytes(socket, payload) + length;
 }
 
 /** A ping is outstanding: sent at `lastPingAt`, and (unless `lastReadAt` moved past it) nothing received since. */
@@ -50,14 +98,19 @@ const DETACHED = 8;
 const OWN_READING = 16;
 /** The socket has no byte counter to sample (a socket not open yet, or a stand-in without one). */
 const NO_COUNTER = 32;
+/**
+ * The last ping went out behind our own queued data (`bufferedAmount` > 0): its pong deadline
+ * starts when ws reports it written, not at the pass (see liveness-check.ts).
+ */
+const PING_QUEUED = 64;
 /** The flags take the low bits of `bits`; the byte counter's mark the bits above them. */
-const FLAG_BITS = 6;
+const FLAG_BITS = 7;
 /**
  * The mark keeps the counter modulo 2^24, so that `bits` stays a small integer (31-bit Smis on
- * every V8 build) stored in the record itself. A peer that sent a multiple of 16 MiB between two
+ * every V8 build) stored in the record itself. A peer that sent a multiple of 8 MiB between two
  * samples, and no frame a listener saw, is taken for quiet once: it is pinged, and answers.
  */
-const MARK_MODULUS = 2 ** 24;
+const MARK_MODULUS = 2 ** 23;
 
 /**
  * A clock reading that records point to instead of holding the time themselves: a field holding a
@@ -75,7 +128,7 @@ let lastShared = new Reading(NaN);
 /**
  * The shared reading of time `now`: the one handed out last when it is of the same time (every
  * record of a pass, every pong of a poll), else a new one. One allocation per pass or poll, none
- * per record (benchmarks/results/ws.json, heap per connection).
+ * per record.
  */
 export function readingAt(now: number): Reading {
   if (lastShared.at !== now) lastShared = new Reading(now);
@@ -85,7 +138,7 @@ export function readingAt(now: number): Reading {
 /**
  * One pass's pings: the clock reading they count as sent at, shared by every record pinged in
  * the pass. A record keeps a reference to it instead of a time of its own: one pointer write per
- * ping, and no 16-byte number box per record (benchmarks/results/ws.json, heap per connection).
+ * ping, and no number box per record.
  * `sentAt` is the pass's reading until the pass ends, then the fresh reading taken after its last
  * ping (see `LivenessCheck.endPass`), which every record of the pass sees at once.
  *
@@ -110,8 +163,8 @@ export class PingPass {
 const NEVER_PINGED = PingPass.never(undefined);
 
 /**
- * What only writer/all idleness and `trackWrites` need, in an object of its own so that the
- * default heartbeat (pings only) does not carry these fields per connection.
+ * What only writer/all idleness, `trackWrites` and the connection limits need, in an object of
+ * its own so that the default heartbeat (pings only) does not carry these fields per connection.
  *
  * Writes are seen the way pings see reads: by the transport's byte counter (`bytesWritten`),
  * sampled when the connection comes due, so nothing is patched onto the socket and no listener
@@ -119,7 +172,12 @@ const NEVER_PINGED = PingPass.never(undefined);
  * peer's pings) are counted in `ownBytes` as they are sent and taken off the next sample, so
  * they are not write activity.
  */
-export class WriteAndIdle {
+export class WriteAndIdle implements LimitMarks {
+  /** Connection limits (limits.ts); all Infinity/NaN while off. */
+  firstMessageBy = Infinity;
+  closeAt = Infinity;
+  overSince = NaN;
+  drainCheckAt = Infinity;
   /** The transport's `bytesWritten` at the last sample; -1 while writes are not observed (or there is no counter). */
   writeMark = -1;
   /** Bytes of our own frames sent since the last sample, not write activity. */
@@ -165,12 +223,10 @@ export class WriteAndIdle {
  * finds every record it has). Activity only writes fields here; the schedule moves it when it
  * comes due, or when a pong answers its ping.
  *
- * Nine fields, no number box of its own, because there is one per connection (benchmarks/results/
- * ws.json, heap per connection): the flags and the byte counter's mark share one small integer,
- * the last read and the last ping are references to shared readings ({@link Reading},
- * {@link PingPass}, whose `owner` also tells whose record it is), and `attachedAt` is a whole ms.
- * Heap snapshots of 10,000 server connections (Node 20): 96 B per record and no number box,
- * against 112 B and two 16-byte boxes before.
+ * Few fields and no number box of its own, because there is one per connection: the flags and
+ * the byte counter's mark share one small integer, the last read and the last ping are
+ * references to shared readings ({@link Reading}, {@link PingPass}, whose `owner` also tells
+ * whose record it is), and `attachedAt` is a whole ms (sizes in benchmarks/README.md).
  */
 export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   prev: DueLink | undefined = undefined;
@@ -231,7 +287,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     }
   }
 
-  /** The transport's `bytesRead` (modulo 2^24) when last sampled; -1 when the socket has no readable counter. */
+  /** The transport's `bytesRead` (modulo 2^23) when last sampled; -1 when the socket has no readable counter. */
   get readMark(): number {
     return (this.bits & NO_COUNTER) !== 0 ? -1 : this.bits >>> FLAG_BITS;
   }
@@ -249,6 +305,14 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   }
   set killPending(value: boolean) {
     this.bits = value ? this.bits | KILL_PENDING : this.bits & ~KILL_PENDING;
+  }
+
+  /** The outstanding ping waits behind our own queued data (see `PING_QUEUED`). */
+  get pingQueued(): boolean {
+    return (this.bits & PING_QUEUED) !== 0;
+  }
+  set pingQueued(value: boolean) {
+    this.bits = value ? this.bits | PING_QUEUED : this.bits & ~PING_QUEUED;
   }
 
   get readSinceMark(): boolean {
@@ -282,7 +346,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   pinged(pass: PingPass): void {
     this.lastPing = pass;
     this.pingsSent++;
-    this.bits |= AWAITING_PONG;
+    this.bits = (this.bits | AWAITING_PONG) & ~PING_QUEUED;
   }
 
   /**
@@ -317,7 +381,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
       return false;
     }
     this.rttUs = Math.round((now - this.lastPing.sentAt) * 1_000);
-    this.bits = (this.bits | READ_SINCE_MARK) & ~AWAITING_PONG;
+    this.bits = (this.bits | READ_SINCE_MARK) & ~(AWAITING_PONG | PING_QUEUED);
     return true;
   }
 
@@ -337,7 +401,7 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   /** The earliest time anything is due on this connection; Infinity when nothing ever is. */
   dueAt(o: ResolvedOptions): number {
     let due = Infinity;
-    if (o.pingIntervalMs > 0) {
+    if (o.pingIntervalMs < Infinity) {
       if ((this.bits & AWAITING_PONG) !== 0) {
         due = this.lastPing.sentAt + o.pongTimeoutMs;
       } else {
@@ -349,10 +413,11 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     const x = this.extra;
     if (x === undefined) return due;
     const lastReadAt = this.lastReadAt;
-    if (o.readerIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
-    if (o.writerIdleMs > 0) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
-    if (o.allIdleMs > 0) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
-    return due;
+    if (o.readerIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.reader) + o.readerIdleMs);
+    if (o.writerIdleMs < Infinity) due = Math.min(due, Math.max(x.lastWriteAt, x.writer) + o.writerIdleMs);
+    if (o.allIdleMs < Infinity) due = Math.min(due, Math.max(lastReadAt, x.lastWriteAt, x.all) + o.allIdleMs);
+    if (o.keepaliveMs < Infinity) due = Math.min(due, x.lastWriteAt + o.keepaliveMs);
+    return Math.min(due, x.firstMessageBy, x.closeAt, x.drainCheckAt);
   }
 
   /** A copy for the caller: later activity does not change it. */

@@ -1,6 +1,5 @@
 /**
  * DueSchedule: entries filed by the time they fall due, one wheel handle per due time shared by all of them.
- * Must not depend on: sockets or ws (@tickwheel/core's wheel only).
  *
  * A heartbeat's connections fall due in crowds: pings are rounded up to the `pingSlackMs` grid,
  * and the pings of one pass all get their pong deadline within a millisecond or two. So instead

@@ -1,6 +1,5 @@
 /**
  * heartbeat: the entry function and HeartbeatController, pings and idle detection for a ws server or socket.
- * Must not depend on: another adapter, or state on the socket that user code can see (socket-record.ts).
  *
  * # Heartbeat and idle detection for ws, on the shared timing wheel
  *
@@ -14,6 +13,7 @@
  * | ping                 | lastReadAt + pingIntervalMs (+ slack)        | send a ping, await an answer   |
  * | pong deadline        | lastPingAt + pongTimeoutMs (while awaiting)  | terminate, emit `'dead'`       |
  * | reader / writer / all idle | last activity of that kind (or last event of that kind) + `<kind>IdleMs` | emit `'idle'` |
+ * | keepalive            | lastWriteAt + keepaliveMs                    | send `keepaliveMessage`        |
  *
  * The schedule gives each due time ONE wheel handle, shared by every record due then: pings are
  * rounded up to the `pingSlackMs` grid, and the pings of one pass get their deadlines within a
@@ -43,9 +43,8 @@
  *
  * The controller keeps no collection of its records: a socket's own slot leads to its record
  * (the listeners, `state()`, `add()`, `remove()`), the schedule's rings lead to all of them
- * (`stop()`), and a counter is `size`. That was a `Map<socket, record>`: the heap per connection
- * over the README pattern went from 132-144 B to 93-108 B on Node 20-26 (suites/ws.mjs's heap
- * runs, 10,000 connections, old and new alternating in one run). A socket has one slot:
+ * (`stop()`), and a counter is `size`: a `Map<socket, record>` cost more heap per connection
+ * than the record itself saves (benchmarks/README.md). A socket has one slot:
  * a second heartbeat watching the same socket (say one on the server, one on that socket, or
  * `add()` on two) finds it taken and keeps its record in a map of its own, created then; a
  * record knows its heartbeat through its `lastPing` (see `PingPass` in connection.ts).
@@ -57,6 +56,7 @@ import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { CloseWatch } from './close-watch.js';
 import { Connection, controlFrameBytes, MarkedConnection } from './connection.js';
 import { DueSchedule } from './due-schedule.js';
+import { startLimits } from './limits.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
@@ -77,6 +77,8 @@ const running = new WeakMap<object, HeartbeatController<WebSocket>>();
  * Events (typed, Node's `EventEmitter<T>`):
  * - `'dead'` ({@link DeadPeerEvent}): a ping went unanswered for `pongTimeoutMs`; the socket was terminated.
  * - `'idle'` ({@link IdleEvent}): a connection was idle for `readerIdleMs`/`writerIdleMs`/`allIdleMs`.
+ * - `'limit'` ({@link LimitEvent}): a connection reached `firstMessageMs`, `maxLifetimeMs` or
+ *   `maxBufferedBytes` for `drainTimeoutMs`, and is being closed (terminated for the last).
  *
  * @example
  * ```ts
@@ -105,6 +107,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   // so attaching allocates no closures per connection for them.
   private readonly onRead: (this: WebSocket) => void;
   private readonly onPong: (this: WebSocket) => void;
+  /** With `firstMessageMs`: the first data message ends the wait (and this listener). */
+  private readonly onFirstMessage: (this: WebSocket) => void;
   /** With writes observed: a peer's ping, whose automatic pong is our frame, not a write (and a read). */
   private readonly onPeerPing: (this: WebSocket, data: Buffer) => void;
   /** Hears each watched socket close, without a listener in its `'close'` list (see close-watch.ts). */
@@ -140,6 +144,10 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const controller = this;
     this.onRead = function (this: WebSocket): void {
       controller.recordOf(this as S)?.read(freshNow(clock));
+    };
+    this.onFirstMessage = function (this: WebSocket): void {
+      const c = controller.recordOf(this as S);
+      if (c !== undefined) controller.endFirstMessageWait(c);
     };
     this.onPeerPing = function (this: WebSocket, data: Buffer): void {
       const c = controller.recordOf(this as S);
@@ -217,6 +225,19 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     return this.recordOf(socket)?.snapshot();
   }
 
+  /**
+   * Ends the `firstMessageMs` wait of `socket` early (say, once it authenticated by other means):
+   * the limit never touches it afterwards. Does nothing for a socket that is not watched.
+   *
+   * @returns true if the socket was waiting
+   */
+  admit(socket: S): boolean {
+    const c = this.recordOf(socket);
+    if (c === undefined || c.extra === undefined || c.extra.firstMessageBy === Infinity) return false;
+    this.endFirstMessageWait(c);
+    return true;
+  }
+
   /** Counters of this controller's life. */
   stats(): HeartbeatStats {
     return { connections: this.watching, ...this.liveness.counters };
@@ -254,18 +275,27 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     return this.spare?.get(socket);
   }
 
+  /** The first message came (or `admit()`): its deadline is gone; the record is refiled lazily. */
+  private endFirstMessageWait(c: Connection<S>): void {
+    c.extra!.firstMessageBy = Infinity;
+    c.socket.removeListener('message', this.onFirstMessage);
+  }
+
   private attach(socket: S): void {
     if (this.stopped || this.recordOf(socket) !== undefined) return;
     const o = this.options;
     const clock = o.wheel.clock;
     const now = clock.now();
-    const marked = o.trackWrites || o.readerIdleMs > 0 || o.allIdleMs > 0;
+    const limited = o.firstMessageMs < Infinity || o.maxLifetimeMs < Infinity || o.maxBufferedBytes < Infinity;
+    const marked = o.trackWrites || o.readerIdleMs < Infinity || o.allIdleMs < Infinity || limited;
     const never = this.liveness.never;
     const c = marked ? new MarkedConnection(socket, now, never) : new Connection(socket, now, never);
     if (o.trackWrites) c.extra!.track(socket);
+    if (limited) startLimits(c.extra!, c.attachedAt, o);
+    if (o.firstMessageMs < Infinity) socket.on('message', this.onFirstMessage);
     // Pings only need to know that something arrived, which the byte counter tells when the record
     // comes due: no listener runs per message. Reader idleness needs the exact time of each read.
-    const readsEach = o.readerIdleMs > 0 || o.allIdleMs > 0 || c.readMark < 0;
+    const readsEach = o.readerIdleMs < Infinity || o.allIdleMs < Infinity || c.readMark < 0;
     if (readsEach) socket.on('message', this.onRead);
     if (o.trackWrites) socket.on('ping', this.onPeerPing);
     else if (readsEach) socket.on('ping', this.onRead);
@@ -288,6 +318,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     socket.removeListener('message', this.onRead);
     socket.removeListener('ping', this.onRead);
     socket.removeListener('ping', this.onPeerPing);
+    socket.removeListener('message', this.onFirstMessage);
     socket.removeListener('pong', this.onPong);
     this.closeWatch.unwatch(socket);
   }

@@ -1,6 +1,5 @@
 /**
  * Netty-style idle detection: which of reader, writer and all idleness a connection's check finds due.
- * Must not depend on: sockets, timers or the clock (this package's types only).
  */
 import type { WriteAndIdle } from './connection.js';
 import type { ResolvedOptions } from './options.js';
@@ -29,17 +28,17 @@ export function dueIdle(
   o: ResolvedOptions,
 ): DueIdle[] | undefined {
   let due: DueIdle[] | undefined;
-  if (o.readerIdleMs > 0 && now >= Math.max(lastReadAt, marks.reader) + o.readerIdleMs) {
+  if (o.readerIdleMs < Infinity && now >= Math.max(lastReadAt, marks.reader) + o.readerIdleMs) {
     (due ??= []).push({ kind: 'reader', idleMs: now - lastReadAt, first: marks.reader <= lastReadAt });
     marks.reader = now;
   }
   const lastWriteAt = marks.lastWriteAt;
-  if (o.writerIdleMs > 0 && now >= Math.max(lastWriteAt, marks.writer) + o.writerIdleMs) {
+  if (o.writerIdleMs < Infinity && now >= Math.max(lastWriteAt, marks.writer) + o.writerIdleMs) {
     (due ??= []).push({ kind: 'writer', idleMs: now - lastWriteAt, first: marks.writer <= lastWriteAt });
     marks.writer = now;
   }
   const lastActivity = Math.max(lastReadAt, lastWriteAt);
-  if (o.allIdleMs > 0 && now >= Math.max(lastActivity, marks.all) + o.allIdleMs) {
+  if (o.allIdleMs < Infinity && now >= Math.max(lastActivity, marks.all) + o.allIdleMs) {
     (due ??= []).push({ kind: 'all', idleMs: now - lastActivity, first: marks.all <= lastActivity });
     marks.all = now;
   }

@@ -1,7 +1,6 @@
 // The public API of @tickwheel/ws: named exports only.
-// Must not depend on: another adapter. Nothing internal: options.ts and connection.ts stay unexported.
 export { heartbeat, HeartbeatController } from './heartbeat.js';
-export { DEFAULTS, DEFAULT_PONG_TIMEOUT_MS } from './options.js';
+export { DEFAULTS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_PONG_TIMEOUT_MS } from './options.js';
 export type { ResolvedOptions } from './options.js';
 export type {
   HeartbeatOptions,
@@ -11,6 +10,8 @@ export type {
   DeadPeerEvent,
   IdleEvent,
   IdleKind,
+  LimitEvent,
+  LimitKind,
 } from './types.js';
 export { WS_TERMINATE_CHANNEL } from './channels.js';
 export type { WsTerminateMessage, TerminateReason } from './channels.js';

@@ -1,6 +1,5 @@
 /**
  * LivenessCheck: what happens when a connection's record comes due: ping it, terminate it, or report it idle.
- * Must not depend on: another adapter, or the sockets' listeners and the record map (the controller owns those).
  *
  * A record is compared with the clock when its due time comes (see `due-schedule.ts`): reads it
  * missed are noticed from the byte counter, an outstanding ping is answered by anything read
@@ -14,8 +13,18 @@
  * ran since the deadline passed (a pong of any connection was read after it, say in the poll the
  * core driver lets run before a late wheel pass): that poll read every socket that was ready, so
  * nothing that arrived in time is still waiting, and waiting for another one would only add its
- * length (5-9 ms at p50 with 10k connections on the loaded benchmark machine) to the termination.
+ * length (milliseconds with 10k connections) to the termination.
  * On time, nothing is waiting that a poll would read.
+ *
+ * A ping is only a question once it is on the wire. When our own data is queued on the socket
+ * (`bufferedAmount` > 0: a large message being sent, a full compression queue), the ping waits
+ * behind it, so its pong deadline starts when ws reports the ping written (its `ping()`
+ * callback), not at the pass. A deadline that finds the ping still queued terminates the peer
+ * only when the transport passed nothing to the kernel for a whole `pingIntervalMs` (since the
+ * ping, or since it last did), and otherwise looks again then: a connection still draining our
+ * data is alive; one whose queue stood still that long is not reading, and is dead. (The kernel takes a slow reader's data in
+ * bursts of a fraction of its send buffer, so progress is only seen at that grain: hence the
+ * interval, not the pong timeout.)
  *
  * A record the check takes off the schedule for a while (pinged in the pass that is running,
  * waiting for the next poll, or idle and closing) waits in a held ring of its own, so the
@@ -25,11 +34,20 @@ import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
-import { controlFrameBytes, PingPass, type Connection } from './connection.js';
+import {
+  controlFrameBytes,
+  dataFrameBytes,
+  PingPass,
+  writeProgressOf,
+  wroteSince,
+  type Connection,
+  type WriteProgress,
+} from './connection.js';
 import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
 import { dueIdle } from './idle.js';
+import { dueLimit } from './limits.js';
 import type { ResolvedOptions } from './options.js';
-import type { HeartbeatEvents, HeartbeatStats } from './types.js';
+import type { HeartbeatEvents, HeartbeatStats, LimitKind } from './types.js';
 
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
 const OPEN = 1;
@@ -51,7 +69,13 @@ export interface CheckHost<S extends WebSocket> {
 
 /** See the module comment. */
 export class LivenessCheck<S extends WebSocket> {
-  readonly counters: Omit<HeartbeatStats, 'connections'> = { pingsSent: 0, dead: 0, idle: 0 };
+  readonly counters: Omit<HeartbeatStats, 'connections'> = {
+    pingsSent: 0,
+    dead: 0,
+    idle: 0,
+    limits: 0,
+    keepalivesSent: 0,
+  };
   /** Records whose pong deadline was checked late, held to check again after the next I/O poll. */
   private readonly afterPoll = heldRing();
   /** Records idle and closing (`closeOnIdle`): nothing is due on them any more, their close detaches them. */
@@ -66,15 +90,24 @@ export class LivenessCheck<S extends WebSocket> {
   lastPongReadAt = -Infinity;
   /** Records pinged in this pass, held until it ends and files them all under their pong deadline (see `endPass`). */
   private readonly pinged = heldRing();
+  /**
+   * Records whose ping waits behind our own queued data, with the transport's progress when it
+   * last moved (or at the ping) and when that was (see the module comment); created on the first.
+   */
+  private queued: Map<Connection<S>, { progress: WriteProgress; since: number }> | undefined = undefined;
   /** The pings of this pass, until it ends; undefined when it sent none yet. */
   private pass: PingPass | undefined = undefined;
+  /** The keepalive's payload in bytes (UTF-8). */
+  private readonly keepaliveBytes: number;
 
   constructor(
     private readonly o: ResolvedOptions,
     private readonly schedule: DueSchedule<Connection<S>>,
     private readonly host: CheckHost<S>,
     private readonly side: 'server' | 'client',
-  ) {}
+  ) {
+    this.keepaliveBytes = Buffer.byteLength(o.keepaliveMessage);
+  }
 
   /** Compares `c` with the clock reading `now`, acts, and files it again. */
   run(c: Connection<S>, now: number): void {
@@ -89,12 +122,23 @@ export class LivenessCheck<S extends WebSocket> {
     }
     c.noticeReads(now);
     const x = c.extra;
-    if (x !== undefined && x.tracks) x.noticeWrites(socket, now);
+    if (x !== undefined) {
+      if (x.tracks) x.noticeWrites(socket, now);
+      const limit = dueLimit(x, socket.bufferedAmount, now, o);
+      if (limit !== undefined) return this.limit(c, limit, now);
+    }
 
     if (c.awaitingPong) {
       const deadline = c.lastPingAt + o.pongTimeoutMs;
-      if (!c.unanswered) c.awaitingPong = false;
-      else if (now >= deadline) {
+      if (!c.unanswered) {
+        c.awaitingPong = false;
+        if (c.pingQueued) this.pingSettled(c);
+      } else if (now >= deadline) {
+        // Our ping is not on the wire yet: wait while our data ahead of it moves.
+        if (c.pingQueued) {
+          const lookAgainAt = this.stillDraining(c, now);
+          return lookAgainAt === undefined ? this.kill(c) : this.schedule.file(c, lookAgainAt);
+        }
         if (now > deadline + LATE_CHECK_MS && !c.killPending && !(this.lastPongReadAt > deadline))
           return this.checkAfterPoll(c);
         return this.kill(c);
@@ -105,19 +149,36 @@ export class LivenessCheck<S extends WebSocket> {
     const closing = due !== undefined && o.closeOnIdle;
 
     let pinged = false;
-    if (!closing && o.pingIntervalMs > 0 && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
+    if (!closing && o.pingIntervalMs < Infinity && !c.awaitingPong && now >= c.lastReadAt + o.pingIntervalMs) {
       // Sent at `now` until the pass ends, see `endPass`.
       c.pinged((this.pass ??= new PingPass(now, this)));
       this.counters.pingsSent++;
       // Held before the ping: a socket whose ping() throws is still filed when the pass ends.
-      this.schedule.hold(c, this.pinged);
+      // With keepalives, filed by itself instead: its next keepalive may fall due before the pong
+      // deadline the held ring files at (under the pass's reading until it ends: early, never late).
+      if (o.keepaliveMs < Infinity) this.schedule.file(c, c.dueAt(o));
+      else this.schedule.hold(c, this.pinged);
       if (x !== undefined && x.tracks) x.ownBytes += controlFrameBytes(socket, 0);
-      socket.ping();
+      // Behind our own queued data, the deadline waits for the ping to be written.
+      if (socket.bufferedAmount > 0) this.pingBehind(c, socket, now);
+      else {
+        this.queued?.delete(c);
+        socket.ping();
+      }
       pinged = true;
     }
 
+    if (o.keepaliveMs < Infinity && x !== undefined && !closing && now >= x.lastWriteAt + o.keepaliveMs) {
+      // A write of ours: it moves lastWriteAt now, and its bytes are not noticed again.
+      x.lastWriteAt = now;
+      if (x.tracks) x.ownBytes += dataFrameBytes(socket, this.keepaliveBytes);
+      this.counters.keepalivesSent++;
+      // Uncompressed, so that its size on the wire is known.
+      socket.send(o.keepaliveMessage, { compress: false });
+    }
+
     if (closing) this.schedule.hold(c, this.closing);
-    else if (!pinged) this.schedule.file(c, c.dueAt(o));
+    else if (!pinged || o.keepaliveMs < Infinity) this.schedule.file(c, c.dueAt(o));
     if (due === undefined) return;
     if (closing) {
       const idle = due[0];
@@ -135,7 +196,7 @@ export class LivenessCheck<S extends WebSocket> {
    * Ends a pass: the pings it sent get their time, one fresh reading taken after the last of
    * them, and their deadline `pongTimeoutMs` after it. So no peer gets less than `pongTimeoutMs`
    * from its ping to its deadline (the first pings of a long pass get up to the pass's length
-   * more), and the pass reads the clock once instead of once per ping (~100-250 ns a read).
+   * more), and the pass reads the clock once instead of once per ping.
    * Until then the pinged records wait in a held ring, filed all at once (a record a listener
    * removed or filed elsewhere meanwhile has left the ring), and share one {@link PingPass}, whose
    * time is set once for all of them.
@@ -146,6 +207,46 @@ export class LivenessCheck<S extends WebSocket> {
     this.pass = undefined;
     pass.sentAt = freshNow(this.o.wheel.clock);
     this.schedule.fileAll(this.pinged, pass.sentAt + this.o.pongTimeoutMs);
+  }
+
+  /** Sends `c`'s ping behind queued data: its deadline starts when ws reports it written. */
+  private pingBehind(c: Connection<S>, socket: S, now: number): void {
+    const pass = c.lastPing;
+    c.pingQueued = true;
+    const progress = writeProgressOf(socket);
+    if (progress !== undefined) (this.queued ??= new Map()).set(c, { progress, since: now });
+    socket.ping(undefined, undefined, (err?: Error) => {
+      // Pinged again since: the newer ping has the record's entry.
+      if (c.lastPing !== pass) return;
+      const waiting = c.pingQueued;
+      this.pingSettled(c);
+      // Answered, detached or failed: nothing waits for this ping any more.
+      if (!waiting || err != null || !c.watched) return;
+      c.lastPing = new PingPass(freshNow(this.o.wheel.clock), this);
+      if (c.prev !== undefined && !c.killPending) this.schedule.file(c, c.dueAt(this.o));
+    });
+  }
+
+  /** `c`'s queued ping was written, answered or given up. */
+  private pingSettled(c: Connection<S>): void {
+    c.pingQueued = false;
+    this.queued?.delete(c);
+  }
+
+  /**
+   * When to look at `c`'s queued ping again, or undefined when its queue stood still for a whole
+   * `pingIntervalMs` (since the ping, or since it last moved): the peer is not reading.
+   */
+  private stillDraining(c: Connection<S>, now: number): number | undefined {
+    const entry = this.queued?.get(c);
+    const progress = writeProgressOf(c.socket);
+    if (entry === undefined || progress === undefined) return undefined;
+    if (wroteSince(entry.progress, progress)) {
+      this.queued!.set(c, { progress, since: now });
+      return now + this.o.pingIntervalMs;
+    }
+    const giveUpAt = entry.since + this.o.pingIntervalMs;
+    return now < giveUpAt ? giveUpAt : undefined;
   }
 
   /** The rings where this check holds records off the schedule's groups (see the module comment). */
@@ -182,9 +283,34 @@ export class LivenessCheck<S extends WebSocket> {
     }
   }
 
+  /**
+   * A connection limit was reached: a slow consumer is terminated (its queue would delay a
+   * closing handshake too); the others get a closing handshake right after the listeners return
+   * (1008 for a missing first message, 1001 at the end of a lifetime), held until their close.
+   */
+  private limit(c: Connection<S>, kind: LimitKind, now: number): void {
+    const socket = c.socket;
+    const o = this.o;
+    const state = c.snapshot();
+    this.counters.limits++;
+    if (kind === 'slowConsumer') {
+      this.host.detach(c);
+      socket.terminate();
+      publishTerminate('limit-slowConsumer', now - c.extra!.overSince, o.drainTimeoutMs, socket, this.side);
+    } else {
+      this.schedule.hold(c, this.closing);
+      const limitMs = kind === 'lifetime' ? o.maxLifetimeMs : o.firstMessageMs;
+      publishTerminate(`limit-${kind}`, now - c.attachedAt, limitMs, socket, this.side);
+    }
+    this.host.events.emit('limit', { reason: 'limit', kind, socket, state });
+    if (kind === 'lifetime' && socket.readyState === OPEN) socket.close(1001, 'connection lifetime reached');
+    else if (kind === 'firstMessage' && socket.readyState === OPEN) socket.close(1008, 'no message in time');
+  }
+
   /** No answer in time: best-effort close frame, destroy the socket, report. */
   private kill(c: Connection<S>): void {
     const socket = c.socket;
+    if (c.pingQueued) this.pingSettled(c);
     const state = c.snapshot();
     const waitedMs = freshNow(this.o.wheel.clock) - c.lastPingAt;
     this.host.detach(c);

@@ -1,6 +1,5 @@
 /**
  * The defaults of heartbeat() and the resolution of its options with core's option kit.
- * Must not depend on: ws at run time or another adapter (@tickwheel/core only); the one place defaults live.
  */
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';
@@ -14,21 +13,27 @@ import type { HeartbeatOptions } from './types.js';
 export const DEFAULTS = Object.freeze({
   /** The ws README's heartbeat interval. */
   pingIntervalMs: 30_000,
-  readerIdleMs: 0,
-  writerIdleMs: 0,
-  allIdleMs: 0,
+  /** Off (this package's one "off" is Infinity; 0 given as an option means the same). */
+  readerIdleMs: Infinity,
+  writerIdleMs: Infinity,
+  allIdleMs: Infinity,
   closeOnIdle: false,
   idleCloseCode: 1000,
   idleCloseReason: 'idle timeout',
   /** 1001 "going away": the endpoint gives up on the connection. */
   closeCode: 1001,
   closeReason: 'heartbeat timeout',
+  keepaliveMs: Infinity,
+  /** An empty text frame: the least a page's message handler can receive. */
+  keepaliveMessage: '',
 } as const);
 
 const kit = optionKit('@tickwheel/ws');
 
 /** See `DEFAULTS`. */
 export const DEFAULT_PONG_TIMEOUT_MS = 10_000;
+/** `drainTimeoutMs` when `maxBufferedBytes` is on. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
 /** `pingSlackMs` defaults to `pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR`. */
 export const DEFAULT_PING_SLACK_DIVISOR = 32;
 
@@ -49,7 +54,14 @@ export interface ResolvedOptions {
   readonly closeCode: number;
   readonly closeReason: string;
   readonly trackWrites: boolean;
+  readonly firstMessageMs: number;
+  readonly maxLifetimeMs: number;
+  readonly lifetimeJitter: number;
+  readonly maxBufferedBytes: number;
+  readonly drainTimeoutMs: number;
   readonly wheel: TimingWheel;
+  readonly keepaliveMs: number;
+  readonly keepaliveMessage: string;
 }
 
 const KNOWN: readonly string[] = [
@@ -65,7 +77,14 @@ const KNOWN: readonly string[] = [
   'closeCode',
   'closeReason',
   'trackWrites',
+  'firstMessageMs',
+  'maxLifetimeMs',
+  'lifetimeJitter',
+  'maxBufferedBytes',
+  'drainTimeoutMs',
   'wheel',
+  'keepaliveMs',
+  'keepaliveMessage',
 ];
 
 /**
@@ -84,9 +103,9 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   const writerIdleMs = limit(options.writerIdleMs, DEFAULTS.writerIdleMs, 'writerIdleMs');
   const allIdleMs = limit(options.allIdleMs, DEFAULTS.allIdleMs, 'allIdleMs');
 
-  let pongTimeoutMs = 0;
+  let pongTimeoutMs = Infinity;
   let pingSlackMs = 0;
-  if (pingIntervalMs > 0) {
+  if (pingIntervalMs < Infinity) {
     pingSlackMs = kit.durationMs(
       options.pingSlackMs === undefined ? pingIntervalMs / DEFAULT_PING_SLACK_DIVISOR : options.pingSlackMs,
       'pingSlackMs',
@@ -110,17 +129,51 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
       }
     }
   }
-  if (pingIntervalMs === 0 && readerIdleMs === 0 && writerIdleMs === 0 && allIdleMs === 0) {
+  const keepaliveMs = limit(options.keepaliveMs, DEFAULTS.keepaliveMs, 'keepaliveMs');
+  const keepaliveMessage = orDefault(options.keepaliveMessage, DEFAULTS.keepaliveMessage);
+  if (typeof keepaliveMessage !== 'string')
+    throw kit.typeError('keepaliveMessage', 'must be a string', keepaliveMessage);
+  if (keepaliveMs === Infinity && options.keepaliveMessage !== undefined) {
+    throw kit.rangeError('keepaliveMessage', 'needs keepalives, but keepaliveMs is 0 (off)', keepaliveMessage);
+  }
+  const firstMessageMs = limit(options.firstMessageMs, Infinity, 'firstMessageMs');
+  const maxLifetimeMs = limit(options.maxLifetimeMs, Infinity, 'maxLifetimeMs');
+  const lifetimeJitter =
+    options.lifetimeJitter === undefined ? 0 : kit.number(options.lifetimeJitter, 'lifetimeJitter', 0, 1);
+  if (options.lifetimeJitter !== undefined && maxLifetimeMs === Infinity) {
+    throw kit.rangeError('lifetimeJitter', 'needs maxLifetimeMs, which is off', options.lifetimeJitter);
+  }
+  const maxBufferedBytes =
+    options.maxBufferedBytes === undefined || options.maxBufferedBytes === 0 || options.maxBufferedBytes === Infinity
+      ? Infinity
+      : kit.integer(options.maxBufferedBytes, 'maxBufferedBytes', 1);
+  if (options.drainTimeoutMs !== undefined && maxBufferedBytes === Infinity) {
+    throw kit.rangeError('drainTimeoutMs', 'needs maxBufferedBytes, which is off', options.drainTimeoutMs);
+  }
+  const drainTimeoutMs =
+    maxBufferedBytes === Infinity
+      ? Infinity
+      : kit.durationMs(orDefault(options.drainTimeoutMs, DEFAULT_DRAIN_TIMEOUT_MS), 'drainTimeoutMs', 1);
+  if (
+    pingIntervalMs === Infinity &&
+    readerIdleMs === Infinity &&
+    writerIdleMs === Infinity &&
+    allIdleMs === Infinity &&
+    firstMessageMs === Infinity &&
+    maxLifetimeMs === Infinity &&
+    maxBufferedBytes === Infinity &&
+    keepaliveMs === Infinity
+  ) {
     throw new RangeError(
-      '@tickwheel/ws: pingIntervalMs, readerIdleMs, writerIdleMs and allIdleMs are all off: the heartbeat would do nothing',
+      '@tickwheel/ws: pingIntervalMs, every idle limit, every connection limit and keepaliveMs are all off: the heartbeat would do nothing',
     );
   }
 
-  const needsWrites = writerIdleMs > 0 || allIdleMs > 0;
+  const needsWrites = writerIdleMs < Infinity || allIdleMs < Infinity || keepaliveMs < Infinity;
   const trackWrites = kit.boolean(options.trackWrites === undefined ? needsWrites : options.trackWrites, 'trackWrites');
   if (needsWrites && !trackWrites) {
     throw new RangeError(
-      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs or allIdleMs is on: writer idleness is measured from the bytes written',
+      '@tickwheel/ws: trackWrites cannot be false while writerIdleMs, allIdleMs or keepaliveMs is on: writer idleness and keepalives are measured from the bytes written',
     );
   }
 
@@ -143,18 +196,20 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     closeCode: requireCloseCode(orDefault(options.closeCode, DEFAULTS.closeCode), 'closeCode'),
     closeReason: requireCloseReason(orDefault(options.closeReason, DEFAULTS.closeReason), 'closeReason'),
     trackWrites,
+    firstMessageMs,
+    maxLifetimeMs,
+    lifetimeJitter,
+    maxBufferedBytes,
+    drainTimeoutMs,
     wheel,
+    keepaliveMs,
+    keepaliveMessage,
   };
 }
 
-/**
- * A limit in ms, or its default when left out; 0 (ws's own "off") and Infinity turn it off, which
- * this package keeps as 0 internally.
- */
+/** A limit in ms, or its default when left out; 0 (ws's own "off") and Infinity turn it off: Infinity inside. */
 function limit(value: unknown, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  const ms = kit.limitMs(value, name);
-  return ms === Infinity ? 0 : ms;
+  return value === undefined ? fallback : kit.limitMs(value, name);
 }
 
 /** The codes an endpoint may send (RFC 6455 §7.4, as ws checks them): 1000-1014 except 1004-1006, and 3000-4999. */

@@ -1,11 +1,9 @@
 /**
  * PollReading: one clock reading shared by the pongs that one I/O poll delivers.
- * Must not depend on: sockets, ws or the heartbeat's records (@tickwheel/core's clock only).
  *
  * A heartbeat pass pings a few hundred connections at once, and their pongs come back together:
  * libuv's poll phase reads every ready socket in one go, running the `'pong'` listener once per
- * socket. A fresh reading of the system clock costs 60-100 ns (`performance.now()` alone, 1e6
- * reads in a loop on Node 20, 24, 26: 98, 81, 58 ns), as much as the rest of the listener, so
+ * socket. A fresh reading of the system clock costs as much as the rest of the listener, so
  * on the system clock the first pong of a poll reads the clock and the pongs after it in the
  * same poll reuse that reading; a `setImmediate` (the check phase, right after the poll) drops
  * it. The pongs of one poll are therefore stamped up to the poll's length early (`lastReadAt`,

@@ -1,6 +1,5 @@
 /**
  * SocketIntake: how a heartbeat learns of sockets: a server's connections, and sockets that are still opening.
- * Must not depend on: timers or the wheel (ws's types and core's describeValue only).
  *
  * On a server it listens to `'connection'` and adopts the sockets the server already has. A
  * user's `wss.removeAllListeners('connection')` (say, to swap the app's handler) takes that

@@ -1,14 +1,10 @@
 /**
  * socket-record: one hidden slot on a socket for its heartbeat record, as a true private class field.
- * Must not depend on: ws, the heartbeat or its records (plain objects only: the slot holds anything).
  *
  * A heartbeat finds a connection's record from the socket in every listener (`'pong'`, reads,
  * the frame reader's end) and in `state()`, `add()` and `remove()`. A `Map<socket, record>`
- * did that for 46 B per connection (the entry in the map's hash table, and its growth), on top
- * of the 96 B record (heap snapshots of 10,000 server connections, Node 20). This slot costs
- * one property on the socket instead: 8 B where the socket's object has room for it, as the
- * ws README's `isAlive` flag does. Measured: 36-42 B less per connection on Node 20-26 (the
- * heap runs of suites/ws.mjs, the Map and the slot alternating in one run).
+ * did that for an entry in the map's hash table per connection; this slot costs one property on
+ * the socket instead, as the ws README's `isAlive` flag does (figures in benchmarks/README.md).
  *
  * The ws README patches `isAlive` onto each socket, where users see it (`Object.keys(ws)`, a
  * log's `util.inspect`, a `JSON.stringify`) and can delete it. Middleware is invisible, so this

@@ -1,6 +1,5 @@
 /**
  * The public types of @tickwheel/ws: heartbeat options, idle kinds, events.
- * Must not depend on: runtime code (types only).
  */
 import type { TimingWheel } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
@@ -28,15 +27,15 @@ export interface HeartbeatOptions {
    * 0 sends every ping at its exact time. Must be <= `pingIntervalMs`. Default `pingIntervalMs / 32`.
    */
   pingSlackMs?: number;
-  /** Emit `'idle'` with kind `'reader'` after nothing was received for this long. 0 disables. Default 0. */
+  /** Emit `'idle'` with kind `'reader'` after nothing was received for this long. 0 or Infinity disables. Default off. */
   readerIdleMs?: number;
   /**
    * Emit `'idle'` with kind `'writer'` after nothing was written for this long. Writes are seen
    * when the connection comes due (the transport's byte counter), so an event comes between this
-   * long and twice this long after the last write. 0 disables. Default 0.
+   * long and twice this long after the last write. 0 or Infinity disables. Default off.
    */
   writerIdleMs?: number;
-  /** Emit `'idle'` with kind `'all'` after neither a read nor a write for this long (writes as for `writerIdleMs`). 0 disables. Default 0. */
+  /** Emit `'idle'` with kind `'all'` after neither a read nor a write for this long (writes as for `writerIdleMs`). 0 or Infinity disables. Default off. */
   allIdleMs?: number;
   /**
    * Close the connection (a normal closing handshake with `idleCloseCode`/`idleCloseReason`)
@@ -57,11 +56,49 @@ export interface HeartbeatOptions {
   /**
    * Observe writes: sample the transport's `bytesWritten` when a connection comes due, minus the
    * heartbeat's own frames (its pings, ws's automatic pongs). Nothing is patched onto the socket.
-   * Default: true exactly when `writerIdleMs` or `allIdleMs` is enabled; it cannot be false then.
+   * Default: true exactly when `writerIdleMs`, `allIdleMs` or `keepaliveMs` is enabled; it cannot be false then.
    */
   trackWrites?: boolean;
+  /**
+   * Close (1008, policy violation) a connection that has not received a data message within this
+   * long after the heartbeat started watching it (the server's `'connection'`): the "auth within
+   * N seconds" deadline. A connection that has received one is never touched by it;
+   * `controller.admit(socket)` ends the wait early. 0 or Infinity disables. Default off.
+   */
+  firstMessageMs?: number;
+  /**
+   * Close (1001, going away) each connection at a uniformly random point in
+   * `[maxLifetimeMs × (1 − lifetimeJitter), maxLifetimeMs]` after it was attached, so that load
+   * balancers can rebalance long-lived sockets without a reconnect wave. 0 or Infinity disables. Default off.
+   */
+  maxLifetimeMs?: number;
+  /** The fraction (0–1) of `maxLifetimeMs` by which lifetimes are spread. Needs `maxLifetimeMs`. Default 0. */
+  lifetimeJitter?: number;
+  /**
+   * Terminate a connection whose `bufferedAmount` (our data queued, not yet written) stays above
+   * this many bytes for `drainTimeoutMs`: a slow consumer. 0 or Infinity disables. Default off.
+   */
+  maxBufferedBytes?: number;
+  /**
+   * How long `bufferedAmount` may stay above `maxBufferedBytes`. It is sampled every
+   * `drainTimeoutMs`, so a consumer is cut off between this long and twice this long after it
+   * fell behind. Must be > 0; needs `maxBufferedBytes`. Default 10 000.
+   */
+  drainTimeoutMs?: number;
   /** The wheel holding the heartbeat's handles (one per due time, shared by the connections due then). Default `sharedWheel()`. */
   wheel?: TimingWheel;
+  /**
+   * Send `keepaliveMessage` to a connection that has been sent nothing for this long, for peers
+   * that cannot see protocol pings: pages watching with `watch()` from `@tickwheel/ws/browser`.
+   * What was sent is read as writer idleness reads it (`trackWrites`, on with this): from the
+   * transport's byte counter when the connection comes due, so a keepalive may come up to this
+   * much later than the last send: the peer hears something at least every 2 × keepaliveMs. A
+   * keepalive is a write (`lastWriteAt`; writer idleness sees it), not the peer's activity (it
+   * answers no ping). 0 (or Infinity) turns it off. Default off.
+   */
+  keepaliveMs?: number;
+  /** The text frame sent as a keepalive (never compressed). Needs `keepaliveMs`. Default `''`. */
+  keepaliveMessage?: string;
 }
 
 /** Which kind of idleness an `'idle'` event reports, as in Netty's `IdleState`. */
@@ -136,10 +173,25 @@ export interface IdleEvent<S = WebSocket> {
   readonly state: LivenessState;
 }
 
+/** Which connection limit an `'limit'` event reports. */
+export type LimitKind = 'firstMessage' | 'lifetime' | 'slowConsumer';
+
+/**
+ * Payload of the `'limit'` event: a connection reached `firstMessageMs` (closed with 1008),
+ * `maxLifetimeMs` (closed with 1001) or `maxBufferedBytes` for `drainTimeoutMs` (terminated).
+ */
+export interface LimitEvent<S = WebSocket> {
+  readonly reason: 'limit';
+  readonly kind: LimitKind;
+  readonly socket: S;
+  readonly state: LivenessState;
+}
+
 /** The events of a {@link HeartbeatController}, in the shape of Node's typed `EventEmitter<T>`. */
 export interface HeartbeatEvents<S = WebSocket> {
   dead: [event: DeadPeerEvent<S>];
   idle: [event: IdleEvent<S>];
+  limit: [event: LimitEvent<S>];
 }
 
 /** Counters of a controller's life, from `controller.stats()`. */
@@ -152,4 +204,8 @@ export interface HeartbeatStats {
   dead: number;
   /** `'idle'` events emitted. */
   idle: number;
+  /** `'limit'` events emitted (connections closed or terminated by a limit). */
+  limits: number;
+  /** Keepalives sent (`keepaliveMs`). */
+  keepalivesSent: number;
 }

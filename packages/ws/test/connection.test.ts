@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Connection, MarkedConnection, PingPass, readingAt } from '../src/connection.js';
+import { Connection, dataFrameBytes, MarkedConnection, PingPass, readingAt } from '../src/connection.js';
 import { FakeSocket } from './helpers/fake-socket.js';
 
 describe('Connection', () => {
@@ -115,5 +115,19 @@ describe('Connection', () => {
       c.noticeReads(30);
       expect(c.lastReadAt).toBe(20);
     });
+  });
+});
+
+describe('dataFrameBytes', () => {
+  it('counts the header, the extended length and the mask of RFC 6455 §5.2', () => {
+    const server = new FakeSocket().ws;
+    const client = Object.assign(new FakeSocket(), { _isServer: false }).ws;
+    expect(dataFrameBytes(server, 0)).toBe(2);
+    expect(dataFrameBytes(server, 125)).toBe(127);
+    expect(dataFrameBytes(server, 126)).toBe(130);
+    expect(dataFrameBytes(server, 65_535)).toBe(65_539);
+    expect(dataFrameBytes(server, 65_536)).toBe(65_546);
+    expect(dataFrameBytes(client, 0)).toBe(6);
+    expect(dataFrameBytes(client, 126)).toBe(134);
   });
 });

@@ -1,7 +1,7 @@
 import type { ManualClock, TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
 import { heartbeat } from '../src/heartbeat.js';
-import type { HeartbeatOptions } from '../src/types.js';
+import type { HeartbeatOptions, LimitEvent } from '../src/types.js';
 import { FakeServer, FakeSocket } from './helpers/fake-socket.js';
 import { useManualWheel, watchOne as watchOneOn } from './helpers/watch-one.js';
 
@@ -38,7 +38,7 @@ describe('heartbeat', () => {
     expect(socket.pings).toBe(1);
     clock.advance(30);
     expect(socket.terminated).toBe(true);
-    expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0 });
+    expect(beat.stats()).toEqual({ connections: 0, pingsSent: 1, dead: 1, idle: 0, limits: 0, keepalivesSent: 0 });
   });
 
   it('keeps one wheel handle per due time, shared by the connections due then', () => {
@@ -427,6 +427,225 @@ describe('heartbeat', () => {
       const beat = heartbeat(socket.ws, { wheel });
       expect(() => heartbeat(socket.ws, { wheel })).toThrow(/already running/);
       beat.stop();
+    });
+  });
+
+  describe('connection limits', () => {
+    /** A heartbeat with pings off and `options`, one socket, and its 'limit' events. */
+    function limited(options: HeartbeatOptions) {
+      const { beat, socket, server } = watchOne({
+        pingIntervalMs: 0,
+        pongTimeoutMs: undefined,
+        pingSlackMs: undefined,
+        ...options,
+      });
+      const limits: LimitEvent[] = [];
+      beat.on('limit', (e) => limits.push(e));
+      return { beat, socket, server, limits };
+    }
+
+    it('closes with 1008 a connection that sent no data message within firstMessageMs', () => {
+      const { socket, limits, beat } = limited({ firstMessageMs: 50 });
+      socket.emit('ping', Buffer.alloc(0)); // not a data message
+      clock.advance(49);
+      expect(socket.closed).toEqual([]);
+      clock.advance(1);
+      expect(limits.map((e) => [e.reason, e.kind, e.socket])).toEqual([['limit', 'firstMessage', socket.ws]]);
+      expect(socket.closed).toEqual([{ code: 1008, reason: 'no message in time' }]);
+      expect(beat.stats().limits).toBe(1);
+      socket.finishClose();
+      expect(beat.size).toBe(0);
+    });
+
+    it('never touches a connection that sent one, nor one the app admitted', () => {
+      const { socket, limits, beat, server } = limited({ firstMessageMs: 50 });
+      const listening = socket.listenerCount('message');
+      socket.emit('message', Buffer.from('hello'), false);
+      // Its first-message listener is gone with the wait.
+      expect(socket.listenerCount('message')).toBe(listening - 1);
+      const admitted = new FakeSocket();
+      server.connect(admitted);
+      clock.advance(10);
+      expect(beat.admit(admitted.ws)).toBe(true);
+      expect(beat.admit(admitted.ws)).toBe(false);
+      clock.advance(1_000);
+      expect(limits).toEqual([]);
+      expect([socket.closed, admitted.closed]).toEqual([[], []]);
+    });
+
+    it('closes with 1001 at the end of maxLifetimeMs, spread by lifetimeJitter', () => {
+      const server = new FakeServer();
+      const beat = heartbeat(server as never, { pingIntervalMs: 0, maxLifetimeMs: 1_000, lifetimeJitter: 0.5, wheel });
+      const limits: LimitEvent[] = [];
+      beat.on('limit', (e) => limits.push(e));
+      const sockets = Array.from({ length: 40 }, () => new FakeSocket());
+      for (const s of sockets) server.connect(s);
+      clock.advance(499);
+      expect(limits).toEqual([]);
+      const closedAt = new Map<FakeSocket, number>();
+      for (let t = 500; t <= 1_000; t++) {
+        clock.advance(1);
+        for (const s of sockets) if (s.closed.length > 0 && !closedAt.has(s)) closedAt.set(s, t);
+      }
+      expect(closedAt.size).toBe(40);
+      expect(new Set(closedAt.values()).size).toBeGreaterThan(10); // spread, not one wave
+      expect(sockets[0].closed).toEqual([{ code: 1001, reason: 'connection lifetime reached' }]);
+      expect(limits.every((e) => e.kind === 'lifetime')).toBe(true);
+    });
+
+    it('terminates a consumer whose bufferedAmount stays above maxBufferedBytes for drainTimeoutMs', () => {
+      const { socket, limits, beat } = limited({ maxBufferedBytes: 1_000, drainTimeoutMs: 50 });
+      socket.bufferedAmount = 10_000;
+      clock.advance(50); // seen above
+      clock.advance(49);
+      expect(socket.terminated).toBe(false);
+      clock.advance(1);
+      expect(socket.terminated).toBe(true);
+      expect(limits.map((e) => e.kind)).toEqual(['slowConsumer']);
+      expect(beat.size).toBe(0);
+    });
+
+    it('runs on the shared due-time handles: one wheel handle for many connections due together', () => {
+      const server = new FakeServer();
+      heartbeat(server as never, { pingIntervalMs: 0, firstMessageMs: 100, maxLifetimeMs: 100, wheel });
+      for (let i = 0; i < 100; i++) server.connect(new FakeSocket());
+      expect(wheel.size).toBe(1);
+    });
+  });
+
+  describe('keepaliveMs', () => {
+    /** A server heartbeat with pings off unless given, and one connection whose sends are recorded with their options. */
+    const serve = (options: HeartbeatOptions, { counter = true } = {}) => {
+      const server = new FakeServer();
+      const beat = heartbeat(server as never, { pingIntervalMs: 0, wheel, ...options });
+      const socket = new FakeSocket();
+      const sends: Array<{ at: number; data: unknown; options: unknown }> = [];
+      // Without a counter: a stand-in whose transport tells nothing, and whose sends count nowhere.
+      if (!counter) (socket as { _socket: unknown })._socket = null;
+      const send = counter ? socket.send.bind(socket) : () => undefined;
+      // Recorded by a stand-in on the instance, installed before the heartbeat sees the socket.
+      socket.send = (data: unknown, opts?: unknown, cb?: (err?: Error) => void) => {
+        sends.push({ at: clock.now(), data, options: typeof opts === 'function' ? undefined : opts });
+        send(data, opts, cb);
+      };
+      server.connect(socket);
+      const keepalives = (message = '') => sends.filter((s) => s.data === message).length;
+      return { beat, socket, sends, keepalives };
+    };
+
+    it('sends keepaliveMessage, uncompressed, to a connection sent nothing for keepaliveMs, and again after each', () => {
+      const { beat, sends, keepalives } = serve({ keepaliveMs: 1_000 });
+      clock.advance(999);
+      expect(sends).toEqual([]);
+      clock.advance(1);
+      expect(sends).toEqual([{ at: 1_000, data: '', options: { compress: false } }]);
+      clock.advance(3_000);
+      expect(keepalives()).toBe(4);
+      expect(beat.stats().keepalivesSent).toBe(4);
+      expect(beat.options).toMatchObject({ keepaliveMs: 1_000, keepaliveMessage: '', trackWrites: true });
+    });
+
+    it('sends the message given', () => {
+      const { sends } = serve({ keepaliveMs: 100, keepaliveMessage: '{"type":"keepalive"}' });
+      clock.advance(100);
+      expect(sends.map((s) => s.data)).toEqual(['{"type":"keepalive"}']);
+    });
+
+    it("is postponed by the app's own sends, noticed from the byte counter when the connection comes due", () => {
+      const { socket, keepalives } = serve({ keepaliveMs: 1_000 });
+      clock.advance(400);
+      socket.send('news'); // the app's: no listener, no wrapper sees it
+      clock.advance(600);
+      // Due at 1 000: the counter moved, so the connection was sent something; next look at 2 000.
+      expect(keepalives()).toBe(0);
+      clock.advance(999);
+      expect(keepalives()).toBe(0);
+      clock.advance(1);
+      expect(keepalives()).toBe(1);
+    });
+
+    it('never lets the peer go 2 x keepaliveMs without hearing anything, whatever the app sends when', () => {
+      const { socket, sends } = serve({ keepaliveMs: 1_000 });
+      for (const at of [10, 990, 1_010, 2_500, 2_999, 4_001]) {
+        clock.advanceTo(at);
+        socket.send('app');
+      }
+      clock.advanceTo(20_000);
+      const heard = sends.map((s) => s.at);
+      for (let i = 1; i < heard.length; i++) expect(heard[i] - heard[i - 1]).toBeLessThanOrEqual(2_000);
+      expect(20_000 - heard[heard.length - 1]).toBeLessThanOrEqual(1_000);
+    });
+
+    it('does not take its pings for sends: a quiet peer that answers them still gets keepalives', () => {
+      const { beat, socket, keepalives } = serve({
+        pingIntervalMs: 300,
+        pongTimeoutMs: 100,
+        pingSlackMs: 0,
+        keepaliveMs: 1_000,
+      });
+      for (let t = 0; t < 5_000; t += 10) {
+        clock.advance(10);
+        if (beat.state(socket.ws)?.awaitingPong === true) socket.emit('pong', Buffer.alloc(0));
+      }
+      expect(socket.pings).toBeGreaterThan(5);
+      expect(keepalives()).toBe(5);
+      expect(beat.stats().dead).toBe(0);
+    });
+
+    it('does not take the pongs ws sends by itself, in answer to the peer, for sends', () => {
+      const { socket, keepalives } = serve({ keepaliveMs: 1_000 });
+      for (let t = 0; t < 5_000; t += 10) {
+        clock.advance(10);
+        if (t % 250 === 0) socket.emit('ping', Buffer.from('peer'));
+      }
+      expect(keepalives()).toBe(5);
+    });
+
+    it("is not the peer's activity: a peer that answers nothing is still declared dead", () => {
+      const { beat, socket, keepalives } = serve({
+        pingIntervalMs: 1_000,
+        pongTimeoutMs: 500,
+        pingSlackMs: 0,
+        keepaliveMs: 200,
+      });
+      clock.advance(1_499);
+      expect(socket.terminated).toBe(false);
+      // Including the two due while the ping awaited its answer.
+      expect(keepalives()).toBe(7);
+      clock.advance(1);
+      expect(socket.terminated).toBe(true);
+      expect(beat.stats().dead).toBe(1);
+    });
+
+    it('counts as a write: lastWriteAt moves, and writer idleness does not fire while keepalives go out', () => {
+      const { beat, socket, keepalives } = serve({ writerIdleMs: 1_500, keepaliveMs: 1_000 });
+      const idle: string[] = [];
+      beat.on('idle', (e) => idle.push(e.kind));
+      clock.advance(10_000);
+      expect(keepalives()).toBe(10);
+      expect(idle).toEqual([]);
+      expect(beat.state(socket.ws)?.lastWriteAt).toBe(10_000);
+    });
+
+    it('sends one keepalive too many rather than too few on a socket with no byte counter', () => {
+      const { socket, keepalives } = serve({ keepaliveMs: 100 }, { counter: false });
+      clock.advance(50);
+      socket.send('app');
+      clock.advance(50);
+      expect(keepalives()).toBe(1);
+    });
+
+    it('stops with the heartbeat and with the connection', () => {
+      const { beat, keepalives } = serve({ keepaliveMs: 100 });
+      clock.advance(100);
+      beat.stop();
+      clock.advance(1_000);
+      expect(keepalives()).toBe(1);
+
+      const other = serve({ keepaliveMs: 100 });
+      other.socket.finishClose();
+      clock.advance(1_000);
+      expect(other.keepalives()).toBe(0);
     });
   });
 });

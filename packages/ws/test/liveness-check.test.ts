@@ -11,6 +11,70 @@ useManualWheel((c, w) => ([clock, wheel] = [c, w]));
 const watchOne = (options: HeartbeatOptions = {}) => watchOneOn(wheel, options);
 
 describe('LivenessCheck', () => {
+  describe('a ping queued behind our own data', () => {
+    /** A connection with 1 MB of our own data queued on its transport. */
+    function backlogged(): FakeSocket {
+      const socket = new FakeSocket();
+      socket.bufferedAmount = 1_000_000;
+      socket._socket.bytesWritten += 1_000_000;
+      socket._socket.writableLength = 1_000_000;
+      return socket;
+    }
+
+    /** The 'dead' events of `socket` alone, live (watchOne's own socket never answers either). */
+    const deadOf = (all: DeadPeerEvent[], socket: FakeSocket) => ({
+      get list() {
+        return all.filter((e) => e.socket === socket.ws);
+      },
+    });
+
+    it('starts the pong deadline when the ping is written, while the data ahead of it drains', () => {
+      const { server, dead: all } = watchOne();
+      const socket = backlogged();
+      server.connect(socket);
+      const dead = deadOf(all, socket);
+      clock.advance(100);
+      expect(socket.pingCallbacks).toHaveLength(1);
+      clock.advance(20);
+      socket.drain(100_000);
+      clock.advance(10); // the pass's deadline: not on the wire yet, and the queue moved
+      expect(dead.list).toEqual([]);
+      clock.advance(20);
+      socket.drain(0, true); // written at 150
+      clock.advance(29);
+      expect(dead.list).toEqual([]);
+      clock.advance(1);
+      expect(dead.list.map((e) => [e.socket, e.waitedMs])).toEqual([[socket.ws, 30]]);
+    });
+
+    it('terminates a peer whose queue stands still for a whole interval: it is not reading', () => {
+      const { server, dead: all } = watchOne();
+      const socket = backlogged();
+      server.connect(socket);
+      const dead = deadOf(all, socket);
+      // Pinged at 100; nothing leaves the queue for a whole interval.
+      clock.advance(199);
+      expect(dead.list).toEqual([]);
+      clock.advance(1);
+      expect(dead.list.map((e) => [e.socket, e.waitedMs])).toEqual([[socket.ws, 100]]);
+    });
+
+    it('takes an answer before the ping was reported written, and pings on as usual', () => {
+      const { server, dead: all, beat } = watchOne();
+      const socket = backlogged();
+      server.connect(socket);
+      const dead = deadOf(all, socket);
+      clock.advance(110);
+      socket.emit('pong', Buffer.alloc(0));
+      socket.drain(0, true);
+      clock.advance(100);
+      expect(dead.list).toEqual([]);
+      expect(socket.pings).toBe(2);
+      expect(socket.pingCallbacks).toEqual([]);
+      expect(beat.state(socket.ws)!.awaitingPong).toBe(true);
+    });
+  });
+
   describe('pings', () => {
     it('pings a connection that has been quiet for pingIntervalMs', () => {
       const { socket } = watchOne();

@@ -53,6 +53,7 @@ describe('resolveOptions', () => {
       readerIdleMs: 'limitMs',
       writerIdleMs: 'limitMs',
       allIdleMs: 'limitMs',
+      keepaliveMs: 'limitMs',
       pongTimeoutMs: 'durationMs',
       pingSlackMs: 'durationMs',
       closeOnIdle: 'boolean',
@@ -67,7 +68,13 @@ describe('resolveOptions', () => {
     it('takes 0 and Infinity as "off" for every limit', () => {
       for (const off of [0, Infinity]) {
         const resolved = resolveOptions({ readerIdleMs: 5, writerIdleMs: off, allIdleMs: off, pingIntervalMs: off });
-        expect(resolved).toMatchObject({ pingIntervalMs: 0, writerIdleMs: 0, allIdleMs: 0, trackWrites: false });
+        expect(resolved).toMatchObject({
+          pingIntervalMs: Infinity,
+          writerIdleMs: Infinity,
+          allIdleMs: Infinity,
+          pongTimeoutMs: Infinity,
+          trackWrites: false,
+        });
       }
     });
   });
@@ -105,6 +112,26 @@ describe('resolveOptions', () => {
   it('rejects a pongTimeoutMs when pings are disabled', () => {
     expect(() => resolveOptions({ pingIntervalMs: 0, pongTimeoutMs: 100, readerIdleMs: 5 })).toThrow(
       /pongTimeoutMs needs pings/,
+    );
+  });
+
+  it('turns keepalives on with keepaliveMs alone, an empty text frame by default', () => {
+    expect(resolveOptions({ keepaliveMs: 20_000 })).toMatchObject({ keepaliveMs: 20_000, keepaliveMessage: '' });
+    expect(resolveOptions(undefined)).toMatchObject({ keepaliveMs: Infinity, keepaliveMessage: '' });
+    expect(resolveOptions({ pingIntervalMs: 0, keepaliveMs: 5, keepaliveMessage: 'ka' })).toMatchObject({
+      pingIntervalMs: Infinity,
+      keepaliveMs: 5,
+      keepaliveMessage: 'ka',
+    });
+    expect(resolveOptions({ keepaliveMs: 0 }).keepaliveMs).toBe(Infinity);
+  });
+
+  it('rejects a keepaliveMessage that is not a string, or that has no keepaliveMs to go with', () => {
+    expect(() => resolveOptions({ keepaliveMs: 5, keepaliveMessage: 7 as never })).toThrow(
+      new TypeError('@tickwheel/ws: keepaliveMessage must be a string, got 7'),
+    );
+    expect(() => resolveOptions({ keepaliveMessage: 'ka' })).toThrow(
+      new RangeError('@tickwheel/ws: keepaliveMessage needs keepalives, but keepaliveMs is 0 (off), got "ka"'),
     );
   });
 
@@ -169,5 +196,42 @@ describe('resolveOptions', () => {
 
   it('rejects options that are not an object', () => {
     expect(() => resolveOptions(5 as never)).toThrow('@tickwheel/ws: options must be an object, got 5');
+  });
+
+  describe('connection limits', () => {
+    it('takes 0 and Infinity as off, and defaults drainTimeoutMs when maxBufferedBytes is on', () => {
+      expect(resolveOptions({ firstMessageMs: 0, maxLifetimeMs: Infinity, maxBufferedBytes: 0 })).toMatchObject({
+        firstMessageMs: Infinity,
+        maxLifetimeMs: Infinity,
+        maxBufferedBytes: Infinity,
+        drainTimeoutMs: Infinity,
+        lifetimeJitter: 0,
+      });
+      expect(resolveOptions({ maxBufferedBytes: 1 << 20 }).drainTimeoutMs).toBe(10_000);
+    });
+
+    it('names the package, the option and the value of a bad one', () => {
+      expect(() => resolveOptions({ firstMessageMs: -1 })).toThrow(
+        '@tickwheel/ws: firstMessageMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1',
+      );
+      expect(() => resolveOptions({ maxLifetimeMs: 60_000, lifetimeJitter: 1.5 })).toThrow(
+        /^@tickwheel\/ws: lifetimeJitter must be .*got 1\.5$/,
+      );
+      expect(() => resolveOptions({ lifetimeJitter: 0.1 })).toThrow(
+        '@tickwheel/ws: lifetimeJitter needs maxLifetimeMs, which is off, got 0.1',
+      );
+      expect(() => resolveOptions({ maxBufferedBytes: 1.5 })).toThrow(/maxBufferedBytes must be an integer/);
+      expect(() => resolveOptions({ maxBufferedBytes: -1 })).toThrow(RangeError);
+      expect(() => resolveOptions({ drainTimeoutMs: 5 })).toThrow(
+        '@tickwheel/ws: drainTimeoutMs needs maxBufferedBytes, which is off, got 5',
+      );
+      expect(() => resolveOptions({ maxBufferedBytes: 1_000, drainTimeoutMs: 0 })).toThrow(RangeError);
+      expect(() => resolveOptions({ maxLifetimeMs: '1h' as never })).toThrow(TypeError);
+    });
+
+    it('counts as something to do on its own', () => {
+      expect(resolveOptions({ pingIntervalMs: 0, firstMessageMs: 5_000 }).firstMessageMs).toBe(5_000);
+      expect(() => resolveOptions({ pingIntervalMs: 0 })).toThrow(/would do nothing/);
+    });
   });
 });

@@ -25,7 +25,19 @@ interface Side {
 }
 const BARE: Side = { client: [], server: [] };
 // A client limit far too long to fire: it puts every call on the wheel and writes grpc-timeout.
-const WRAPPED: Side = { client: [deadlineInterceptor({ timeoutMs: 600_000 })], server: [serverDeadlineInterceptor()] };
+// The newer options set too, each too small or too long to change an outcome here: a 1 ms reserve,
+// a 1 ms minimum budget, and retries on a code no scenario answers with.
+const WRAPPED: Side = {
+  client: [
+    deadlineInterceptor({
+      timeoutMs: 600_000,
+      reserveMs: 1,
+      minBudgetMs: 1,
+      retry: { limit: 2, perAttemptMs: 600_000, statusCodes: ['RESOURCE_EXHAUSTED'] },
+    }),
+  ],
+  server: [serverDeadlineInterceptor()],
+};
 
 const loopback = loopbackPerTest();
 

@@ -214,4 +214,67 @@ describe('propagation', () => {
     // B saw no deadline at all: no grpc-timeout was sent.
     expect(logB.remaining[0]).toBe(-1);
   });
+
+  it('keeps reserveMs of the propagated budget for the handler, on the wire to B, but not of an explicit deadline', async () => {
+    const logB = newLog();
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ reserveMs: 300 })]);
+    let explicitNext = false;
+    const { relay, hops } = await startRelay(
+      (req) => unary(toB, req, explicitNext ? { deadline: Date.now() + 500 } : {}),
+      [serverDeadlineInterceptor()],
+    );
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 2_000 })]);
+
+    const { err, res } = await unary(client, { text: 'reserved', delayMs: 0 });
+    expect(err).toBeNull();
+    expect(res!.remainingMs).toBeGreaterThan(1_000);
+    expect(res!.remainingMs).toBeLessThanOrEqual(Math.ceil(hops[0].remainingAtA) - 300);
+
+    explicitNext = true;
+    const second = await unary(client, { text: 'explicit', delayMs: 0 });
+    expect(second.err).toBeNull();
+    // The caller's own 500 ms, not shortened (B rounds its budget up to whole ms).
+    expect(second.res!.remainingMs).toBeGreaterThan(400);
+    expect(second.res!.remainingMs).toBeLessThanOrEqual(500);
+  });
+
+  it('takes reserveMs off a budget from the parent call option too', async () => {
+    const logB = newLog();
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ reserveMs: 250 })]);
+    // A is bare grpc-js: its handler's only deadline is the parent call's.
+    const { relay } = await startRelay((req, parent) => unary(toB, req, { parent }), []);
+    const client = await loopback.client(relay.address);
+
+    const { err, res } = await unary(client, { text: 'p', delayMs: 0 }, { deadline: Date.now() + 2_000 });
+    expect(err).toBeNull();
+    expect(res!.remainingMs).toBeGreaterThan(1_000);
+    expect(res!.remainingMs).toBeLessThanOrEqual(2_000 - 250);
+  });
+
+  it('fails a call with less than minBudgetMs left at once: B is never called, A answers in time', async () => {
+    const logB = newLog();
+    const serverB = await loopback.server([serverDeadlineInterceptor()], echoImplementation(logB));
+    const toB = await loopback.client(serverB.address, [deadlineInterceptor({ minBudgetMs: 150 })]);
+    const relay = await loopback.server([serverDeadlineInterceptor()], {
+      Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+        // Spend most of the 300 ms budget first, then ask B with what is left.
+        setTimeout(() => {
+          void unary(toB, call.request).then(({ err }) =>
+            callback(null, { text: err?.details ?? 'sent', remainingMs: currentDeadline()?.remaining() ?? -1 }),
+          );
+        }, 200);
+      },
+    });
+    const client = await loopback.client(relay.address, [deadlineInterceptor({ timeoutMs: 300 })]);
+
+    const { err, res } = await unary(client, { text: 'x', delayMs: 0 });
+    expect(err).toBeNull();
+    expect(res!.text).toMatch(
+      /^Deadline exceeded before the call started: \d+ ms left of the propagated budget, below minBudgetMs 150, on \/tickwheel\.test\.Echo\/Unary$/,
+    );
+    expect(res!.remainingMs).toBeGreaterThan(0);
+    expect(logB.started).toEqual([]);
+  });
 });

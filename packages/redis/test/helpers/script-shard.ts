@@ -36,15 +36,15 @@ export async function shard(): Promise<Shard> {
   return { keys: keyList(shardKeys('tickwheel', namespace, 0)), channel, wakes };
 }
 
-/** schedule(id, due in ms at `now`) with 3 attempts and a fixed 1 s backoff unless told otherwise. */
+/** schedule(id, due in ms at `now`) with 3 attempts, a fixed 1 s backoff and no maxWait unless told otherwise. */
 export function schedule(
   s: Shard,
   id: string,
   ms: number,
   now: number,
-  extra: { payload?: string; ifExists?: string } = {},
+  extra: { payload?: string; ifExists?: string; maxWaitMs?: number } = {},
 ) {
-  const { payload = '{"n":1}', ifExists = 'replace' } = extra;
+  const { payload = '{"n":1}', ifExists = 'replace', maxWaitMs } = extra;
   return client.tickwheelSchedule(
     ...s.keys,
     id,
@@ -56,11 +56,20 @@ export function schedule(
     ifExists,
     '3',
     'f1000',
+    maxWaitMs === undefined ? '' : String(maxWaitMs),
+    '',
     String(now),
   );
 }
 
-export const claim = (s: Shard, limit: number, leaseMs: number, now: number) =>
-  client.tickwheelClaim(...s.keys, String(limit), String(leaseMs), String(now));
+let claimSeq = 0;
+/** A claim by worker `worker` (default 'w'), with a fresh sequence number unless `seq` is given. */
+export const claim = (
+  s: Shard,
+  limit: number,
+  leaseMs: number,
+  now: number,
+  { worker = 'w', seq = ++claimSeq, recover = '' }: { worker?: string; seq?: number; recover?: string } = {},
+) => client.tickwheelClaim(...s.keys, String(limit), String(leaseMs), worker, String(seq), recover, String(now));
 
 export const flush = () => new Promise((resolve) => setImmediate(resolve));

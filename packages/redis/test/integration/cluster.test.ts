@@ -10,6 +10,7 @@ import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisTimers } from '../../src/redis-timers.js';
 import type { FiredTimer } from '../../src/types.js';
+import { debounceUnderLoad } from '../helpers/debounce-load.js';
 import { startRedisCluster, waitForFailover, type RedisCluster } from '../helpers/redis-server.js';
 import { sleep, uniqueNamespace, until } from '../helpers/wait.js';
 import { forkWorker, killAllWorkers, type Start } from '../helpers/workers.js';
@@ -81,6 +82,11 @@ describe('RedisTimers on a Redis Cluster (3 masters, 3 replicas)', () => {
     expect(fired[0]).toMatchObject({ id: 'early', dueAt, attempts: 1 });
     expect(Date.now()).toBeGreaterThanOrEqual(dueAt);
     await worker.stop();
+  });
+
+  it('caps a debounced timer at maxWaitMs under four concurrent schedulers on Cluster clients', async () => {
+    const { fires, calls } = await debounceUnderLoad(client, { shards: 3 });
+    console.log(`maxWait on the cluster: ${calls} schedule() calls in 1.6 s fired ${fires.length} times`);
   });
 
   it(

@@ -136,4 +136,24 @@ describe('RedisTimers under faults', () => {
       await worker.stop();
     },
   );
+  it(
+    'a schedule() try abandoned by the budget loop that reaches Redis later changes nothing, even after a newer cancel',
+    { timeout: 15_000 },
+    async () => {
+      const redis = client(inject('redisUrl'));
+      const timers = new RedisTimers({ redis, namespace: uniqueNamespace('late'), failoverBudgetMs: 5_000 });
+      const target = redis as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+      const real = target.tickwheelSchedule.bind(redis);
+      let held: string[] | undefined;
+      // The first try is stuck in a queue (as during a failover); the retry after 2 s goes through.
+      target.tickwheelSchedule = (...args) =>
+        held === undefined ? ((held = args), new Promise(() => undefined)) : real(...args);
+      const dueAt = await timers.schedule('x', 60_000, 'v1');
+      expect((await timers.get('x'))?.dueAt).toBe(dueAt);
+      expect(await timers.cancel('x')).toBe(true);
+      // The stuck try reaches Redis now, after its call resolved and a newer cancel: refused.
+      await expect(real(...held!)).rejects.toThrow(/TICKWHEEL_LATE/);
+      expect(await timers.get('x')).toBeUndefined();
+    },
+  );
 });

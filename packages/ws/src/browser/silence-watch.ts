@@ -18,22 +18,23 @@
  * - Silence is measured with `performance.now()`, from the last message to now. Messages only
  *   write that time; one timer, due at `lastMessageAt + silenceMs`, compares when it runs and
  *   re-arms for the rest when a message came since.
- * - Silence counts only while the watch was awake to hear. `awakeAt` is the last time the watch
- *   ran (a message, or one of its checks). A check that runs more than {@link LATE_MS} after its
- *   due time, and every check on `visibilitychange` to visible, follows a stretch the page may
- *   have slept through: the time from `awakeAt` to now is not counted as silence. Only the silence
- *   heard before it (`awakeAt - lastMessageAt`) is; when that falls short, the timer re-arms for the
- *   remaining silence (at least LATE_MS, so that messages queued while asleep are delivered first).
+ * - Silence counts only while the watch was awake to hear. A check that runs more than
+ *   {@link LATE_MS} after its due time, and every check on `visibilitychange` to visible, follows
+ *   a stretch the page may have slept through, and messages that arrived meanwhile may still be
+ *   queued behind it. Such a check counts the silence only up to the last time the watch is sure
+ *   it heard everything: `awakeAt` (a message, or an on-time check), or an earlier wake-up at least
+ *   LATE_MS back (the events queued then have been delivered since). When that silence falls short
+ *   of `silenceMs`, the timer re-arms for the remaining silence, and for at least LATE_MS.
  * - An on-time check, or a late one whose silence was heard before the sleep, declares the
  *   server dead: the socket is closed (`closeCode`, `closeReason`) and `'dead'` dispatched, once.
  *
  * A worked example, silenceMs 45 000, the server dying right after its message at t = 0 (s):
  *
- * | t   | what runs                          | heard silence      | then                          |
- * |-----|------------------------------------|--------------------|-------------------------------|
- * | 0   | message                            | -                  | lastMessageAt = awakeAt = 0   |
- * | 60  | timer due at 45, 15 s late (hidden)| awakeAt - 0 = 0    | re-arm for 45, awakeAt = 60   |
- * | 120 | timer due at 105, 15 s late        | 60 - 0 = 60 >= 45  | dead                          |
+ * | t   | what runs                           | heard silence       | then                        |
+ * |-----|-------------------------------------|---------------------|-----------------------------|
+ * | 0   | message                             | -                   | lastMessageAt = awakeAt = 0 |
+ * | 60  | timer due at 45, 15 s late (hidden) | awakeAt - 0 = 0     | re-arm for 45, woke at 60   |
+ * | 120 | timer due at 105, 15 s late         | woke - 0 = 60 >= 45 | dead                        |
  *
  * With a live server sending keepalives, each message moves `lastMessageAt` and `awakeAt`
  * (network events are delivered in hidden tabs), so a late timer finds little silence and re-arms.
@@ -97,8 +98,10 @@ export class SilenceWatch<S extends WatchableSocket = WatchableSocket> extends E
   readonly options: ResolvedWatchOptions;
   private readonly host: Host;
   private lastAt = NaN;
-  /** The last time the watch ran, as far as it knows (see the module comment). */
+  /** Silence is heard up to here for sure: a message, or an on-time check (see the module comment). */
   private awakeAt = NaN;
+  /** When the watch last woke from a stretch it may have slept through (a late check, the page shown). */
+  private wokeAt = -Infinity;
   /** When the pending timer is due; Infinity when none is. */
   private dueAt = Infinity;
   private timer: unknown = undefined;
@@ -195,13 +198,20 @@ export class SilenceWatch<S extends WatchableSocket = WatchableSocket> extends E
     const now = this.host.now();
     const silenceMs = this.options.silenceMs;
     if (now - this.lastAt < silenceMs) {
-      this.awakeAt = now;
+      if (afterSleep) this.wokeAt = now;
+      else this.awakeAt = now;
       this.arm(this.lastAt + silenceMs);
       return;
     }
-    const heard = this.awakeAt - this.lastAt;
-    if (!afterSleep || heard >= silenceMs) return this.declareDead(now - this.lastAt);
-    this.awakeAt = now;
+    // Up to when silence was surely heard: now, or (after a sleep) before it.
+    const heardUntil = !afterSleep
+      ? now
+      : now - this.wokeAt >= LATE_MS
+        ? Math.max(this.awakeAt, this.wokeAt)
+        : this.awakeAt;
+    const heard = heardUntil - this.lastAt;
+    if (heard >= silenceMs) return this.declareDead(now - this.lastAt);
+    this.wokeAt = now;
     this.arm(now + Math.max(silenceMs - heard, LATE_MS));
   }
 

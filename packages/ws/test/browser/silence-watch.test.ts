@@ -153,6 +153,20 @@ describe('SilenceWatch', () => {
       expect(dead).toEqual([]);
     });
 
+    it('the page shown right after a late timer, before the messages queued while it slept are delivered, is not declared dead', () => {
+      const { page, socket, dead } = setup({ silenceMs: 10_000 });
+      page.document!.hide();
+      page.sleepUntil(50_000);
+      page.runDue(); // late: nothing heard awake, re-armed
+      page.advance(10);
+      page.document!.show(); // 10 ms after waking: the sleep is still not heard silence
+      expect(dead).toEqual([]);
+      page.advance(10);
+      socket.receive('queued while asleep');
+      page.advanceTo(60_019);
+      expect(dead).toEqual([]);
+    });
+
     it('a page hidden or shown with the silence short of silenceMs only re-arms', () => {
       const { page, socket, dead } = setup({ silenceMs: 45_000 });
       page.advanceTo(10_000);

@@ -12,7 +12,14 @@ export class FakeSocket extends EventEmitter {
    * `bytesWritten` counts every frame sent; `bytesRead` is there only with `{ transport: true }`,
    * and every frame received then adds to it, as on a real socket.
    */
-  _socket: { bytesRead?: number; bytesWritten: number } = { bytesWritten: 0 };
+  _socket: { bytesRead?: number; bytesWritten: number; writableLength: number } = {
+    bytesWritten: 0,
+    writableLength: 0,
+  };
+  /** Our own data queued and not written yet, as ws's getter reports it (tests set it). */
+  bufferedAmount = 0;
+  /** Callbacks of pings sent behind queued data, called by `flushPings()`. */
+  pingCallbacks: Array<(err?: Error) => void> = [];
   /** As ws's: a server-side socket sends unmasked frames. */
   _isServer = true;
   /** As ws's option: whether ws answers the peer's pings by itself. */
@@ -42,10 +49,13 @@ export class FakeSocket extends EventEmitter {
     return super.emit(event, ...args);
   }
 
-  ping(): void {
+  ping(_data?: unknown, _mask?: unknown, cb?: (err?: Error) => void): void {
     if (this.readyState === 0) throw new Error('WebSocket is not open: readyState 0 (CONNECTING)');
+    if (cb !== undefined) this.pingCallbacks.push(cb);
     this.pings++;
     this._socket.bytesWritten += 2;
+    // Behind queued data, the ping is queued too.
+    if (this.bufferedAmount > 0) this._socket.writableLength += 2;
   }
 
   terminate(): void {
@@ -63,6 +73,15 @@ export class FakeSocket extends EventEmitter {
     this.sent.push(data);
     if (this.readyState === 1) this._socket.bytesWritten += 2 + String(data).length;
     cb?.(this.readyState === 1 ? undefined : new Error('WebSocket is not open'));
+  }
+
+  /** The queued data drains: `bytes` more reach the kernel, and (with `all`) the queue empties, pings included. */
+  drain(bytes: number, all = false): void {
+    this._socket.writableLength = Math.max(0, this._socket.writableLength - bytes);
+    if (!all) return;
+    this.bufferedAmount = 0;
+    this._socket.writableLength = 0;
+    for (const cb of this.pingCallbacks.splice(0)) cb();
   }
 
   /** What ws does when the socket finally closes. */

@@ -12,4 +12,8 @@ export const EVERY_OPTION: Record<string, HeartbeatOptions> = {
   'writerIdleMs + allIdleMs': { writerIdleMs: 60_000, allIdleMs: 60_000 },
   trackWrites: { trackWrites: true },
   closeOnIdle: { allIdleMs: 60_000, closeOnIdle: true },
+  firstMessageMs: { firstMessageMs: 60_000 },
+  'maxLifetimeMs + lifetimeJitter': { maxLifetimeMs: 60_000, lifetimeJitter: 0.5 },
+  'maxBufferedBytes + drainTimeoutMs': { maxBufferedBytes: 1 << 20, drainTimeoutMs: 60_000 },
+  'keepaliveMs + keepaliveMessage': { keepaliveMs: 60_000, keepaliveMessage: 'keepalive' },
 };

@@ -39,6 +39,19 @@ export class PartitionProxy {
     }
   }
 
+  /**
+   * Stops relaying, both ways, and closes nothing: each side keeps an open connection that hears
+   * nothing more (a half-open path, as when a server's host vanishes without a FIN or RST).
+   */
+  stall(): void {
+    for (const { client, upstream } of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      upstream.pause();
+      client.pause();
+    }
+  }
+
   /** Destroys every relayed socket and stops listening. */
   async close(): Promise<void> {
     for (const { client, upstream } of this.pairs) {

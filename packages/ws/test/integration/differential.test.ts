@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { WebSocket, type WebSocketServer } from 'ws';
 import { heartbeat } from '../../src/heartbeat.js';
+import type { HeartbeatOptions } from '../../src/types.js';
+import { EVERY_OPTION } from '../helpers/option-sets.js';
 import { closeAll, connect, next, sleep, startServer, waitFor } from '../helpers/servers.js';
 
 // Tests adapted from ws's own suite (github:websockets/ws, test/websocket.test.js and
@@ -12,12 +14,15 @@ import { closeAll, connect, next, sleep, startServer, waitFor } from '../helpers
 type Log = string[];
 type Scenario = (wss: WebSocketServer, url: string, log: Log) => Promise<void>;
 
-/** Runs `scenario` bare and under a heartbeat, and returns both logs. */
-async function differential(scenario: Scenario): Promise<{ bare: Log; wrapped: Log }> {
+/** Runs `scenario` bare and under a heartbeat with `options`, and returns both logs. */
+async function differential(
+  scenario: Scenario,
+  options: HeartbeatOptions = { pingIntervalMs: 60_000 },
+): Promise<{ bare: Log; wrapped: Log }> {
   const logs: Log[] = [];
   for (const wrapped of [false, true]) {
     const { wss, url } = await startServer();
-    const beat = wrapped ? heartbeat(wss, { pingIntervalMs: 60_000 }) : undefined;
+    const beat = wrapped ? heartbeat(wss, options) : undefined;
     const log: Log = [];
     try {
       await scenario(wss, url, log);
@@ -186,6 +191,32 @@ describe('differential: bare ws vs ws with a heartbeat', () => {
     expect(bare).toContain('client close 1001  readyState=3');
     expect(wrapped.sort()).toEqual(bare.sort());
   });
+
+  it('with keepaliveMs too long to fire: echoes both ways, pings, closes, and the sockets\' own keys, as bare (source: ws test/websocket.test.js, "works like the `EventEmitter` interface", "emits a \'ping\' event")', async () => {
+    const { bare, wrapped } = await differential(
+      async (wss, url, log) => {
+        const { client, server } = await pair(wss, url);
+        record(client, 'client', log);
+        server.on('message', (msg: Buffer, isBinary: boolean) => server.send(msg, { binary: isBinary }));
+        log.push(`server keys ${Reflect.ownKeys(server).map(String).join(',')}`);
+        log.push(`send own ${Object.prototype.hasOwnProperty.call(server, 'send')}`);
+        client.send('foo');
+        client.send(Buffer.from([1, 2]), { binary: true });
+        server.ping('hi');
+        await waitFor(() => log.filter((line) => line.startsWith('client ')).length >= 3, 2_000, 'echoes and ping');
+        const closed = next(client, 'close');
+        server.close(4001, 'bye');
+        await closed;
+        log.push(`server keys after ${Reflect.ownKeys(server).map(String).join(',')}`);
+      },
+      { pingIntervalMs: 60_000, keepaliveMs: 60_000, keepaliveMessage: 'keepalive' },
+    );
+    expect(bare).toContain('client message foo false');
+    expect(bare).toContain('client message \u0001\u0002 true');
+    expect(bare).toContain('client ping hi');
+    expect(bare).toContain('client close 4001 bye readyState=3');
+    expect(wrapped).toEqual(bare);
+  });
 });
 
 describe('listeners removed by the user, on real ws', () => {
@@ -226,4 +257,28 @@ describe('listeners removed by the user, on real ws', () => {
       await closeAll();
     }
   });
+});
+
+describe('differential: every option, its limits too long to fire', () => {
+  for (const [name, options] of Object.entries(EVERY_OPTION)) {
+    it(`echoes, pings and closes as bare ws with ${name} (source: ws test/websocket.test.js, "#close works when close reason is specified")`, async () => {
+      const { bare, wrapped } = await differential(async (wss, url, log) => {
+        wss.on('connection', (server: WebSocket) => {
+          record(server, 'server', log);
+          server.on('message', (data: Buffer, isBinary: boolean) => server.send(data, { binary: isBinary }));
+        });
+        const client = await connect(url);
+        record(client, 'client', log);
+        client.send('foo');
+        await next(client, 'message');
+        client.ping('p');
+        await next(client, 'pong');
+        client.close(1000, 'some reason');
+        await next(client, 'close');
+        await waitFor(() => wss.clients.size === 0, 2_000, 'the server side to close');
+      }, options);
+      expect(wrapped.sort()).toEqual(bare.sort());
+      expect(bare).toContain('client close 1000 some reason readyState=3');
+    });
+  }
 });

@@ -334,3 +334,49 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
     expect(beat.stats()).toMatchObject({ connections: 0, dead: 0 });
   }, 30_000);
 });
+
+describe('a ping queued behind our own data (real ws on 127.0.0.1)', () => {
+  it(
+    'does not declare a server dead while a large upload drains slowly past the pong timeout',
+    { timeout: 30_000 },
+    async () => {
+      const { wss, url } = await startServer({ maxPayload: 64 * 1024 * 1024 });
+      const accepted = next<WebSocket>(wss, 'connection');
+      const client = await connect(url);
+      const server = await accepted;
+      // The server reads in bursts, so the upload takes far longer than pongTimeoutMs.
+      const transport = (server as unknown as { _socket: { pause(): void; resume(): void } })._socket;
+      const throttle = setInterval(() => {
+        transport.pause();
+        setTimeout(() => transport.resume(), 9);
+      }, 10);
+      onCleanup(() => clearInterval(throttle));
+      const beat = track(heartbeat(client, { pingIntervalMs: 1_200, pongTimeoutMs: 1_000, pingSlackMs: 0 }));
+      const dead: DeadPeerEvent[] = [];
+      beat.on('dead', (e) => dead.push(e));
+      const received = next<Buffer>(server, 'message');
+      const startedAt = performance.now();
+      client.send(Buffer.alloc(24 * 1024 * 1024, 7));
+      const message = await received;
+      clearInterval(throttle);
+      // The upload outlasted the pong timeout: a deadline from the ping() call would have killed it.
+      expect(performance.now() - startedAt).toBeGreaterThan(1_000);
+      expect(message.length).toBe(24 * 1024 * 1024);
+      expect(dead).toEqual([]);
+      expect(client.readyState).toBe(WebSocket.OPEN);
+      expect(beat.stats().pingsSent).toBeGreaterThan(0);
+    },
+  );
+
+  it('still terminates a peer that stopped reading while our data is queued', async () => {
+    const { wss, url } = await startServer({ maxPayload: 64 * 1024 * 1024 });
+    const accepted = next<WebSocket>(wss, 'connection');
+    const client = await connect(url);
+    const server = await accepted;
+    (server as unknown as { _socket: { pause(): void } })._socket.pause();
+    const beat = track(heartbeat(client, { pingIntervalMs: 20, pongTimeoutMs: 10, pingSlackMs: 0 }));
+    client.send(Buffer.alloc(24 * 1024 * 1024, 7));
+    const dead = await next<DeadPeerEvent>(beat, 'dead');
+    expect(dead.socket).toBe(client);
+  });
+});

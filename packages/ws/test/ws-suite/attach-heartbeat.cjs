@@ -8,6 +8,7 @@
 //
 // WS_DIR: the ws checkout whose suite runs. HEARTBEAT_ON: server, client, both (default) or none.
 // HEARTBEAT_OPTIONS: JSON options for every heartbeat (default {}: the defaults).
+// HEARTBEAT_LOG=1: print each 'dead' event to stderr.
 const path = require('node:path');
 
 const wsDir = process.env.WS_DIR;
@@ -15,6 +16,16 @@ if (!wsDir) throw new Error('attach-heartbeat: set WS_DIR to the ws checkout');
 const on = process.env.HEARTBEAT_ON ?? 'both';
 const options = JSON.parse(process.env.HEARTBEAT_OPTIONS ?? '{}');
 const { heartbeat } = require(path.join(__dirname, '../../dist/index.js'));
+
+const log = process.env.HEARTBEAT_LOG === '1';
+/** Starts a heartbeat on `target`, logging its 'dead' events when asked to. */
+function attachTo(target, side) {
+  const beat = heartbeat(target, options);
+  if (log)
+    beat.on('dead', (e) =>
+      process.stderr.write(`attach-heartbeat: ${side} heartbeat: dead after ${e.waitedMs.toFixed(1)} ms\n`),
+    );
+}
 
 let servers = 0;
 let clients = 0;
@@ -38,11 +49,11 @@ function wrap(file, attach) {
 // A client socket is built with an address; ws builds a server's sockets with null.
 wrap('websocket.js', (ws, [address]) => {
   if (address === null || (on !== 'client' && on !== 'both')) return;
-  heartbeat(ws, options);
+  attachTo(ws, 'client');
   clients++;
 });
 wrap('websocket-server.js', (wss) => {
   if (on !== 'server' && on !== 'both') return;
-  heartbeat(wss, options);
+  attachTo(wss, 'server');
   servers++;
 });

@@ -25,8 +25,8 @@
  * has the suite's own figures. What is left above the heap is the tick: a timer due between a
  * boundary and the wake-up after it waits for the next tick.
  */
-import { atJobEnd, freshNow, SystemClock, type Clock, type WakeupDriver } from './clock.js';
-import { optionChecks } from './options-kit.js';
+import { atJobEnd, freshNow, SystemClock, type Clock, type WakeupDriver } from '../clocks/clock.js';
+import { optionChecks } from '../kit/options-kit.js';
 
 const core = optionChecks('@tickwheel/core');
 

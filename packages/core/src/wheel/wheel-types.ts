@@ -2,7 +2,7 @@
  * The public option and statistics types of the `TimingWheel`.
  * Must not depend on: runtime code (types only).
  */
-import type { Clock } from './clock.js';
+import type { Clock } from '../clocks/clock.js';
 import type { TimerHandle } from './timer-handle.js';
 
 /** Options of the `TimingWheel` constructor; every one is optional. */

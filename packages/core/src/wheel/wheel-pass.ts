@@ -8,9 +8,9 @@
  * is its "Cascade", "Driver" and "Errors" sections in code.
  */
 import type { Bucket, Link } from './bucket.js';
-import * as channels from './channels.js';
-import { publishCallbackError, publishWake } from './channels.js';
-import type { Clock, WakeupDriver } from './clock.js';
+import * as channels from '../channels.js';
+import { publishCallbackError, publishWake } from '../channels.js';
+import type { Clock, WakeupDriver } from '../clocks/clock.js';
 import type { TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerHandle } from './timer-handle.js';

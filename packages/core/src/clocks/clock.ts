@@ -8,7 +8,7 @@
  * given time: the {@link ManualClock} does it synchronously while it is advanced, and the
  * {@link SystemClock} does it with one native `setTimeout` per wheel (see `native-driver.ts`).
  */
-import { optionChecks } from './options-kit.js';
+import { optionChecks } from '../kit/options-kit.js';
 
 const core = optionChecks('@tickwheel/core');
 

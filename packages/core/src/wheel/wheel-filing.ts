@@ -7,7 +7,7 @@
  * a new timer is the soonest. This is the hot path; the passes that fire and cascade are in
  * `wheel-pass.ts`, the design in `timing-wheel.ts`.
  */
-import type { WakeupDriver } from './clock.js';
+import type { WakeupDriver } from '../clocks/clock.js';
 import type { TickScale } from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerHandle } from './timer-handle.js';

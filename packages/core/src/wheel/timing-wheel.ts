@@ -95,12 +95,12 @@
  * ## Threading
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.
  */
-import { isDrivingClock, systemClock, type Clock } from './clock.js';
+import { isDrivingClock, systemClock, type Clock } from '../clocks/clock.js';
 import { loopGridOriginMs, NativeDriver } from './native-driver.js';
 import * as tickScale from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerCallback, TimerTask } from './timer-handle.js';
-import { describeValue, optionChecks, requireFunction, requireMs } from './options-kit.js';
+import { describeValue, optionChecks, requireFunction, requireMs } from '../kit/options-kit.js';
 import type { TimingWheelOptions } from './wheel-types.js';
 import { WheelPass, type ErrorHandler } from './wheel-pass.js';
 

@@ -1,6 +1,6 @@
 /**
  * The option kit: how every tickwheel package checks its arguments and options, with one message shape (internal).
- * Must not depend on: any adapter package or the wheel (tick-scale.ts only).
+ * Must not depend on: any adapter package or anything else in core (a leaf).
  *
  * undici checks every dispatcher option in one place and words each failure the same way; this is
  * ours. Every failure is a `TypeError` (wrong type) or a `RangeError` (right type, wrong value)
@@ -17,7 +17,12 @@
  * argument as 0.1 did: `delayMs must be a finite number >= 0, got -5`. Everything here, {@link describeValue} included, is reached by the
  * adapters through `@tickwheel/core/internal` and is not public API.
  */
-import { MAX_DELAY_MS } from './tick-scale.js';
+
+/**
+ * The longest delay honoured exactly (2^53 ms, about 285 000 years); longer ones never fire. The
+ * bound of every duration option, so it lives in this leaf; the wheel's tick arithmetic imports it.
+ */
+export const MAX_DELAY_MS = 2 ** 53;
 
 /**
  * Renders a value for an error message: primitives as `String()` shows them (strings quoted),

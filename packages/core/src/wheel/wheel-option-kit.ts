@@ -2,7 +2,7 @@
  * The adapters' option kit: the leaf option checks plus the check of a `wheel` option.
  * Must not depend on: any adapter package (the leaf checks and the wheel's brand only).
  */
-import { optionChecks, type OptionChecks } from './options-kit.js';
+import { optionChecks, type OptionChecks } from '../kit/options-kit.js';
 import { isTimingWheel, type TimingWheel } from './timing-wheel.js';
 
 /** The checks of one package's options, a `wheel` option's included. */

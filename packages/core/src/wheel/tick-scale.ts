@@ -1,6 +1,6 @@
 /**
  * TickScale: the conversion between a clock's milliseconds and a wheel's ticks.
- * Must not depend on: anything (pure arithmetic, no imports).
+ * Must not depend on: anything but the kit's MAX_DELAY_MS (pure arithmetic).
  *
  * The conversion between a clock's milliseconds and a wheel's ticks, for any positive finite
  * `tickMs`: 1 (the default), a power of two, or a fraction such as 0.3 or 1000 / 60.
@@ -25,8 +25,9 @@
  * that `expiresAt` may lie that little below `now + delayMs`.
  */
 
-/** The longest delay honoured exactly (2^53 ms, about 285 000 years); longer ones never fire. */
-export const MAX_DELAY_MS = 2 ** 53;
+import { MAX_DELAY_MS } from '../kit/options-kit.js';
+
+export { MAX_DELAY_MS };
 
 /**
  * Relative tolerance for fractional ticks (see the module comment). A clock advanced by

@@ -3,7 +3,7 @@
  * Must not depend on: real time or native timers (clock.ts's contract only).
  */
 import type { DrivingClock, WakeupDriver } from './clock.js';
-import { requireMs } from './options-kit.js';
+import { requireMs } from '../kit/options-kit.js';
 
 /** Wake-ups at one instant, across the clock's wheels, before `advance` assumes an infinite loop. */
 const MAX_WAKES_WITHOUT_PROGRESS = 100_000;
@@ -38,7 +38,7 @@ export class ManualClock implements DrivingClock {
     return this.nowMs;
   }
 
-  /** @internal Used by wheels built on this clock. */
+  /** Used by wheels built on this clock (the `DrivingClock` contract, `@tickwheel/core/internal`). */
   createDriver(wake: () => void): WakeupDriver {
     const driver = new ManualDriver(this.drivers, wake);
     this.drivers.add(driver);

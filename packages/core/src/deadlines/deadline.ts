@@ -3,11 +3,11 @@
  * Must not depend on: any adapter package or the library an adapter wraps (the wheel and the clock only).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { sharedWheel } from './shared-wheel.js';
-import type { TimerHandle, TimerTask } from './timer-handle.js';
-import { scheduleTask, scheduleTaskAt } from './timer-task.js';
-import type { TimingWheel } from './timing-wheel.js';
-import { optionChecks, requireFunction, requireMs } from './options-kit.js';
+import { sharedWheel } from '../wheel/shared-wheel.js';
+import type { TimerHandle, TimerTask } from '../wheel/timer-handle.js';
+import { scheduleTask, scheduleTaskAt } from '../wheel/timer-task.js';
+import type { TimingWheel } from '../wheel/timing-wheel.js';
+import { optionChecks, requireFunction, requireMs } from '../kit/options-kit.js';
 
 /**
  * An ambient deadline: how long the current unit of work (a request, an RPC handler) has left.
@@ -71,7 +71,7 @@ type GlobalWithStorage = typeof globalThis & { [STORAGE_KEY]?: AsyncLocalStorage
 const storage = ((globalThis as GlobalWithStorage)[STORAGE_KEY] ??= new AsyncLocalStorage<Deadline>());
 
 /**
- * @internal Switches the ambient store on now rather than at the first deadline's `run()`. On
+ * Switches the ambient store on now rather than at the first deadline's `run()`. On
  * Node 20 and 22 an enabled AsyncLocalStorage adds its slot to every async resource made from
  * then on; a class whose instances V8 has already sized (after its first few) gets the slot in
  * an out-of-object property array instead, 40 B per object (the AsyncResource of each in-flight
@@ -124,7 +124,7 @@ export function createDeadline(timeoutMs: number, options: DeadlineOptions = {})
 }
 
 /**
- * @internal Told by a method call when a deadline from {@link ownedDeadline} aborts: what
+ * Told by a method call when a deadline from {@link ownedDeadline} aborts: what
  * `onAbort` is for {@link createDeadline}, without a bound function per deadline.
  */
 export interface DeadlineOwner {
@@ -132,7 +132,7 @@ export interface DeadlineOwner {
 }
 
 /**
- * @internal {@link createDeadline} for a per-request owner (the gRPC server's call) that wants
+ * {@link createDeadline} for a per-request owner (the gRPC server's call) that wants
  * to hear of the abort first: `owner.deadlineAborted(reason)` is called where `onAbort` would be.
  * A bound `onAbort` per request took 48 B while the request was in flight (heap snapshot of
  * 1,000 gRPC calls, Node 20). Not public API (`@tickwheel/core/internal`).

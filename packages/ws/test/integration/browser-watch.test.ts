@@ -1,0 +1,227 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { build } from 'rolldown';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
+import { heartbeat } from '../../src/heartbeat.js';
+import { startBrowser } from '../helpers/browser.js';
+import { PartitionProxy } from '../helpers/partition-proxy.js';
+import { closeAll, next, onCleanup, sleep } from '../helpers/servers.js';
+
+// @tickwheel/ws/browser in headless Chromium, against a ws server with keepaliveMs: a live server
+// is never declared dead (the page hidden, its main thread blocked past silenceMs, shown again), a
+// server behind a stalled network path is, in bounded time. Headless Chromium keeps every page
+// visible (minimising the window, other tabs and CDP's Page.setWebLifecycleState change nothing
+// there), so the page's visibility is set by overriding document.visibilityState and dispatching
+// visibilitychange; the late timers are real: the page's main thread is blocked, as a frozen tab's is.
+// (Chromium then delivers the queued keepalives before the overdue timer: a hand-written timer
+// restarted by each message survives the block too. The order that fools it, a timer first, is
+// covered by the unit tests' fake page; here the late check is seen in when the dead server is found.)
+
+const KEEPALIVE_MS = 100;
+const SILENCE_MS = 500;
+/** The browser entry as a page loads it: one ES module, bundled from src/browser by rolldown. */
+let watchModule = '';
+/** One headless Chromium for the file; each test opens a page of its own. */
+let browser: Awaited<ReturnType<typeof startBrowser>>;
+
+const PAGE = `<!doctype html><title>tickwheel watch test</title>
+<script type="module">
+import { watch } from '/watch.js';
+const state = { dead: [], keepalives: 0, messages: 0, visibility: 'visible' };
+Object.defineProperty(document, 'visibilityState', { get: () => state.visibility, configurable: true });
+globalThis.testState = state;
+globalThis.setVisibility = (visibility) => {
+  state.visibility = visibility;
+  document.dispatchEvent(new Event('visibilitychange'));
+};
+globalThis.block = (ms) => {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+};
+globalThis.openWatched = (url, silenceMs) =>
+  new Promise((resolve, reject) => {
+    const socket = new WebSocket(url);
+    globalThis.testSocket = socket;
+    state.keysBefore = Reflect.ownKeys(socket).length;
+    const watcher = watch(socket, { silenceMs });
+    globalThis.watcher = watcher;
+    watcher.addEventListener('dead', (event) => state.dead.push({ at: performance.now(), silentMs: event.silentMs, readyState: socket.readyState }));
+    socket.addEventListener('message', (event) => {
+      if (watcher.isKeepalive(event)) state.keepalives++;
+      else state.messages++;
+    });
+    socket.addEventListener('open', resolve);
+    socket.addEventListener('error', reject);
+  });
+</script>`;
+
+interface PageState {
+  dead: Array<{ at: number; silentMs: number; readyState: number }>;
+  keepalives: number;
+  messages: number;
+  keysBefore: number;
+}
+
+/** An HTTP server on 127.0.0.1 serving the page and the module, and routing upgrades to a ws server with keepalives. */
+async function startPageServer(): Promise<{ wss: WebSocketServer; port: number }> {
+  const wss = new WebSocketServer({ noServer: true });
+  const server = http.createServer((req, res) => {
+    if (req.url === '/watch.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(watchModule);
+    else res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+  });
+  server.on('upgrade', (req, socket, head) =>
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  onCleanup(async () => {
+    for (const client of wss.clients) client.terminate();
+    await new Promise<void>((resolve) => wss.close(() => resolve()));
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  const beat = heartbeat(wss, { keepaliveMs: KEEPALIVE_MS });
+  onCleanup(() => beat.stop());
+  return { wss, port: (server.address() as AddressInfo).port };
+}
+
+/** A fresh page of the file's Chromium, loaded from `port`, with a socket to `wsPort` watched for SILENCE_MS. */
+async function openPage(port: number, wsPort: number): Promise<Page> {
+  const page = await browser.browser.newPage();
+  onCleanup(() => page.close());
+  await page.goto(`http://127.0.0.1:${port}/`);
+  await page.waitForFunction(() => 'openWatched' in globalThis);
+  await page.evaluate(
+    ([url, silenceMs]) =>
+      (globalThis as unknown as { openWatched: (u: string, s: number) => Promise<void> }).openWatched(url, silenceMs),
+    [`ws://127.0.0.1:${wsPort}/`, SILENCE_MS] as const,
+  );
+  return page;
+}
+
+const pageState = (page: Page): Promise<PageState> =>
+  page.evaluate(() => (globalThis as unknown as { testState: PageState }).testState);
+const setVisibility = (page: Page, visibility: 'visible' | 'hidden'): Promise<void> =>
+  page.evaluate((v) => (globalThis as unknown as { setVisibility: (v: string) => void }).setVisibility(v), visibility);
+/** Blocks the page's main thread for `ms`: its timers come due meanwhile and run late, messages queue behind. */
+const blockPage = (page: Page, ms: number): Promise<void> =>
+  page.evaluate((m) => (globalThis as unknown as { block: (m: number) => void }).block(m), ms);
+const pageNow = (page: Page): Promise<number> => page.evaluate(() => performance.now());
+const readyState = (page: Page): Promise<number> =>
+  page.evaluate(() => (globalThis as unknown as { testSocket: WebSocket }).testSocket.readyState);
+
+beforeAll(async () => {
+  const result = await build({
+    input: path.resolve(import.meta.dirname, '../../src/browser/index.ts'),
+    platform: 'browser',
+    write: false,
+    output: { format: 'esm' },
+    logLevel: 'warn',
+  });
+  watchModule = result.output[0].code;
+  browser = await startBrowser();
+}, 90_000);
+
+afterAll(() => browser.close());
+afterEach(closeAll);
+
+describe('watch() in headless Chromium, against heartbeat(wss, { keepaliveMs })', () => {
+  it('never declares a live server dead: hidden, its main thread blocked well past silenceMs, then shown', async () => {
+    const { port } = await startPageServer();
+    const page = await openPage(port, port);
+    await sleep(4 * SILENCE_MS);
+    expect((await pageState(page)).keepalives).toBeGreaterThanOrEqual(5);
+
+    for (let round = 0; round < 3; round++) {
+      await setVisibility(page, 'hidden');
+      // The watch's timer comes due during the block and runs late, with keepalives queued behind it.
+      await blockPage(page, 5 * SILENCE_MS);
+      await sleep(SILENCE_MS);
+      await setVisibility(page, 'visible');
+      await sleep(2 * SILENCE_MS);
+    }
+    const state = await pageState(page);
+    expect(state.dead).toEqual([]);
+    expect(await readyState(page)).toBe(1);
+    expect(state.messages).toBe(0);
+  }, 90_000);
+
+  it('declares a server behind a stalled path dead within silenceMs and one LATE_MS, and closes the socket', async () => {
+    const { port } = await startPageServer();
+    const { proxy, port: proxyPort } = await PartitionProxy.start(port);
+    onCleanup(() => proxy.close());
+    const page = await openPage(port, proxyPort);
+    await sleep(3 * SILENCE_MS);
+    expect((await pageState(page)).dead).toEqual([]);
+
+    const stalledAt = await pageNow(page);
+    proxy.stall();
+    await page.waitForFunction(() => (globalThis as unknown as { testState: PageState }).testState.dead.length > 0, {
+      timeout: 10_000,
+    });
+    const [dead] = (await pageState(page)).dead;
+    expect(dead.silentMs).toBeGreaterThanOrEqual(SILENCE_MS);
+    // The last keepalive came at most KEEPALIVE_MS before the stall; a busy machine adds a little.
+    expect(dead.at - stalledAt).toBeGreaterThanOrEqual(SILENCE_MS - KEEPALIVE_MS - 20);
+    expect(dead.at - stalledAt).toBeLessThan(SILENCE_MS + 1_000);
+    // close() was called: CLOSING until the closing handshake, which the stalled path never completes.
+    expect(dead.readyState).toBe(2);
+  }, 90_000);
+
+  it('declares it dead after the page is shown again, with the silence it heard awake, when it died while the page slept', async () => {
+    const { port } = await startPageServer();
+    const { proxy, port: proxyPort } = await PartitionProxy.start(port);
+    onCleanup(() => proxy.close());
+    const page = await openPage(port, proxyPort);
+    await sleep(2 * SILENCE_MS);
+
+    await setVisibility(page, 'hidden');
+    proxy.stall();
+    await blockPage(page, 5 * SILENCE_MS);
+    expect((await pageState(page)).dead).toEqual([]);
+    const shownAt = await pageNow(page);
+    await setVisibility(page, 'visible');
+    await page.waitForFunction(() => (globalThis as unknown as { testState: PageState }).testState.dead.length > 0, {
+      timeout: 10_000,
+    });
+    const [dead] = (await pageState(page)).dead;
+    // Its late timer ran as the block ended, and the page was shown right after: neither may count the
+    // sleep as silence, so it waits out the silence it did not hear, and at least LATE_MS (1 s).
+    expect(dead.at - shownAt).toBeGreaterThanOrEqual(SILENCE_MS - 20);
+    expect(dead.at - shownAt).toBeLessThan(1_000 + SILENCE_MS + 1_000);
+  }, 90_000);
+
+  it("adds no own property to the browser's WebSocket, and removes its listeners once the socket closes", async () => {
+    const { wss, port } = await startPageServer();
+    const connected = next<ServerSocket>(wss, 'connection');
+    const page = await openPage(port, port);
+    const server = await connected;
+    const cdp = await page.context().newCDPSession(page);
+    const listenerTypes = async (): Promise<string[]> => {
+      const { result } = (await cdp.send('Runtime.evaluate', { expression: 'globalThis.testSocket' })) as {
+        result: { objectId: string };
+      };
+      const { listeners } = (await cdp.send('DOMDebugger.getEventListeners', { objectId: result.objectId })) as {
+        listeners: Array<{ type: string }>;
+      };
+      return listeners.map((l) => l.type).sort();
+    };
+    // The page's own: 'message', 'open', 'error'; the watch's: 'message', 'close'.
+    expect(await listenerTypes()).toEqual(['close', 'error', 'message', 'message', 'open']);
+    const keys = await page.evaluate(() => {
+      const g = globalThis as unknown as { testSocket: WebSocket; testState: PageState };
+      return [Reflect.ownKeys(g.testSocket).length, g.testState.keysBefore];
+    });
+    expect(keys[0]).toBe(keys[1]);
+
+    server.close(1000, 'bye');
+    await page.waitForFunction(() => (globalThis as unknown as { testSocket: WebSocket }).testSocket.readyState === 3);
+    expect(await listenerTypes()).toEqual(['error', 'message', 'open']);
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { watcher: { isStopped: boolean } }).watcher.isStopped),
+    ).toBe(true);
+    expect((await pageState(page)).dead).toEqual([]);
+  }, 90_000);
+});

@@ -1,7 +1,8 @@
 /**
  * fetch-timeouts: Node's global fetch wrapped by @tickwheel/fetch, against a deliberately slow
  * local server. Each scenario shows one limit: headers, body idle, total, retries of an
- * idempotent request, no retry of a POST, the retry budget, and an ambient deadline.
+ * idempotent request, a 503 retried after its Retry-After, no retry of a POST, the retry budget,
+ * and an ambient deadline.
  *
  * Run: `node examples/fetch-timeouts/src/main.mjs`.
  */
@@ -41,6 +42,11 @@ const SCENARIOS = [
     limits: { headersMs: 100, retry: { limit: 3, backoffMs: 20 } },
   },
   {
+    name: 'a 503 retried after its Retry-After',
+    path: '/busy?key=busy&fail=1',
+    limits: { headersMs: 100, retry: { limit: 2 } },
+  },
+  {
     name: 'POST is not retried',
     path: '/flaky?key=post&fail=2',
     method: 'POST',
@@ -66,7 +72,11 @@ async function runScenario(timedFetch, baseUrl, scenario) {
   const limits = scenario.limits.retry
     ? {
         ...scenario.limits,
-        retry: { ...scenario.limits.retry, onRetry: (error, attempt) => retries.push({ attempt, phase: error.phase }) },
+        retry: {
+          ...scenario.limits.retry,
+          onRetry: (error, attempt, response) =>
+            retries.push(response ? { attempt, status: response.status } : { attempt, phase: error.phase }),
+        },
       }
     : scenario.limits;
   const request = async () => {
@@ -146,7 +156,7 @@ export async function main({ print = console.log } = {}) {
             : result.error;
       print(`- ${scenario.name}: ${scenario.method ?? 'GET'} ${scenario.path} [${limits}]`);
       print(
-        `    -> ${outcome} after ${result.elapsedMs} ms; server saw ${requests} request(s)${result.retries.length ? `; retried after ${result.retries.map((r) => `attempt ${r.attempt} (${r.phase})`).join(', ')}` : ''}`,
+        `    -> ${outcome} after ${result.elapsedMs} ms; server saw ${requests} request(s)${result.retries.length ? `; retried after ${result.retries.map((r) => `attempt ${r.attempt} (${r.phase ?? r.status})`).join(', ')}` : ''}`,
       );
     }
   } finally {

@@ -6,6 +6,7 @@
  * - `/stall-body?ms=N`: sends the headers and a first chunk at once, then nothing for N ms.
  * - `/trickle?everyMs=N&chunks=K`: sends K small chunks, one every N ms.
  * - `/flaky?key=K&fail=F`: the first F requests with this key hang for 2 s before answering; later ones answer at once.
+ * - `/busy?key=K&fail=F`: the first F requests with this key get a 503 with `Retry-After: 0`; later ones a 200.
  *
  * It counts the requests each route and key received, and cancels its pending work when a client
  * goes away, so it closes promptly.
@@ -52,6 +53,10 @@ export async function startSlowServer() {
       }
       case '/flaky':
         if (hit <= Number(url.searchParams.get('fail'))) later(2_000, () => res.end('too late'));
+        else res.end(JSON.stringify({ ok: true, attempt: hit }));
+        break;
+      case '/busy':
+        if (hit <= Number(url.searchParams.get('fail'))) res.writeHead(503, { 'retry-after': '0' }).end('busy');
         else res.end(JSON.stringify({ ok: true, attempt: hit }));
         break;
       default:

@@ -28,23 +28,32 @@ describe('main', () => {
       { attempt: 2, phase: 'headers' },
     ]);
 
+    expect(by['a 503 retried after its Retry-After']).toMatchObject({ outcome: 'ok', status: 200, requests: 2 });
+    expect(by['a 503 retried after its Retry-After'].retries).toEqual([{ attempt: 1, status: 503 }]);
+
     expect(by['POST is not retried']).toMatchObject({ outcome: 'timeout', phase: 'headers', requests: 1, retries: [] });
 
     // Attempts start at about 0, 110 and 220 ms and the budget ends the third at 275 ms. On a
     // machine so loaded that the second attempt ends after 265 ms, no third attempt fits in the
-    // budget and the second one's headers timeout is the answer instead.
+    // budget and the second one's headers timeout is the answer instead; and on one loaded enough
+    // to take the 55 ms the third attempt has left to reach the server, the server sees two.
     const budget = by['retry budget runs out'];
     expect(budget.outcome).toBe('timeout');
     if (budget.phase === 'total') {
       expect(budget).toMatchObject({
         timeoutMs: 275,
-        requests: 3,
         why: 'not complete within the retry budget of 275 ms (retry.budgetMs)',
       });
-      expect(budget.retries).toEqual([
-        { attempt: 1, phase: 'headers' },
-        { attempt: 2, phase: 'headers' },
-      ]);
+      expect(budget.requests).toBeGreaterThanOrEqual(2);
+      expect(budget.requests).toBeLessThanOrEqual(3);
+      // Two retries, or one when the first attempt's timeout itself came late.
+      expect([
+        [{ attempt: 1, phase: 'headers' }],
+        [
+          { attempt: 1, phase: 'headers' },
+          { attempt: 2, phase: 'headers' },
+        ],
+      ]).toContainEqual(budget.retries);
     } else {
       expect(budget).toMatchObject({ phase: 'headers', timeoutMs: 100 });
       expect(budget.requests).toBeLessThanOrEqual(2);
@@ -59,7 +68,10 @@ describe('main', () => {
       expect(r.elapsedMs).toBeGreaterThanOrEqual(limit - 2);
       expect(r.elapsedMs).toBeLessThan(limit + 500);
     }
-    expect(summary).toBe('8 requests: 2 answered, 6 timed out (headers, body, total, headers, total, total)');
-    expect(lines).toHaveLength(1 + 2 * 8);
+    // The budget's phase is 'headers' on a machine loaded as described above.
+    expect(summary).toMatch(
+      /^9 requests: 3 answered, 6 timed out \(headers, body, total, headers, (total|headers), total\)$/,
+    );
+    expect(lines).toHaveLength(1 + 2 * 9);
   });
 });

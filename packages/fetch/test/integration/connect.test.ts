@@ -13,7 +13,7 @@ import { FullBacklogListener, SilentServer } from '../helpers/silent-listeners.j
  */
 const implementations: Array<[string, typeof globalThis.fetch]> = [
   ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch],
+  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
 ];
 
 describe.each(implementations)('connectMs with %s', (_name, fetchFn) => {
@@ -77,7 +77,7 @@ describe.each(implementations)('connectMs with %s', (_name, fetchFn) => {
     wheel = new TimingWheel();
     const agent = new undici.Agent();
     try {
-      const init = fetchFn === globalThis.fetch ? {} : ({ dispatcher: agent } as RequestInit);
+      const init = fetchFn === globalThis.fetch ? {} : ({ dispatcher: agent } as unknown as RequestInit);
       const warm = await fetchFn(`${base()}/fast`, init);
       await warm.text();
       // Let undici put the connection back in its pool.

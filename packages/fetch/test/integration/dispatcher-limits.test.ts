@@ -67,8 +67,8 @@ describe('withTimeouts and the dispatcher own timeouts', () => {
         get = (fetch, url) => fetch(url);
       } else {
         agent = new undici.Agent(SHORT);
-        fetchFn = undici.fetch;
-        get = (fetch, url) => fetch(url, { dispatcher: agent });
+        fetchFn = undici.fetch as unknown as typeof globalThis.fetch;
+        get = (fetch, url) => fetch(url, { dispatcher: agent } as unknown as RequestInit);
       }
     });
     afterAll(async () => {

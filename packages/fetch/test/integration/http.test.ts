@@ -10,7 +10,7 @@ import { since, useTestServer } from '../helpers/http-server.js';
 // undici.fetch has its own Request/Response types; the tests call both as the global fetch.
 const implementations: Array<[string, typeof globalThis.fetch]> = [
   ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch],
+  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
 ];
 
 describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1', (_name, fetchFn) => {

@@ -37,7 +37,7 @@ async function quiesce(): Promise<void> {
 // undici.fetch has its own Request/Response types; the tests call both as the global fetch.
 describe.each<[string, typeof globalThis.fetch]>([
   ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch],
+  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
 ])('withTimeouts(%s) after many completed requests', (_name, fetchFn) => {
   const { base: baseUrl } = useTestServer();
 

@@ -18,7 +18,7 @@ import { useTestServer } from '../helpers/http-server.js';
  */
 const implementations: Array<[string, typeof globalThis.fetch]> = [
   ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch],
+  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
 ];
 
 /**

@@ -63,9 +63,9 @@ const implementations = [
   },
   {
     name: 'undici.fetch',
-    fetch: undici.fetch,
-    Request: undici.Request,
-    Response: undici.Response,
+    fetch: undici.fetch as unknown as AnyFetch,
+    Request: undici.Request as unknown as typeof Request,
+    Response: undici.Response as unknown as typeof Response,
     Agent: () => undici.Agent as new (options?: object) => AgentLike,
   },
 ];

@@ -1,7 +1,6 @@
 // Every source file opens with a module header whose first line says what the file is (STYLE.md).
 // What a file may import is no longer prose on line 2 but lint (eslint.config.mjs's layer rules,
-// issue 30): core's headers no longer carry the prose. The adapters' "Must not depend on" lines go
-// as their owners replace them.
+// issue 30), so no header carries a "Must not depend on" line.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,9 +45,7 @@ describe('module headers', () => {
     expect(what).not.toMatch(/^(#|Must not depend on)/);
   });
 
-  // TimerSet's files are moved and rewritten on their owner's branch.
-  const core = files.filter((file) => file.startsWith('packages/core/src/') && !/\/timer-set/.test(file));
-  it.each(core)('%s leaves its layer rules to lint, not to a "Must not depend on" line', (file) => {
+  it.each(files)('%s leaves its layer rules to lint, not to a "Must not depend on" line', (file) => {
     expect(readFileSync(join(root, file), 'utf8')).not.toMatch(/Must not depend on/);
   });
 });

@@ -1,6 +1,5 @@
 /**
  * @tickwheel/grpc's diagnostics channels: deadline and handler-abort messages and their publish helpers.
- * Must not depend on: a subscriber (@tickwheel/otel) or another adapter; it only publishes.
  *
  * The `node:diagnostics_channel` channels of `@tickwheel/grpc`: a deadline that ended a call
  * (client or server side), and a server handler aborted. `@tickwheel/otel` turns them into

@@ -1,6 +1,5 @@
 /**
  * The per-call state of the client interceptor: the call's deadline and stream-idle timers on the wheel.
- * Must not depend on: the server side or another adapter (grpc-js's interceptor API and core only).
  */
 import { status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';

@@ -1,6 +1,5 @@
 /**
  * deadlineInterceptor: the client entry function that gives calls a deadline and idle limit from the wheel.
- * Must not depend on: the server interceptor or another adapter.
  */
 import { propagate as Propagate, status as Status } from '@grpc/grpc-js';
 import type { InterceptingCall, Interceptor, InterceptorOptions } from '@grpc/grpc-js';

@@ -1,6 +1,5 @@
 /**
  * The status details of the DEADLINE_EXCEEDED statuses this package produces.
- * Must not depend on: grpc-js, the wheel or the interceptors (plain string formatting).
  *
  * The client's wording is stable and documented in the README: `Deadline exceeded after <budget> ms (<limit> limit) on <path>`,
  * so logs and tests can tell which limit fired. A server sends grpc-js's own text, which clients

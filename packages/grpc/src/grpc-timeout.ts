@@ -1,6 +1,5 @@
 /**
  * Reading and writing the `grpc-timeout` header, and tickwheel's header for longer deadlines.
- * Must not depend on: the wheel or the interceptors (grpc-js's types only).
  */
 import type { Deadline } from '@grpc/grpc-js';
 

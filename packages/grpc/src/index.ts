@@ -1,5 +1,4 @@
 // The public API of @tickwheel/grpc: named exports only.
-// Must not depend on: another adapter. Nothing internal: options.ts' checks and the call classes stay unexported.
 export { deadlineInterceptor } from './deadline-interceptor.js';
 export { DEFAULTS } from './options.js';
 export { serverDeadlineInterceptor } from './server-deadline-interceptor.js';

@@ -1,6 +1,5 @@
 /**
  * Checks shared by both interceptors' options, with core's option kit.
- * Must not depend on: grpc-js at run time or another adapter (@tickwheel/core only); the one place defaults live.
  */
 import type { TimingWheel } from '@tickwheel/core';
 import { optionKit } from '@tickwheel/core/internal';

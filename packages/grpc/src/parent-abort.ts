@@ -1,6 +1,5 @@
 /**
  * Cancels the outgoing calls a handler made when the handler's own call is cancelled.
- * Must not depend on: grpc-js or the wheel (AbortSignal only).
  *
  * Each outgoing call inherits the ambient deadline's signal. Rather than one 'abort' listener
  * per call (Node warns past 10 on one signal, and each costs a few hundred bytes), each signal

@@ -1,6 +1,5 @@
 /**
  * A unary client call retried inside its deadline: attempts, per-attempt limits and backoff on the wheel.
- * Must not depend on: the server side or another adapter (grpc-js's interceptor API and core only).
  */
 import { Metadata, status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, StatusObject } from '@grpc/grpc-js';

@@ -1,6 +1,5 @@
 /**
  * The `retry` option of the client interceptor: its checks, and the backoff arithmetic of gRFC A6.
- * Must not depend on: the wheel or the interceptors (grpc-js's status codes and the option kit only).
  *
  * The names map onto gRFC A6's `retryPolicy` (github:grpc/proposal, A6-client-retries.md):
  *

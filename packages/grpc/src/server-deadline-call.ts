@@ -1,6 +1,5 @@
 /**
  * The per-call state of the server interceptor: the handler's deadline scope and its DEADLINE_EXCEEDED.
- * Must not depend on: the client side or another adapter (grpc-js's server interceptor API and core only).
  */
 import { Metadata, status as Status } from '@grpc/grpc-js';
 import type { Deadline, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';

@@ -1,6 +1,5 @@
 /**
  * serverDeadlineInterceptor: the server entry function that runs each handler inside its call's deadline.
- * Must not depend on: the client interceptor or another adapter.
  */
 import { Metadata, ServerInterceptingCall, status } from '@grpc/grpc-js';
 import type { ServerInterceptingCallInterface, ServerInterceptor, ServerMethodDefinition } from '@grpc/grpc-js';

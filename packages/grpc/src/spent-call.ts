@@ -1,6 +1,5 @@
 /**
  * The call that is never made because its budget was spent before it started.
- * Must not depend on: the wheel or core (grpc-js's interceptor API only).
  */
 import { InterceptingCall, Metadata } from '@grpc/grpc-js';
 import type { InterceptingListener, status as Status } from '@grpc/grpc-js';

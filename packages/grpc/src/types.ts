@@ -1,6 +1,5 @@
 /**
  * The public types of @tickwheel/grpc: both interceptors' options with their defaults tables.
- * Must not depend on: runtime code (types only).
  */
 import type { TimingWheel } from '@tickwheel/core';
 

@@ -1,6 +1,5 @@
 /**
  * The metric attributes of @tickwheel/otel, after the OpenTelemetry semantic conventions.
- * Must not depend on: the adapters at run time or the OpenTelemetry SDK (@opentelemetry/api's types only).
  */
 import type { Attributes } from '@opentelemetry/api';
 

@@ -1,5 +1,4 @@
 // The public API of @tickwheel/otel: named exports only.
-// Must not depend on: the adapters at run time. Nothing internal: recorders.ts and attributes.ts stay unexported.
 export { instrumentTickwheel } from './instrument-tickwheel.js';
 export { METRICS } from './instruments.js';
 export { TIMEOUT_EVENT } from './span-events.js';

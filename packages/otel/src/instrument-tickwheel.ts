@@ -1,6 +1,5 @@
 /**
  * instrumentTickwheel: the entry function that subscribes to every tickwheel channel and records metrics.
- * Must not depend on: any adapter at run time (channels are found by name) or the OpenTelemetry SDK (the API only).
  *
  * # The OpenTelemetry bridge
  *

@@ -1,6 +1,5 @@
 /**
  * Instrumentation: what one instrumentTickwheel() call holds (its channel subscriptions and gauge callback) and its disable().
- * Must not depend on: the adapters at run time or option resolution (it takes resolved options and instruments).
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { diag, type ObservableResult } from '@opentelemetry/api';

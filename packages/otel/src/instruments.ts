@@ -1,6 +1,5 @@
 /**
  * The OpenTelemetry instruments @tickwheel/otel records: names, units and descriptions.
- * Must not depend on: the channels or the adapters (@opentelemetry/api's types only).
  */
 import type { Counter, Histogram, Meter, ObservableGauge } from '@opentelemetry/api';
 

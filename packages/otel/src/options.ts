@@ -1,6 +1,5 @@
 /**
  * The defaults of instrumentTickwheel and the resolution of its options with core's option kit.
- * Must not depend on: the adapters or the OpenTelemetry SDK (@tickwheel/core and @opentelemetry/api only).
  */
 import { metrics, type MeterProvider } from '@opentelemetry/api';
 import { isTimingWheel, sharedWheel, type TimingWheel } from '@tickwheel/core';

@@ -1,6 +1,5 @@
 /**
  * The recorders: one per channel, turning its messages into metric records and span events.
- * Must not depend on: the adapters at run time (their message types and channel names only, as types).
  */
 import { context, type Attributes } from '@opentelemetry/api';
 import {

@@ -1,6 +1,5 @@
 /**
  * The span event a timeout adds to the span that was active when its request started.
- * Must not depend on: the adapters or the OpenTelemetry SDK (@opentelemetry/api only).
  *
  * A timeout gets an event only where the request it ended has a span we can name when it starts:
  *

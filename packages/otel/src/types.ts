@@ -1,6 +1,5 @@
 /**
  * The public types of @tickwheel/otel: its options and the instrumentation handle.
- * Must not depend on: runtime code (types only).
  */
 import type { MeterProvider } from '@opentelemetry/api';
 import type { TimingWheel } from '@tickwheel/core';

@@ -1,6 +1,5 @@
 /**
  * Retry policy of a timer: how many deliveries it gets and how long it waits between them.
- * Must not depend on: the client, the scripts or the worker (@tickwheel/core's option kit only).
  *
  * Semantics follow BullMQ's `attempts` and `backoff` (src/classes/backoffs.ts there), with units
  * in the option names: `fixed` waits `delayMs` after every failed attempt, `exponential` waits

@@ -1,6 +1,5 @@
 /**
  * @tickwheel/redis's diagnostics channels: fired, lease-lost and duplicate messages and their publish helpers.
- * Must not depend on: a subscriber (@tickwheel/otel), the client or the worker; it only publishes.
  *
  * The `node:diagnostics_channel` channels of `@tickwheel/redis`: a timer fired (with its lateness
  * on the Redis server's clock), a lease lost, a duplicate delivery suppressed. `@tickwheel/otel`

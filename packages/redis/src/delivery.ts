@@ -1,6 +1,5 @@
 /**
  * Deliveries: what becomes of a claimed timer: the FiredTimer its handler gets, the lease fence before it runs, its ack or failure report.
- * Must not depend on: the RedisTimers class or the claiming side (worker.ts hands it claims through DeliveryHost).
  */
 import { backoffDelayMs } from './backoff.js';
 import { kit } from './options.js';

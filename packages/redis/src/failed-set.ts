@@ -1,6 +1,5 @@
 /**
  * The failed set across a namespace's shards: list, retry and purge its timers, in batches.
- * Must not depend on: the RedisTimers class or the worker (shard-calls.ts, record.ts and payload.ts).
  */
 import { keyList } from './keys.js';
 import { kit, requireId } from './options.js';

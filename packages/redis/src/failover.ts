@@ -1,6 +1,5 @@
 /**
  * Riding out a failover: which Redis errors are transient, and the bounded retry loop for idempotent calls.
- * Must not depend on: ioredis at run time or this package's other modules (Node only).
  *
  * A master failover (Cluster) or a restart (single Redis) shows up as a handful of errors while
  * the client reconnects and refreshes its slot map: `CLUSTERDOWN`, `TRYAGAIN`, `LOADING`,

@@ -1,5 +1,4 @@
 // The public API of @tickwheel/redis: named exports only.
-// Must not depend on: another adapter. Nothing internal: scripts, keys and option checks stay unexported.
 export { RedisTimers } from './redis-timers.js';
 export { RedisUnavailableError } from './failover.js';
 export { DEFAULTS } from './options.js';

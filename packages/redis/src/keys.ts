@@ -1,6 +1,5 @@
 /**
  * Key layout of @tickwheel/redis: the keys of a shard and the namespace's wake channel.
- * Must not depend on: anything (the scripts and the client take their key names from here).
  *
  * Every key of one shard carries the hash tag `{<namespace>:<shard>}`, so a shard's keys share
  * one Redis Cluster slot (each Lua script touches one shard only) while different shards of a

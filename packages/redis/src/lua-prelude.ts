@@ -1,6 +1,5 @@
 /**
  * The Lua the scripts share: the time argument, number printing, the wake-up PUBLISH, unlinking and the fencing check.
- * Must not depend on: the client, the worker or a client's clock (plain Lua text).
  *
  * Each script touches the keys of ONE shard (one Cluster slot) and reads the time with
  * `redis.call('TIME')`, so due times and leases follow the Redis server's clock, never a client's

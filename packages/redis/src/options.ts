@@ -1,6 +1,5 @@
 /**
  * Defaults and validation of RedisTimers's options and of schedule's per-timer options.
- * Must not depend on: ioredis at run time, the client or the worker (@tickwheel/core's option kit and backoff.ts).
  */
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';

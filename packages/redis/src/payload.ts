@@ -1,6 +1,5 @@
 /**
  * Payload encoding: JSON that must come back equal to what was given, checked before it is stored.
- * Must not depend on: ioredis, the scripts, the client or the worker.
  *
  * A payload is stored as JSON, so it must come back equal to what was given. Rather than store a
  * different value than the caller meant (`JSON.stringify` drops `undefined`, turns `NaN` into

@@ -1,6 +1,5 @@
 /**
  * A timer's record, the value of its field in the shard's `timers` HASH.
- * Must not depend on: anything (plain string encoding).
  *
  * `"<token>:<dueAt>:<attempts>:<maxAttempts>:<backoff>:<payload JSON>"`
  *

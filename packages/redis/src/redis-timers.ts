@@ -1,6 +1,5 @@
 /**
  * RedisTimers, the public entry of @tickwheel/redis: durable timers in Redis shared by the processes of a namespace.
- * Must not depend on: another adapter or a test double; the worker side is worker.ts, shard calls shard-calls.ts.
  */
 import { EventEmitter } from 'node:events';
 import type { TimingWheel } from '@tickwheel/core';

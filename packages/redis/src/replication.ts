@@ -1,6 +1,5 @@
 /**
  * The replication barrier behind `waitForReplicas`: after a write, wait until the shard's replicas have it.
- * Must not depend on: the scripts, the worker or the RedisTimers class (the client's pipeline only).
  *
  * Redis's `WAIT n timeout` blocks the connection it is sent on until `n` replicas acknowledged
  * every write that connection made before it, or the timeout passes. Two things follow:

@@ -1,6 +1,5 @@
 /**
  * The Lua scripts of @tickwheel/redis as typed commands on an ioredis client: their names, signatures and registration.
- * Must not depend on: the client's other commands, the worker or the RedisTimers class.
  *
  * The scripts themselves are in timer-scripts.ts (what RedisTimers runs for its callers) and
  * worker-scripts.ts (what a worker runs), over the shared Lua of lua-prelude.ts.

@@ -1,6 +1,5 @@
 /**
  * ShardCalls: how RedisTimers runs one script on one shard, within the failover budget, waiting for replicas after a write.
- * Must not depend on: the RedisTimers class or the worker (failover.ts, keys.ts, replication.ts and the scripts).
  */
 import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';

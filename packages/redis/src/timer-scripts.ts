@@ -1,6 +1,5 @@
 /**
  * The scripts RedisTimers runs for its callers: schedule, reschedule, cancel, get, and the failed set's list, retry and purge.
- * Must not depend on: the client, the worker or a client's clock (the layout is in keys.ts and record.ts).
  */
 import { LATE, NOW, UNLINK, WAKE } from './lua-prelude.js';
 

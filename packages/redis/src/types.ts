@@ -1,6 +1,5 @@
 /**
  * The public types of @tickwheel/redis.
- * Must not depend on: runtime code (ioredis's and @tickwheel/core's types only).
  */
 import type { Cluster, Redis } from 'ioredis';
 import type { TimingWheel } from '@tickwheel/core';

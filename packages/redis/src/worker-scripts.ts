@@ -1,6 +1,5 @@
 /**
  * The scripts a worker runs: claim due timers under a lease, and ack, extend or fail them, fenced by the claim's token.
- * Must not depend on: the client, the RedisTimers class or a client's clock (the layout is in keys.ts and record.ts).
  */
 import { HELD, NOW, WAKE } from './lua-prelude.js';
 

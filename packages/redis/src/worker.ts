@@ -1,6 +1,5 @@
 /**
  * The worker side of {@link RedisTimers}: wakes when a timer can be claimed, claims it; delivery.ts runs and acks it.
- * Must not depend on: the RedisTimers class (@tickwheel/core's wheel, the scripts, failover.ts and delivery.ts).
  *
  * ## Waking without polling
  * Every claim reply carries the shard's next due time and next lease expiry, read on the Redis

@@ -1,6 +1,5 @@
 /**
  * GameClock: a TimerSet's game time, which pauses and runs at a scale of the outer wheel's time, driven by one timer on that wheel.
- * Must not depend on: the outer wheel's internals or node:timers (clock.ts's contract and its public API only).
  *
  * Game time is a linear function of the outer clock's reading `o`: `o * rate - offset`, where
  * `rate` is the time scale while the clock runs and 0 while it is paused. Every change of rate

@@ -1,6 +1,5 @@
 /**
  * KeyTable: a TimerSet's keys, their values and stacks, the policies of `set()` and the expiring key.
- * Must not depend on: the TimerSet class or the outer wheel (the set-wheel, the slab and the options only).
  *
  * A `Map` finds the key slot `k` of a key. A slot holds its key and value side by side in one
  * plain array (`kv`), and its oldest and newest stack, its stack count and its paused flag side

@@ -1,6 +1,5 @@
 /**
  * The vocabulary of {@link TimerSet}: policies, call and constructor options, expiry info, and their checks.
- * Must not depend on: the TimerSet class, its key table or its wheel (types and validation only).
  */
 import type { SnapshotKey } from './snapshot.js';
 import { isTimingWheel, type TimingWheel } from '../wheel/timing-wheel.js';

@@ -1,6 +1,5 @@
 /**
  * A TimerSet's keys to and from the timers of its saved form: what `snapshot()` and `restore()` do per key.
- * Must not depend on: the TimerSet class, the set's wheel or the outer wheel (the key table's own calls only).
  *
  * The checks and the format of a save are in snapshot.ts; this file walks the key table.
  */

@@ -1,6 +1,5 @@
 /**
  * SetWheel: a TimerSet's timers in time, a hierarchical wheel of slab indices on the set's game clock.
- * Must not depend on: TimingWheel, TimerHandle (no object per timer), the keys or the TimerSet class.
  *
  * # A TimerSet's timers: a hierarchical wheel over a slab
  *

@@ -1,6 +1,5 @@
 /**
  * StackSlab: a TimerSet's timers as indices into one typed buffer, with its free list.
- * Must not depend on: the wheel, the clock or the TimerSet class (plain typed arrays).
  *
  * # The slab: a TimerSet's timers as indices into one typed array
  *

@@ -1,6 +1,5 @@
 /**
  * The saved form of a {@link TimerSet}: plain JSON data, checked on the way out and on the way in.
- * Must not depend on: the TimerSet class or its wheel (plain data, json-value.ts and describeValue only).
  *
  * A save that cannot be read back faithfully is worse than an error, because it is discovered
  * only when a player logs in again. So `snapshot()` copies every value through

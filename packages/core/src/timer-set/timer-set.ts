@@ -1,6 +1,5 @@
 /**
  * TimerSet: keyed, stackable, pausable timers for game servers, on one outer-wheel handle.
- * Must not depend on: node:timers or any adapter package (the outer wheel drives it).
  *
  * # Keyed timers for game servers
  *

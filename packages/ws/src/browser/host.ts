@@ -1,6 +1,5 @@
 /**
  * Host: what a silence watch needs from the runtime (a monotonic clock, one-shot timers, the page's visibility).
- * Must not depend on: Node's modules or globals, or anything outside src/browser (it runs in pages, workers, Deno, Bun and Node).
  *
  * The watch takes these through one seam so that its tests drive a fake clock and a fake
  * document; {@link globalHost} is the real one, read from `globalThis` when a watch starts.

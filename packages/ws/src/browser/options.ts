@@ -1,6 +1,5 @@
 /**
  * The defaults of watch() and the checks of its options, in the option kit's message shape.
- * Must not depend on: @tickwheel/core or anything outside src/browser (core's kit loads Node-only modules).
  *
  * Every failure reads as core's option kit words it (`@tickwheel/ws: silenceMs must be a finite
  * number of ms > 0, got -5`); the kit itself cannot be imported here, since `@tickwheel/core/internal`

@@ -1,6 +1,5 @@
 /**
  * SilenceWatch: declares a WebSocket's server dead once nothing has arrived for silenceMs, without mistaking a throttled page for a dead server.
- * Must not depend on: Node's modules or globals, @tickwheel/core, or anything outside src/browser.
  *
  * # Dead servers, seen from a page
  *

@@ -1,6 +1,5 @@
 /**
  * The public types of @tickwheel/ws/browser: the socket it watches and the options of watch().
- * Must not depend on: runtime code, Node's types or ws's (types only, in terms every runtime's WebSocket meets).
  */
 
 /**

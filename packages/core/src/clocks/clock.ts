@@ -66,8 +66,8 @@ const promiseThen = Promise.prototype.then;
 /**
  * Runs `callback` once the current job and the microtasks already queued have run: a reaction
  * on a settled promise, the same queue `queueMicrotask` uses. Node's `queueMicrotask` wraps each
- * callback in an AsyncResource and a bound function: 316 B per call (a gRPC call's reading) and
- * several hundred instructions, against ~100 B for a promise reaction. `then` is the one this
+ * callback in an AsyncResource and a bound function, several times what a promise reaction
+ * allocates and runs. `then` is the one this
  * module found, so a library that replaces `Promise.prototype.then` later is not called here.
  */
 export function atJobEnd(callback: () => void): void {
@@ -83,7 +83,7 @@ export interface SystemClockOptions {
   /**
    * Read the OS clock at most once per synchronous job (task or microtask) and reuse that
    * reading until the job ends (or a {@link freshNow} renews it), as Node's own timers reuse
-   * the event loop's cached time: a read costs ~40 ns, half of a schedule plus cancel. Default
+   * the event loop's cached time, because a read costs a good part of a schedule plus cancel. Default
    * true. With it, a job that keeps the CPU for X ms measures the delays it schedules from its
    * reading, so they may end up to X ms sooner after the call than asked, never later; a timer
    * still never fires before its own `expiresAt` by a fresh reading.

@@ -73,8 +73,8 @@ const storage = ((globalThis as GlobalWithStorage)[STORAGE_KEY] ??= new AsyncLoc
  * Switches the ambient store on now rather than at the first deadline's `run()`. On
  * Node 20 and 22 an enabled AsyncLocalStorage adds its slot to every async resource made from
  * then on; a class whose instances V8 has already sized (after its first few) gets the slot in
- * an out-of-object property array instead, 40 B per object (the AsyncResource of each in-flight
- * gRPC client stream, heap snapshot of 1,000 held calls, Node 20). A server interceptor, which
+ * an out-of-object property array instead, which costs more per object (the AsyncResource of
+ * each in-flight gRPC client stream is such an object). A server interceptor, which
  * will enter deadlines on its first call anyway, calls this when it is made. Idempotent; it
  * changes no deadline and `currentDeadline()` stays as it was. Not public API.
  */
@@ -133,8 +133,8 @@ export interface DeadlineOwner {
 /**
  * {@link createDeadline} for a per-request owner (the gRPC server's call) that wants
  * to hear of the abort first: `owner.deadlineAborted(reason)` is called where `onAbort` would be.
- * A bound `onAbort` per request took 48 B while the request was in flight (heap snapshot of
- * 1,000 gRPC calls, Node 20). Not public API (`@tickwheel/core/internal`).
+ * A method call needs no bound `onAbort` per request, held while the request is in flight. Not
+ * public API (`@tickwheel/core/internal`).
  *
  * @throws RangeError/TypeError for a bad `timeoutMs`
  */
@@ -244,12 +244,12 @@ interface ScopeLinks {
  * listening. Nested deadlines register with their parent scope directly rather than as event
  * listeners on its signal, so any number of them can hang off one request.
  *
- * What a pending deadline holds was cut with heap snapshots of 1,000 gRPC calls in flight (Node
- * 20): the scope is its timer's task (the wheel calls `timerFired`, no bound method: 48 B), its
- * owner's hook is a method call (`ownedDeadline`, 48 B), every field is set in the constructor so
+ * What a pending deadline holds is kept small, since a server holds one per request in flight:
+ * the scope is its timer's task (the wheel calls `timerFired`, no bound method), its
+ * owner's hook is a method call (`ownedDeadline`), every field is set in the constructor so
  * that all scopes share one map with their fields in the object, and what only some scopes use
  * (a signal, nested scopes, listeners) waits in one `links` object made on first use, so that a
- * scope nobody listens to is six fields (72 B).
+ * scope nobody listens to is six fields.
  */
 class Scope implements DeadlineScope, TimerTask {
   readonly wheel: TimingWheel;

@@ -7,7 +7,7 @@
  * calls a plain function and pays one `hasSubscribers` read when nobody listens: the builder
  * runs, and its message is allocated, only behind that read. The publisher takes its arguments
  * as fixed parameters, not a rest array, so that with no subscriber a call allocates nothing
- * (measured with cachegrind: benchmarks/lib/channel-overhead.mjs, the "kit" rows).
+ * (benchmarks/lib/channel-overhead.mjs counts it).
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
 

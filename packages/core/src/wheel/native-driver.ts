@@ -17,11 +17,8 @@
  *
  * So a wheel on the system clock begins its ticks just before libuv's boundaries
  * ({@link loopGridOriginMs}): every native wake-up lands at the start of the tick it was armed
- * for. In the core suite's lateness scenario (100k timers/s), run with both origins alternating
- * in one process on Node 20-26, this took the wheel's p50 from 0.6-1.4 ms to 0.55 ms (a binary
- * heap that fires each timer at its exact time: 0.54) and its p99 from 1.6-2.4 to 1.5-1.6 ms, and
- * the sparse scenario's wake-ups from 20-23 to 20 per 20 timers; benchmarks/results/core.json
- * has the suite's own figures. What is left above the heap is the tick: a timer due between a
+ * for, and no wake-up finds its tick not yet begun (benchmarks/README.md gives the lateness
+ * this saved). What is left above an exact-time heap is the tick: a timer due between a
  * boundary and the wake-up after it waits for the next tick.
  */
 import { atJobEnd, freshNow, SystemClock, type Clock, type WakeupDriver } from '../clocks/clock.js';
@@ -34,7 +31,7 @@ export const MAX_NATIVE_DELAY_MS = 2 ** 31 - 1;
 
 /**
  * How far before libuv's boundary a tick begins: more than the error of reading the two clocks
- * back to back (~0.1 µs), so a wake-up at the boundary always finds its tick begun. A timer due
+ * back to back, so a wake-up at the boundary always finds its tick begun. A timer due
  * in this sliver before a boundary waits for the next one: 0.2 % of timers, 1 ms later.
  */
 const GRID_LEAD_MS = 2 ** -9;
@@ -62,7 +59,7 @@ export function loopGridOriginMs(clock: Clock, tickMs: number): number {
   ) {
     return Math.floor(now);
   }
-  // The pair read closest together (~0.1 µs apart on an idle core) of three.
+  // The pair read closest together of three: the least disturbed by a preemption between reads.
   let bestSpan = Infinity;
   let reading = now;
   let intoMs = 0;

@@ -9,8 +9,8 @@ import { freshNow, type Clock } from '../clocks/clock.js';
 import type { TickScale } from './tick-scale.js';
 
 /**
- * The lifecycle of a timer entry, read off its links rather than a field of its own (a field is
- * 8 bytes in every pending timer of the process: 72 -> 64 B per pending timer, Node 20):
+ * The lifecycle of a timer entry, read off its links rather than a field of its own (a field
+ * would weigh on every pending timer of the process):
  *
  * - pending: `_prev` is not null. It is linked into a bucket (or into the batch being fired, or
  *   among the parked timers that never fire) and waits for its expiry. `cancel()` unlinks it;
@@ -65,7 +65,7 @@ export type TimerCallback = (handle: TimerHandle) => void;
  * What a timer may run instead of a callback: an object whose `timerFired` the wheel
  * calls with the handle, like Netty's `TimerTask.run(Timeout)`. An owner that keeps one timer
  * per request (a deadline, a gRPC call) passes itself, where a callback would be a bound method
- * or a closure per timer: 48 B per pending timer (heap snapshot of 1,000 gRPC calls, Node 20).
+ * or a closure per timer, held as long as the timer is pending.
  * Adapters schedule one through `scheduleTask` (`timer-task.ts`, `@tickwheel/core/internal`).
  */
 export interface TimerTask {
@@ -94,10 +94,9 @@ export class TimerHandle {
   /** @internal */
   constructor(
     /**
-     * @internal A field, not a per-wheel subclass's prototype property: that saves 8 B per timer
-     * (64 B) but gives every wheel its own handle class, so the wheel's code sees a new map per
-     * wheel. Under cachegrind a schedule+cancel took 1 218 instead of 712 instructions with a
-     * second wheel in the process, 3 046 instead of 857 with six (Node 20).
+     * @internal A field, not a per-wheel subclass's prototype property: the subclass would save
+     * the field but give every wheel its own handle class, and the wheel's code would then see a
+     * new map per wheel and turn polymorphic.
      */
     readonly _wheel: TimerOwner,
     /** @internal A callback, or a task (see {@link TimerTask}). */ public _callback: TimerCallback | TimerTask,
@@ -106,8 +105,7 @@ export class TimerHandle {
   ) {
     // Makes V8 give `_delayMs` a tagged field rather than a double one. A double field is a
     // 16-byte heap box in EVERY handle of the process once any handle has held a fraction (each
-    // `scheduleAt` on the system clock stores one): 1M pending timers took 88 B each instead of 72
-    // (V8 heap, Node 20, after one `scheduleAt`). Tagged, a whole-ms delay is a small integer in the
+    // `scheduleAt` on the system clock stores one). Tagged, a whole-ms delay is a small integer in the
     // field, and only a fractional one (or an unref'ed 0, which is -0) takes a box.
     this._delayMs = TAGGED as unknown as number;
     this._delayMs = delayMs + 0; // + 0 turns a -0 into 0, which would read as unref'ed

@@ -2,7 +2,7 @@
  * scheduleTask, scheduleTaskAt: timers that run a {@link TimerTask} object instead of a callback (adapters only).
  *
  * A per-request owner (a deadline scope, a gRPC call) that gives the wheel a callback must make
- * one per request: a bound method (48 B on Node 20) or a closure and its context, held as long
+ * one per request: a bound method or a closure and its context, held as long
  * as the timer is pending. Passing the owner itself as a task costs nothing: the wheel's fire
  * path calls `task.timerFired(handle)` when the handle holds an object. This is not public API
  * (`@tickwheel/core/internal`): users pass callbacks, and `schedule()` refuses anything else.

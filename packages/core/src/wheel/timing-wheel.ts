@@ -51,8 +51,8 @@
  * ## The clock contract (system clock)
  * - **A delay counts from the current job's clock reading**: `SystemClock.now()` reads
  *   `performance.now()` at the first call in a synchronous job (a task, a microtask, or one
- *   timer callback run by the wheel) and reuses it until the job ends. A read costs ~40 ns, about
- *   half of a schedule plus cancel (benchmarks/results/core.json), and a job usually reads it
+ *   timer callback run by the wheel) and reuses it until the job ends: a read costs as much as
+ *   a good part of a schedule plus cancel (benchmarks/README.md), and a job usually reads it
  *   within microseconds of scheduling. Node's `setTimeout` counts from the call instead; the
  *   difference shows only in a job that reads the clock, computes for X ms, then schedules: its
  *   timer fires up to X ms sooner after the call than its delay, never later. Callers whose own
@@ -239,8 +239,8 @@ export class TimingWheel {
    * Pending handles that were `unref()`ed. The driver must be ref'ed exactly while some pending
    * timer is; counting only the unref'ed ones lets schedule, cancel and fire skip the whole
    * question (one compare with 0) in the usual case where nobody calls `unref()`. Counting every
-   * ref'ed handle instead (a call per operation) was ~20 instructions of a schedule plus cancel
-   * under cachegrind, and a queued microtask each time a request-at-a-time wheel emptied.
+   * ref'ed handle instead would put a call in every operation, and a queued microtask each time
+   * a request-at-a-time wheel emptied.
    */
   private unrefPendingCount = 0;
   /** What the driver was last told by `setRef`; true whenever no unref'ed timer is pending. */
@@ -393,8 +393,8 @@ export class TimingWheel {
   /** @internal */
   _cancel(handle: TimerHandle): boolean {
     if (handle._prev === null) return false; // not pending
-    // An emptied wheel gives its native timer back, so that an idle wheel never wakes up. (A
-    // request-at-a-time client pays a setTimeout and a clearTimeout per request for that, ~1 µs.)
+    // An emptied wheel gives its native timer back, so that an idle wheel never wakes up (a
+    // request-at-a-time client pays a setTimeout and a clearTimeout per request for that).
     // The last pending timer always empties its bucket, so only then is the count worth deriving.
     if (this.cancelEntry(handle) && this.pendingCount === 0 && !this.processing) this.disarm();
     return true;
@@ -407,8 +407,8 @@ export class TimingWheel {
     const stored = handle._delayMs; // negated while unref'ed
     const delay = delayMs ?? (stored < 0 ? -stored : stored);
     const tick = this.tickAfter(delay);
-    // Only a new delay is stored: rewriting the same one (a tagged field, see TimerHandle) cost
-    // ~18 of ~160 instructions per `refresh()` under cachegrind (refresh-100k, Node 20).
+    // Only a new delay is stored: rewriting the same one (a tagged field, see TimerHandle) is a
+    // measurable share of a refresh, the hottest call of a heartbeat.
     if (delayMs !== undefined) handle._delayMs = isUnrefDelay(stored) ? -delayMs : delayMs + 0; // + 0: -0 is unref'ed
     if (handle._prev !== null) {
       // Later or equal: stay put, the old slot re-files it when it comes up. Earlier: move now.

@@ -71,16 +71,25 @@ export async function main({ print = console.log } = {}) {
       const outcome = await new Promise((resolve) =>
         client[spec.method](spec.request, (error, reply) => {
           const t = Math.round(performance.now() - started);
-          resolve(error ? { t, code: grpc.status[error.code], details: error.details } : { t, code: 'OK', reply });
+          // A server-enforced deadline says only grpc-js's own 'Deadline exceeded'; which limit
+          // fired travels in the tickwheel-deadline trailer.
+          const trailer = error?.metadata?.get('tickwheel-deadline')[0];
+          resolve(
+            error
+              ? { t, code: grpc.status[error.code], details: error.details, trailer: trailer?.toString() }
+              : { t, code: 'OK', reply },
+          );
         }),
       );
       trace(
         'client',
-        outcome.code === 'OK' ? `OK: ${JSON.stringify(outcome.reply)}` : `${outcome.code}: ${outcome.details}`,
+        outcome.code === 'OK'
+          ? `OK: ${JSON.stringify(outcome.reply)}`
+          : `${outcome.code}: ${outcome.details}${outcome.trailer ? ` [tickwheel-deadline: ${outcome.trailer}]` : ''}`,
       );
       // Let the other hops finish reporting (aborted work, closed requests) before the next call.
       await sleep(100);
-      const limit = /\((\w+) limit/.exec(outcome.details ?? '')?.[1];
+      const limit = /\((\w+) limit/.exec(outcome.details ?? '')?.[1] ?? /limit=(\w+)/.exec(outcome.trailer ?? '')?.[1];
       calls.push({
         name: spec.name,
         method: spec.method,

@@ -37,7 +37,10 @@ describe('main', () => {
 
     // 3. The client allows 2 s, but A caps BatchQuote at 250 ms; B is told to stop.
     expect(capped).toMatchObject({ code: 'DEADLINE_EXCEEDED', limit: 'max', budgetMs: 2_000 });
-    expect(capped.details).toBe('Deadline exceeded after 250 ms (max limit) on /shop.Frontend/BatchQuote');
+    // Enforced by server A: grpc-js's exact details text, the facts in the tickwheel-deadline trailer.
+    expect(capped.details).toBe('Deadline exceeded');
+    expect(capped.trailer).toMatch(/limit=max/);
+    expect(capped.trailer).toMatch(/path=\/shop\.Frontend\/BatchQuote/);
     expect(capped.t).toBeGreaterThanOrEqual(245);
     expect(capped.t).toBeLessThan(250 + slackMs);
     expect(leftAt(capped, 'A')).toBeLessThanOrEqual(250);
@@ -49,8 +52,8 @@ describe('main', () => {
     expect(summary).toMatch(
       /^3 calls: 1 OK, DEADLINE_EXCEEDED after \d+ ms \((method|propagated) limit\), DEADLINE_EXCEEDED after \d+ ms \(max limit\)$/,
     );
-    expect(lines.some((l) => l.includes('client DEADLINE_EXCEEDED: Deadline exceeded after 250 ms (max limit)'))).toBe(
-      true,
-    );
+    expect(
+      lines.some((l) => l.includes('client DEADLINE_EXCEEDED: Deadline exceeded [tickwheel-deadline: limit=max;')),
+    ).toBe(true);
   });
 });

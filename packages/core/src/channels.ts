@@ -39,14 +39,16 @@ import { typedChannel } from './kit/channel-kit.js';
 export {
   CORE_WAKE_CHANNEL,
   CORE_CALLBACK_ERROR_CHANNEL,
-  wakeChannel,
-  callbackErrorChannel,
   publishWake,
   publishCallbackError,
 } from './wheel/timing-wheel.js';
+/** @internal */
+export { wakeChannel, callbackErrorChannel } from './wheel/timing-wheel.js';
 export type { WheelWakeMessage, CallbackErrorMessage } from './wheel/timing-wheel.js';
 // TimerSet declares its channel beside the class its message names (so that nothing it imports names it).
-export { CORE_TIMER_SET_EXPIRE_CHANNEL, timerSetExpireChannel, publishTimerSetExpire } from './timer-set/timer-set.js';
+export { CORE_TIMER_SET_EXPIRE_CHANNEL, publishTimerSetExpire } from './timer-set/timer-set.js';
+/** @internal */
+export { timerSetExpireChannel } from './timer-set/timer-set.js';
 export type { TimerSetExpireMessage } from './timer-set/timer-set.js';
 /** Name of the channel of {@link ContextCarrier}: where adapters ask for the caller's context. */
 export const CORE_CAPTURE_CONTEXT_CHANNEL = 'tickwheel:core:capture-context';

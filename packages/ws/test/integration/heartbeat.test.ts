@@ -348,10 +348,10 @@ describe('a ping queued behind our own data (real ws on 127.0.0.1)', () => {
       const transport = (server as unknown as { _socket: { pause(): void; resume(): void } })._socket;
       const throttle = setInterval(() => {
         transport.pause();
-        setTimeout(() => transport.resume(), 9);
-      }, 10);
+        setTimeout(() => transport.resume(), 39);
+      }, 40);
       onCleanup(() => clearInterval(throttle));
-      const beat = track(heartbeat(client, { pingIntervalMs: 1_200, pongTimeoutMs: 1_000, pingSlackMs: 0 }));
+      const beat = track(heartbeat(client, { pingIntervalMs: 500, pongTimeoutMs: 400, pingSlackMs: 0 }));
       const dead: DeadPeerEvent[] = [];
       beat.on('dead', (e) => dead.push(e));
       const received = next<Buffer>(server, 'message');
@@ -360,7 +360,8 @@ describe('a ping queued behind our own data (real ws on 127.0.0.1)', () => {
       const message = await received;
       clearInterval(throttle);
       // The upload outlasted the pong timeout: a deadline from the ping() call would have killed it.
-      expect(performance.now() - startedAt).toBeGreaterThan(1_000);
+      // Long enough for a ping to be sent and its pong timeout to pass behind the upload.
+      expect(performance.now() - startedAt).toBeGreaterThan(500 + 400);
       expect(message.length).toBe(24 * 1024 * 1024);
       expect(dead).toEqual([]);
       expect(client.readyState).toBe(WebSocket.OPEN);

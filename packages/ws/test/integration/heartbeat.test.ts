@@ -340,29 +340,32 @@ describe('a ping queued behind our own data (real ws on 127.0.0.1)', () => {
     'does not declare a server dead while a large upload drains slowly past the pong timeout',
     { timeout: 30_000 },
     async () => {
-      const { wss, url } = await startServer({ maxPayload: 64 * 1024 * 1024 });
+      const { wss, url } = await startServer({ maxPayload: 96 * 1024 * 1024 });
       const accepted = next<WebSocket>(wss, 'connection');
       const client = await connect(url);
       const server = await accepted;
-      // The server reads in bursts, so the upload takes far longer than pongTimeoutMs.
-      const transport = (server as unknown as { _socket: { pause(): void; resume(): void } })._socket;
-      const throttle = setInterval(() => {
-        transport.pause();
-        setTimeout(() => transport.resume(), 39);
-      }, 40);
+      // The server reads one chunk (at most libuv's 64 KiB) every 5 ms, so the upload takes far
+      // longer than pongTimeoutMs on any machine: 80 MiB is at least 1,280 reads, 6.4 s. The pong
+      // timeout still covers what the kernel buffers hold after the ping was written.
+      const transport = (
+        server as unknown as { _socket: { pause(): void; resume(): void; on(e: 'data', f: () => void): void } }
+      )._socket;
+      transport.pause();
+      transport.on('data', () => transport.pause());
+      const throttle = setInterval(() => transport.resume(), 5);
       onCleanup(() => clearInterval(throttle));
-      const beat = track(heartbeat(client, { pingIntervalMs: 500, pongTimeoutMs: 400, pingSlackMs: 0 }));
+      const beat = track(heartbeat(client, { pingIntervalMs: 2_500, pongTimeoutMs: 2_500, pingSlackMs: 0 }));
       const dead: DeadPeerEvent[] = [];
       beat.on('dead', (e) => dead.push(e));
       const received = next<Buffer>(server, 'message');
       const startedAt = performance.now();
-      client.send(Buffer.alloc(24 * 1024 * 1024, 7));
+      client.send(Buffer.alloc(80 * 1024 * 1024, 7));
       const message = await received;
       clearInterval(throttle);
       // The upload outlasted the pong timeout: a deadline from the ping() call would have killed it.
       // Long enough for a ping to be sent and its pong timeout to pass behind the upload.
-      expect(performance.now() - startedAt).toBeGreaterThan(500 + 400);
-      expect(message.length).toBe(24 * 1024 * 1024);
+      expect(performance.now() - startedAt).toBeGreaterThan(2_500 + 2_500);
+      expect(message.length).toBe(80 * 1024 * 1024);
       expect(dead).toEqual([]);
       expect(client.readyState).toBe(WebSocket.OPEN);
       expect(beat.stats().pingsSent).toBeGreaterThan(0);

@@ -13,10 +13,15 @@ export async function startServer(options: ServerOptions = {}): Promise<{ wss: W
   return { wss, url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}` };
 }
 
-/** A node:http server on 127.0.0.1 routing upgrades to a `noServer` ws server, as in the ws README. */
-export async function startNoServer(): Promise<{ wss: WebSocketServer; url: string }> {
+/**
+ * A node:http server on 127.0.0.1 routing upgrades to a `noServer` ws server, as in the ws README;
+ * `respond` answers its plain requests (a page for a browser test), 404 by default.
+ */
+export async function startNoServer(
+  respond: http.RequestListener = (_req, res) => res.writeHead(404).end(),
+): Promise<{ wss: WebSocketServer; url: string; port: number }> {
   const wss = new WebSocketServer({ noServer: true });
-  const server = http.createServer((_req, res) => res.writeHead(404).end());
+  const server = http.createServer(respond);
   server.on('upgrade', (req, socket, head) => {
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
@@ -26,7 +31,8 @@ export async function startNoServer(): Promise<{ wss: WebSocketServer; url: stri
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
-  return { wss, url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  const port = (server.address() as AddressInfo).port;
+  return { wss, url: `ws://127.0.0.1:${port}`, port };
 }
 
 async function closeServer(wss: WebSocketServer): Promise<void> {

@@ -1,14 +1,12 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { build } from 'rolldown';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
+import type { WebSocketServer, WebSocket as ServerSocket } from 'ws';
 import { heartbeat } from '../../src/heartbeat.js';
 import { startBrowser } from '../helpers/browser.js';
 import { PartitionProxy } from '../helpers/partition-proxy.js';
-import { closeAll, next, onCleanup, sleep } from '../helpers/servers.js';
+import { closeAll, next, onCleanup, sleep, startNoServer } from '../helpers/servers.js';
 
 // @tickwheel/ws/browser in headless Chromium, against a ws server with keepaliveMs: a live server
 // is never declared dead (the page hidden, its main thread blocked past silenceMs, shown again), a
@@ -67,24 +65,13 @@ interface PageState {
 
 /** An HTTP server on 127.0.0.1 serving the page and the module, and routing upgrades to a ws server with keepalives. */
 async function startPageServer(): Promise<{ wss: WebSocketServer; port: number }> {
-  const wss = new WebSocketServer({ noServer: true });
-  const server = http.createServer((req, res) => {
+  const { wss, port } = await startNoServer((req, res) => {
     if (req.url === '/watch.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(watchModule);
     else res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
   });
-  server.on('upgrade', (req, socket, head) =>
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onCleanup(async () => {
-    for (const client of wss.clients) client.terminate();
-    await new Promise<void>((resolve) => wss.close(() => resolve()));
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
   const beat = heartbeat(wss, { keepaliveMs: KEEPALIVE_MS });
   onCleanup(() => beat.stop());
-  return { wss, port: (server.address() as AddressInfo).port };
+  return { wss, port };
 }
 
 /** A fresh page of the file's Chromium, loaded from `port`, with a socket to `wsPort` watched for SILENCE_MS. */

@@ -1,13 +1,11 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocketServer, type WebSocket as ServerSocket } from 'ws';
+import type { WebSocketServer, WebSocket as ServerSocket } from 'ws';
 import { heartbeat } from '../../src/heartbeat.js';
 import type { DeadPeerEvent } from '../../src/types.js';
 import { startBrowser } from '../helpers/browser.js';
 import { PartitionProxy } from '../helpers/partition-proxy.js';
-import { closeAll, next, onCleanup, waitFor } from '../helpers/servers.js';
+import { closeAll, next, onCleanup, waitFor, startNoServer } from '../helpers/servers.js';
 
 const PAGE = '<!doctype html><title>tickwheel ws test</title>';
 const PING_INTERVAL_MS = 100;
@@ -15,19 +13,10 @@ const PONG_TIMEOUT_MS = 100;
 
 /** An HTTP server on 127.0.0.1 serving a blank page and routing upgrades to a ws server. */
 async function startPageServer(): Promise<{ wss: WebSocketServer; port: number }> {
-  const wss = new WebSocketServer({ noServer: true });
-  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
-  server.on('upgrade', (req, socket, head) =>
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
+  const { wss, port } = await startNoServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE),
   );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  onCleanup(async () => {
-    for (const client of wss.clients) client.terminate();
-    await new Promise<void>((resolve) => wss.close(() => resolve()));
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { wss, port: (server.address() as AddressInfo).port };
+  return { wss, port };
 }
 
 afterEach(closeAll);

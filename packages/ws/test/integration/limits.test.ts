@@ -1,14 +1,12 @@
 import { spawn } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocketServer, WebSocket } from 'ws';
 import { heartbeat, type HeartbeatController } from '../../src/heartbeat.js';
 import type { HeartbeatOptions, LimitEvent } from '../../src/types.js';
 import { startBrowser } from '../helpers/browser.js';
-import { closeAll, connect, next, onCleanup, startServer } from '../helpers/servers.js';
+import { closeAll, connect, next, onCleanup, startServer, startNoServer } from '../helpers/servers.js';
 
 /** Slack for a shared, noisy 2-core machine. */
 const SLACK_MS = 300;
@@ -138,21 +136,9 @@ describe('connection limits with a Python websockets client', () => {
 
 describe('connection limits with a headless Chromium client', () => {
   it('closes a page that sends nothing with 1008, and one past its lifetime with 1001', async () => {
-    const wss = new WebSocketServer({ noServer: true });
-    const server = http.createServer((_req, res) =>
+    const { wss, port } = await startNoServer((_req, res) =>
       res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html>'),
     );
-    server.on('upgrade', (req, socket, head) =>
-      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
-    );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    onCleanup(async () => {
-      for (const client of wss.clients) client.terminate();
-      await new Promise<void>((resolve) => wss.close(() => resolve()));
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    });
-    const port = (server.address() as AddressInfo).port;
     const beat = heartbeat(wss, { pingIntervalMs: 0, firstMessageMs: 300, maxLifetimeMs: 900 });
     onCleanup(() => beat.stop());
     const browser = await startBrowser();

@@ -170,17 +170,22 @@ export class SystemClock implements Clock {
 
   /** The current time, reusing this job's reading when `readOncePerJob` is on. */
   now(): number {
-    if (this.cacheValid) return this.cached;
-    const t = this.preciseNow();
+    // Both paths return the field, so that an inlined read stays an unboxed double in the caller;
+    // `!== true` is one compare where `!` tests every kind of falsy value.
+    if (this.cacheValid !== true) this.readForJob();
+    return this.cached;
+  }
+
+  /** Reads the clock into `cached`, and keeps it for the rest of the job when `readOncePerJob` allows. */
+  private readForJob(): void {
+    this.cached = this.preciseNow();
     if (this.readOncePerJob && this.source === this.nativeSource) {
-      this.cached = t;
       this.cacheValid = true;
       if (!this.invalidateQueued) {
         this.invalidateQueued = true;
         atJobEnd(this.invalidate);
       }
     }
-    return t;
   }
 
   /**

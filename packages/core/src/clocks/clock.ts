@@ -170,8 +170,9 @@ export class SystemClock implements Clock {
 
   /** The current time, reusing this job's reading when `readOncePerJob` is on. */
   now(): number {
-    // Both paths return the field, so that an inlined read stays an unboxed double in the caller.
-    if (!this.cacheValid) this.readForJob();
+    // Both paths return the field, so that an inlined read stays an unboxed double in the caller;
+    // `!== true` is one compare where `!` tests every kind of falsy value.
+    if (this.cacheValid !== true) this.readForJob();
     return this.cached;
   }
 

@@ -456,7 +456,7 @@ export class TimingWheel {
     const e = timeMs - this.originMs;
     // The common case without a clock read: the clock never reads below the origin, so a time
     // less than MAX_DELAY_MS after the origin is less than that after now.
-    if (this.wholeMsTicks && e < MAX_DELAY_MS) return Math.ceil(e);
+    if (this.wholeMsTicks === true && e < MAX_DELAY_MS) return Math.ceil(e);
     if (timeMs - this.clock.now() > MAX_DELAY_MS) return Infinity;
     return this._scale.dueTick(e);
   }
@@ -466,7 +466,8 @@ export class TimingWheel {
     const elapsed = this.clock.now() - this.originMs;
     const e = elapsed + delayMs;
     // The common case in one line (whole-ms ticks, no rounding below 2^53): the schedule hot path.
-    if (this.wholeMsTicks && e < MAX_DELAY_MS) return Math.ceil(e);
+    // `=== true`: one compare, where a bare field test checks for every kind of falsy value.
+    if (this.wholeMsTicks === true && e < MAX_DELAY_MS) return Math.ceil(e);
     if (delayMs > MAX_DELAY_MS) return Infinity;
     return this._scale.dueTick(sumUp(elapsed, delayMs));
   }

@@ -7,14 +7,24 @@
 import { CANCEL, GET, LIST_FAILED, PURGE_FAILED, RESCHEDULE, RETRY_FAILED, SCHEDULE } from './timer-scripts.js';
 import { ACK, CLAIM, EXTEND, FAIL, FORGET_WORKER } from './worker-scripts.js';
 
-type Keys = [due: string, lease: string, timers: string, seq: string, failed: string, reasons: string, claims: string];
+type Keys = [
+  due: string,
+  lease: string,
+  timers: string,
+  seq: string,
+  failed: string,
+  reasons: string,
+  claims: string,
+  index: string,
+  buckets: string,
+];
 
 /** The commands {@link defineScripts} adds to a client, typed. */
 export interface ScriptCommands {
   tickwheelSchedule(...args: [...Keys, ...string[]]): Promise<[string, string, string]>;
   tickwheelReschedule(...args: [...Keys, ...string[]]): Promise<string>;
   tickwheelCancel(...args: [...Keys, ...string[]]): Promise<number>;
-  tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string]>;
+  tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string, string]>;
   tickwheelClaim(...args: [...Keys, string, string, string, string, string, string]): Promise<string[]>;
   tickwheelAck(...args: [...Keys, ...string[]]): Promise<string[]>;
   tickwheelExtend(...args: [...Keys, string, string, string, string]): Promise<string>;
@@ -51,7 +61,7 @@ interface DefinesCommands {
 export function defineScripts<C extends object>(client: C): C & ScriptCommands {
   const target = client as unknown as DefinesCommands & Record<string, unknown>;
   for (const [name, lua] of Object.entries(SCRIPTS)) {
-    if (typeof target[name] !== 'function') target.defineCommand(name, { numberOfKeys: 7, lua });
+    if (typeof target[name] !== 'function') target.defineCommand(name, { numberOfKeys: 9, lua });
   }
   return client as C & ScriptCommands;
 }

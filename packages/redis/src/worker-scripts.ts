@@ -1,7 +1,8 @@
 /**
  * The scripts a worker runs: claim due timers under a lease, and ack, extend or fail them, fenced by the claim's token.
  */
-import { HELD, NOW, WAKE } from './lua-prelude.js';
+import { LAYOUT, LAYOUT_ALONE } from './buckets.js';
+import { NOW, WAKE } from './lua-prelude.js';
 
 /**
  * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
@@ -19,6 +20,7 @@ import { HELD, NOW, WAKE } from './lua-prelude.js';
  * tokens are handed out again in this reply, same token and attempt, lease renewed.
  */
 export const CLAIM = `${NOW}
+${LAYOUT}
 local limit = tonumber(ARGV[1])
 local leaseUntil = F(now + math.floor(tonumber(ARGV[2])))
 local out = {F(now), '', '', leaseUntil}
@@ -31,19 +33,19 @@ if last then
 end
 if lastSeq and lastSeq >= seq then return {unpack(out)} end
 local taken = {}
-local function hand(id, token, due, attempts, max, backoff, payload)
+local function hand(id, b, token, due, attempts, max, backoff)
   local n = #out
   out[n + 1] = id
   out[n + 2] = token
-  out[n + 3] = due
+  out[n + 3] = F(from36(due))
   out[n + 4] = attempts
   out[n + 5] = max
   out[n + 6] = backoff
-  out[n + 7] = payload
+  out[n + 7] = redis.call('HGET', pk(b), id) or ''
   taken[#taken + 1] = #id .. ':' .. id .. token .. ' '
 end
 local function parse(record)
-  return string.match(record, '^(%d+):(%d+):(%d+):(%d+):([^:]*):(.*)$')
+  return string.match(record, '^(%d+):(%w+):(%d+):(%d+):(.*)$')
 end
 if ARGV[5] ~= '' and lastSeq == tonumber(ARGV[5]) then
   local pos = 1
@@ -54,22 +56,19 @@ if ARGV[5] ~= '' and lastSeq == tonumber(ARGV[5]) then
     local space = string.find(lastTaken, ' ', colon + len + 1, true)
     local token = string.sub(lastTaken, colon + len + 1, space - 1)
     pos = space + 1
-    local record = redis.call('HGET', KEYS[3], id)
+    local record, b = load(id)
     if record and redis.call('ZSCORE', KEYS[2], id) then
-      local held, due, attempts, max, backoff, payload = parse(record)
+      local held, due, attempts, max, backoff = parse(record)
       if held == token then
         redis.call('ZADD', KEYS[2], leaseUntil, id)
-        hand(id, token, due, attempts, max, backoff, payload)
+        hand(id, b, token, due, attempts, max, backoff)
         limit = limit - 1
       end
     end
   end
 end
-local function take(id, from, expired)
-  local record = redis.call('HGET', KEYS[3], id)
-  redis.call('ZREM', from, id)
-  if not record then return end
-  local _, due, attempts, max, backoff, payload = parse(record)
+local function take(id, record, b, expired)
+  local _, due, attempts, max, backoff = parse(record)
   if expired and tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
     redis.call('ZADD', KEYS[5], F(now), id)
     redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. max ..
@@ -79,21 +78,40 @@ local function take(id, from, expired)
   backoff = string.match(backoff, '^[^w]*')
   local token = F(redis.call('INCR', KEYS[4]))
   attempts = F(tonumber(attempts) + 1)
-  redis.call('HSET', KEYS[3], id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. backoff .. ':' .. payload)
+  redis.call('HSET', rk(b), id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. backoff)
   redis.call('ZADD', KEYS[2], leaseUntil, id)
-  hand(id, token, due, attempts, max, backoff, payload)
+  hand(id, b, token, due, attempts, max, backoff)
 end
+-- Timers of the previous layout move over earliest first, so none is missed when due.
+local old = redis.call('ZRANGE', KEYS[1], 0, limit + 99)
+for i = 1, #old do load(old[i]) end
 if limit > 0 then
   local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', F(now), 'LIMIT', 0, limit)
-  for i = 1, #expired do take(expired[i], KEYS[2], true) end
-  if #expired < limit then
-    local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', F(now), 'LIMIT', 0, limit - #expired)
-    for i = 1, #due do take(due[i], KEYS[1], false) end
+  for i = 1, #expired do
+    local record, b = load(expired[i])
+    redis.call('ZREM', KEYS[2], expired[i])
+    if record then take(expired[i], record, b, true) end
   end
+  limit = limit - #expired
+end
+while limit > 0 do
+  local bucket = redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', F(now), 'LIMIT', 0, 1)[1]
+  if not bucket then break end
+  local ids = redis.call('ZRANGEBYSCORE', dk(bucket), '-inf', F(now), 'LIMIT', 0, limit)
+  for i = 1, #ids do
+    local record = redis.call('HGET', rk(bucket), ids[i])
+    redis.call('ZREM', dk(bucket), ids[i])
+    if record then take(ids[i], record, bucket, false) end
+  end
+  reindex(bucket)
+  if #ids == 0 then break end
+  limit = limit - #ids
 end
 redis.call('HSET', KEYS[7], worker, ARGV[4] .. '|' .. table.concat(taken))
-local nextDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local nextDue = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
 if nextDue[2] then out[2] = nextDue[2] end
+local oldDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if oldDue[2] and (out[2] == '' or tonumber(oldDue[2]) < tonumber(out[2])) then out[2] = oldDue[2] end
 local nextLease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if nextLease[2] then out[3] = nextLease[2] end
 return {unpack(out)}`;
@@ -110,15 +128,18 @@ export const FORGET_WORKER = `return redis.call('HDEL', KEYS[7], ARGV[1])`;
  * lost the lease, or by an earlier try of this same ack) or cancelled. The worker tells those
  * apart by whether this was the ack's first try.
  */
-export const ACK = `local refused = {}
+export const ACK = `${LAYOUT_ALONE}
+local refused = {}
 local gone = {}
 for i = 1, #ARGV, 2 do
   local id = ARGV[i]
-  local record = redis.call('HGET', KEYS[3], id)
+  local record, b = load(id)
   if record then
-    local token, attempts = string.match(record, '^(%d+):%d+:(%d+):')
+    local token, attempts = string.match(record, '^(%d+):%w+:(%d+):')
     if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
-      redis.call('HDEL', KEYS[3], id)
+      redis.call('HDEL', pk(b), id)
+      redis.call('HDEL', rk(b), id)
+      redis.call('HINCRBY', KEYS[9], 'c', -1)
       if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
     else
       refused[#refused + 1] = id
@@ -138,7 +159,7 @@ return {unpack(refused)}`;
  * timer is no longer claimed under that token.
  */
 export const EXTEND = `${NOW}
-${HELD}
+${LAYOUT}
 if not held(ARGV[1], ARGV[2]) then return '' end
 local untilMs = F(now + math.floor(tonumber(ARGV[3])))
 redis.call('ZADD', KEYS[2], untilMs, ARGV[1])
@@ -151,11 +172,11 @@ return untilMs`;
  */
 export const FAIL = `${NOW}
 ${WAKE}
-${HELD}
+${LAYOUT}
 local id = ARGV[1]
-local record = held(id, ARGV[2])
+local record, b = held(id, ARGV[2])
 if not record then return '' end
-local attempts, max = string.match(record, '^%d+:%d+:(%d+):(%d+):')
+local attempts, max = string.match(record, '^%d+:%w+:(%d+):(%d+):')
 redis.call('ZREM', KEYS[2], id)
 redis.call('HSET', KEYS[6], id, ARGV[4])
 if tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
@@ -163,7 +184,8 @@ if tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
   return 'failed'
 end
 local at = now + math.floor(tonumber(ARGV[3]))
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-redis.call('ZADD', KEYS[1], F(at), id)
+local head = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
+redis.call('ZADD', dk(b), F(at), id)
+reindex(b)
 wake(head, at, ARGV[5], ARGV[6])
 return F(at)`;

@@ -9,7 +9,7 @@ import { until } from './helpers/wait.js';
 // Deliveries with a fake worker (the host) and a fake client that records the fenced calls and
 // answers from a script: the handler, the lease fence, the ack batch and the failure report.
 
-const KEYS = ['due', 'lease', 'timers', 'seq', 'failed', 'reasons', 'claims'] as DeliveryShard['keys'];
+const KEYS = ['due', 'lease', 'timers', 'seq', 'failed', 'reasons', 'claims', 'index', 'b'] as DeliveryShard['keys'];
 
 function setup(
   handler: (timer: FiredTimer) => unknown,
@@ -20,13 +20,13 @@ function setup(
   wheels.push(wheel);
   const sent: string[][] = [];
   const client = {
-    tickwheelAck: (...args: string[]) => (sent.push(['ack', ...args.slice(7)]), Promise.resolve(replies.ack ?? [])),
+    tickwheelAck: (...args: string[]) => (sent.push(['ack', ...args.slice(9)]), Promise.resolve(replies.ack ?? [])),
     tickwheelFail: (...args: string[]) => (
-      sent.push(['fail', ...args.slice(7)]),
+      sent.push(['fail', ...args.slice(9)]),
       Promise.resolve(replies.fail ?? '5000')
     ),
     tickwheelExtend: (...args: string[]) => (
-      sent.push(['extend', ...args.slice(7)]),
+      sent.push(['extend', ...args.slice(9)]),
       Promise.resolve(replies.extend ?? '9000')
     ),
   };

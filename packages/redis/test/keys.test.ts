@@ -6,7 +6,7 @@ describe('keys', () => {
     it('puts every key of a shard under one hash tag', () => {
       const keys = shardKeys('tickwheel', 'buffs', 3);
       for (const key of Object.values(keys)) expect(key).toMatch(/^tickwheel:\{buffs:3\}:/);
-      expect(new Set(Object.values(keys)).size).toBe(7);
+      expect(new Set(Object.values(keys)).size).toBe(9);
       expect(keyList(keys)).toEqual([
         keys.due,
         keys.lease,
@@ -15,7 +15,17 @@ describe('keys', () => {
         keys.failed,
         keys.reasons,
         keys.claims,
+        keys.index,
+        keys.buckets,
       ]);
+    });
+  });
+
+  describe('bucket keys', () => {
+    it("are the buckets key with its last letter replaced, so they share the shard's hash tag", () => {
+      const keys = shardKeys('tickwheel', 'buffs', 3);
+      // buckets.ts's Lua: string.sub(KEYS[9], 1, -2) .. 'r' .. bucket
+      expect(`${keys.buckets.slice(0, -1)}r17`).toBe('tickwheel:{buffs:3}:r17');
     });
   });
 

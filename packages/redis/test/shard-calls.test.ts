@@ -16,7 +16,7 @@ describe('shard-calls', () => {
   describe('ShardCalls', () => {
     it('knows the keys of every shard and the namespace’s wake-up channel', () => {
       const { namespace, calls: c } = calls({ shards: 3, keyPrefix: 'app' });
-      expect(c.keys.map((k) => k.due)).toEqual([0, 1, 2].map((i) => `app:{${namespace}:${i}}:due`));
+      expect(c.keys.map((k) => k.index)).toEqual([0, 1, 2].map((i) => `app:{${namespace}:${i}}:index`));
       expect(c.channel).toBe(`app:{${namespace}}:wake`);
     });
 
@@ -42,7 +42,7 @@ describe('shard-calls', () => {
         const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', '', '', now];
         const [due] = await c.run<string[]>('tickwheelSchedule', keys, args, 'schedule("a")', RETRY_SAFE.schedule);
         expect(Number(due)).toBe(Number(now) + 100);
-        expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toHaveLength(5);
+        expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toHaveLength(6);
       });
 
       it('repeats a call through a transient error (a failover) within the budget', async () => {

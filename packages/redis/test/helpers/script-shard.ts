@@ -73,3 +73,29 @@ export const claim = (
 ) => client.tickwheelClaim(...s.keys, String(limit), String(leaseMs), worker, String(seq), recover, String(now));
 
 export const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A timer as one line, `token:dueAt:attempts:maxAttempts:backoff:payload` (dueAt in decimal),
+ * read with the GET script whichever layout holds it; null when there is none.
+ */
+export async function record(keys: KeyList, id: string, on = client): Promise<string | null> {
+  const reply = await on.tickwheelGet(...keys, id);
+  if (!Array.isArray(reply)) return null;
+  const [meta, payload] = reply;
+  const [token, due, ...rest] = meta.split(':');
+  return [token, parseInt(due, 36), ...rest, payload].join(':');
+}
+
+/** When a timer's next attempt is due (its score in its bucket's due ZSET), or null. */
+export async function nextAt(keys: KeyList, id: string, on = client): Promise<string | null> {
+  const reply = await on.tickwheelGet(...keys, id);
+  return Array.isArray(reply) && reply[2] !== '' ? reply[2] : null;
+}
+
+/** How many timers of the shard are due (scheduled and not claimed), over all its buckets. */
+export async function dueCount(keys: KeyList): Promise<number> {
+  const buckets = await client.keys(`${keys[8].slice(0, -1)}d*`);
+  let n = 0;
+  for (const key of buckets) n += await client.zcard(key);
+  return n;
+}

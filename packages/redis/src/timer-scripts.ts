@@ -1,18 +1,19 @@
 /**
  * The scripts RedisTimers runs for its callers: schedule, reschedule, cancel, get, and the failed set's list, retry and purge.
  */
-import { LATE, NOW, UNLINK, WAKE } from './lua-prelude.js';
+import { LATE, NOW, once, UNLINK, WAKE } from './lua-prelude.js';
 
 /**
  * Schedules a timer. ARGV: id, mode ('in' | 'at'), ms, payload, channel, shard, ifExists
- * ('replace' | 'keep'), maxAttempts, backoff, maxWait (ms, '' for none), deadline (see LATE).
- * Returns {dueAt, token, '1' written | '0' kept}.
+ * ('replace' | 'keep'), maxAttempts, backoff, maxWait (ms, '' for none), then the call's
+ * arguments (see once), deadline (see LATE) and time. Returns {dueAt, token, '1' written | '0' kept};
+ * a try of a call that landed already returns the same, writing nothing.
  *
  * With a maxWait the record keeps when its window opened (`w<ms>` after the backoff): from the
  * replaced record when it has one, else now. The claim drops it, so a schedule after the timer
  * fired opens a new window.
  */
-export const SCHEDULE = `${NOW}
+export const SCHEDULE = once(`${NOW}
 ${LATE}
 ${WAKE}
 ${UNLINK}
@@ -41,14 +42,15 @@ if record then unlink(id) end
 redis.call('ZADD', KEYS[1], F(due), id)
 redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. ARGV[8] .. ':' .. policy .. ':' .. ARGV[4])
 wake(head, due, ARGV[5], ARGV[6])
-return {F(due), token, '1'}`;
+return {F(due), token, '1'}`);
 
 /**
  * Moves an existing timer (scheduled, claimed or failed) to a new due time, keeping its payload
- * and retry policy and resetting its attempts. ARGV: id, mode, ms, channel, shard, deadline.
- * Returns the new due time, or '' when there is no such timer.
+ * and retry policy and resetting its attempts. ARGV: id, mode, ms, channel, shard, then the
+ * call's arguments, deadline and time (see once). Returns the new due time, or '' when there is no
+ * such timer.
  */
-export const RESCHEDULE = `${NOW}
+export const RESCHEDULE = once(`${NOW}
 ${LATE}
 ${WAKE}
 ${UNLINK}
@@ -64,14 +66,17 @@ unlink(id)
 redis.call('ZADD', KEYS[1], F(due), id)
 redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. policy)
 wake(head, due, ARGV[4], ARGV[5])
-return F(due)`;
+return F(due)`);
 
-/** Deletes a timer wherever it is. ARGV: id, deadline. Returns 1 when it existed, else 0. */
-export const CANCEL = `${NOW}
+/**
+ * Deletes a timer wherever it is. ARGV: id, then the call's arguments, deadline and time (see
+ * once). Returns 1 when it existed, else 0.
+ */
+export const CANCEL = once(`${NOW}
 ${LATE}
 ${UNLINK}
 unlink(ARGV[1])
-return redis.call('HDEL', KEYS[3], ARGV[1])`;
+return redis.call('HDEL', KEYS[3], ARGV[1])`);
 
 /**
  * Reads a timer. ARGV: id. Returns {record, next attempt or '', lease expiry or '', failed at

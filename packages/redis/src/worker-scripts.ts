@@ -1,7 +1,7 @@
 /**
  * The scripts a worker runs: claim due timers under a lease, and ack, extend or fail them, fenced by the claim's token.
  */
-import { HELD, NOW, WAKE } from './lua-prelude.js';
+import { HELD, NOW, once, WAKE } from './lua-prelude.js';
 
 /**
  * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
@@ -12,11 +12,15 @@ import { HELD, NOW, WAKE } from './lua-prelude.js';
  *
  * ARGV[3] and ARGV[4] name the claim: the worker's id and the claim's sequence number on this
  * shard (one claim of a worker per shard at a time, so they only grow). The claims hash keeps each
- * worker's last claim: `<seq>|` then `<id length>:<id><token> ` per timer taken. A claim whose seq
- * is not above the kept one was overtaken by a newer claim of its worker (it was abandoned and
- * arrived late): it takes nothing. ARGV[5], when not '', is the seq of the worker's previous claim,
- * whose reply never came: if that claim landed, the timers it took that are still held under its
- * tokens are handed out again in this reply, same token and attempt, lease renewed.
+ * worker's last claim: `<seq>|` then `<id length>:<id><token> ` per timer taken. ARGV[5] is the
+ * seq of the worker's last claim whose reply it received ('0' for none). A kept claim newer than
+ * that was applied but its reply never came: the timers it took that are still held under its
+ * tokens are handed out again in this reply, same token and attempt, lease renewed; every claim
+ * names the same answered one until a reply arrives, so each kept claim carries forward what the
+ * lost ones took. A claim whose seq is below the kept one was overtaken by a newer claim of its
+ * worker (abandoned, it arrived late): it takes nothing. One whose seq is the kept one is that
+ * claim arriving again (ioredis sends again what got no reply before a reconnect): it hands out
+ * what it took, and takes nothing new.
  */
 export const CLAIM = `${NOW}
 local limit = tonumber(ARGV[1])
@@ -29,7 +33,7 @@ if last then
   lastSeq, lastTaken = string.match(last, '^(%d+)|(.*)$')
   lastSeq = tonumber(lastSeq)
 end
-if lastSeq and lastSeq >= seq then return {unpack(out)} end
+if lastSeq and lastSeq > seq then return {unpack(out)} end
 local taken = {}
 local function hand(id, token, due, attempts, max, backoff, payload)
   local n = #out
@@ -45,7 +49,8 @@ end
 local function parse(record)
   return string.match(record, '^(%d+):(%d+):(%d+):(%d+):([^:]*):(.*)$')
 end
-if ARGV[5] ~= '' and lastSeq == tonumber(ARGV[5]) then
+if lastSeq and lastSeq > tonumber(ARGV[5]) then
+  if lastSeq == seq then limit = 0 end
   local pos = 1
   while pos <= #lastTaken do
     local colon = string.find(lastTaken, ':', pos, true)
@@ -102,36 +107,27 @@ return {unpack(out)}`;
 export const FORGET_WORKER = `return redis.call('HDEL', KEYS[7], ARGV[1])`;
 
 /**
- * Acks handled timers: ARGV holds pairs id, token. A timer is deleted only while it is still
- * claimed under that token (the ZREM from the lease set is the claimed check). A last error can
- * exist only after a failed attempt, so a first attempt skips that HDEL. Returns the ids whose
- * ack was refused because the timer is there under another token (claimed again or rescheduled),
- * then '' and the ids of timers that are gone: acked already (by another worker after this one
- * lost the lease, or by an earlier try of this same ack) or cancelled. The worker tells those
- * apart by whether this was the ack's first try.
+ * Acks handled timers: ARGV holds pairs id, token, then the call's arguments, deadline and time
+ * (see once). A timer is deleted only while it is still claimed under that token (the ZREM from
+ * the lease set is the claimed check). A last error can exist only after a failed attempt, so a
+ * first attempt skips that HDEL. Returns the ids whose ack was refused: the timer is there under
+ * another token (claimed again or rescheduled) or gone (acked by another worker after this one
+ * lost the lease, or cancelled). A second try of an applied ack answers as the first did (once).
  */
-export const ACK = `local refused = {}
-local gone = {}
-for i = 1, #ARGV, 2 do
+export const ACK = once(`local refused = {}
+for i = 1, #ARGV - 5, 2 do
   local id = ARGV[i]
   local record = redis.call('HGET', KEYS[3], id)
-  if record then
-    local token, attempts = string.match(record, '^(%d+):%d+:(%d+):')
-    if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
-      redis.call('HDEL', KEYS[3], id)
-      if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
-    else
-      refused[#refused + 1] = id
-    end
+  local token, attempts
+  if record then token, attempts = string.match(record, '^(%d+):%d+:(%d+):') end
+  if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
+    redis.call('HDEL', KEYS[3], id)
+    if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
   else
-    gone[#gone + 1] = id
+    refused[#refused + 1] = id
   end
 end
-if #gone > 0 then
-  refused[#refused + 1] = ''
-  for i = 1, #gone do refused[#refused + 1] = gone[i] end
-end
-return {unpack(refused)}`;
+return {unpack(refused)}`);
 
 /**
  * Extends a lease. ARGV: id, token, leaseMs. Returns the new lease expiry, or '' when the
@@ -145,11 +141,12 @@ redis.call('ZADD', KEYS[2], untilMs, ARGV[1])
 return untilMs`;
 
 /**
- * Reports a failed attempt. ARGV: id, token, retry delay ms, reason, channel, shard. With
+ * Reports a failed attempt. ARGV: id, token, retry delay ms, reason, channel, shard, then the
+ * call's arguments, deadline and time (see once). With
  * attempts left the timer is due again after the delay; on its last attempt it moves to the
  * failed set. Returns the retry's due time, 'failed', or '' when refused (the lease was lost).
  */
-export const FAIL = `${NOW}
+export const FAIL = once(`${NOW}
 ${WAKE}
 ${HELD}
 local id = ARGV[1]
@@ -166,4 +163,4 @@ local at = now + math.floor(tonumber(ARGV[3]))
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 redis.call('ZADD', KEYS[1], F(at), id)
 wake(head, at, ARGV[5], ARGV[6])
-return F(at)`;
+return F(at)`);

@@ -21,6 +21,8 @@ export interface WorkerContext {
   batchSize: number;
   concurrency: number;
   failoverBudgetMs: number;
+  /** Stalls before a timer fails (worker-scripts.ts, CLAIM); Infinity: no limit. */
+  maxStalledCount: number;
   /**
    * Runs a write script wrapped by once (lua-prelude.ts) on shard `index` within the failover
    * budget: every try carries the call's id, so a second try of one that landed answers as it did.

@@ -264,7 +264,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     kit.function(handler, 'handler');
     if (this.worker !== undefined)
       throw new Error('RedisTimers.start: this instance is already a worker; call stop() first');
-    const { pollIntervalMs, batchSize, concurrency, failoverBudgetMs } = this.options;
+    const { pollIntervalMs, batchSize, concurrency, failoverBudgetMs, maxStalledCount } = this.options;
     const worker = new Worker({
       client: this.calls.client,
       shards: this.calls.keys,
@@ -275,6 +275,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
       batchSize,
       concurrency,
       failoverBudgetMs,
+      maxStalledCount,
       write: (command, index, args, what) =>
         this.calls.write(command, index, args, what, 'the timer is redelivered after its lease', false),
       namespace: this.namespace,

@@ -17,7 +17,7 @@ export interface ScriptCommands {
   tickwheelReschedule(...args: [...CallKeys, ...string[]]): Promise<string>;
   tickwheelCancel(...args: [...CallKeys, ...string[]]): Promise<number>;
   tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string]>;
-  tickwheelClaim(...args: [...Keys, string, string, string, string, string, string]): Promise<string[]>;
+  tickwheelClaim(...args: [...Keys, string, string, string, string, string, string, string]): Promise<string[]>;
   tickwheelAck(...args: [...CallKeys, ...string[]]): Promise<string[]>;
   tickwheelExtend(...args: [...Keys, string, string, string, string]): Promise<string>;
   tickwheelFail(...args: [...CallKeys, ...string[]]): Promise<string>;

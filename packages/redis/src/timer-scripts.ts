@@ -46,7 +46,7 @@ return {F(due), token, '1'}`);
 
 /**
  * Moves an existing timer (scheduled, claimed or failed) to a new due time, keeping its payload
- * and retry policy and resetting its attempts. ARGV: id, mode, ms, channel, shard, then the
+ * and retry policy and resetting its attempts and stalls. ARGV: id, mode, ms, channel, shard, then the
  * call's arguments, deadline and time (see once). Returns the new due time, or '' when there is no
  * such timer.
  */
@@ -57,7 +57,8 @@ ${UNLINK}
 local id = ARGV[1]
 local record = redis.call('HGET', KEYS[3], id)
 if not record then return '' end
-local policy = string.match(record, '^%d+:%d+:%d+:(.*)$')
+local max, backoff, payload = string.match(record, '^%d+:%d+:%d+:(%d+):([^:]*):(.*)$')
+local policy = max .. ':' .. string.gsub(backoff, 's%d+$', '') .. ':' .. payload
 local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
 local token = F(redis.call('INCR', KEYS[4]))
@@ -104,7 +105,7 @@ end
 return {unpack(out)}`;
 
 /**
- * Gives failed timers a fresh start, due now with zero attempts. ARGV: id ('' for up to
+ * Gives failed timers a fresh start, due now with zero attempts and stalls. ARGV: id ('' for up to
  * `count` of them), count, channel, shard. Returns how many were moved.
  */
 export const RETRY_FAILED = `${NOW}
@@ -116,7 +117,8 @@ local n = 0
 for i = 1, #ids do
   local record = redis.call('HGET', KEYS[3], ids[i])
   if record and redis.call('ZREM', KEYS[5], ids[i]) == 1 then
-    local due, policy = string.match(record, '^%d+:(%d+):%d+:(.*)$')
+    local due, max, backoff, payload = string.match(record, '^%d+:(%d+):%d+:(%d+):([^:]*):(.*)$')
+    local policy = max .. ':' .. string.gsub(backoff, 's%d+$', '') .. ':' .. payload
     redis.call('HSET', KEYS[3], ids[i], F(redis.call('INCR', KEYS[4])) .. ':' .. due .. ':0:' .. policy)
     redis.call('HDEL', KEYS[6], ids[i])
     redis.call('ZADD', KEYS[1], F(now), ids[i])

@@ -5,8 +5,12 @@ import { HELD, NOW, once, WAKE } from './lua-prelude.js';
 
 /**
  * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
- * Each claimed timer gets a new token and one more attempt, and loses its debounce window (it
- * fired); one whose lease expired on its last attempt goes to the failed set instead. Returns
+ * Each claimed timer gets a new token and loses its debounce window (it fired). A due one starts
+ * its next attempt. One whose lease expired stalled (its worker died or lost Redis, or its handler
+ * outlived the lease): as BullMQ's stalled jobs, it is delivered again on the same attempt, its
+ * stall count (`s<n>` after the backoff in the record) one higher, and it goes to the failed set
+ * once that count exceeds ARGV[6] (maxStalledCount; '' for no limit). Only a handler that
+ * failed uses up an attempt (FAIL). Returns
  * {now, nextDue, nextLease, leaseUntil, then per timer: id, token, dueAt, attempts, maxAttempts,
  * backoff, payload}, '' for an empty ZSET.
  *
@@ -75,16 +79,23 @@ local function take(id, from, expired)
   redis.call('ZREM', from, id)
   if not record then return end
   local _, due, attempts, max, backoff, payload = parse(record)
-  if expired and tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
-    redis.call('ZADD', KEYS[5], F(now), id)
-    redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. max ..
-      ': the worker died or lost Redis, or the handler outlived its lease')
-    return
+  local stalls = tonumber(string.match(backoff, 's(%d+)$') or '0')
+  backoff = string.match(backoff, '^[^ws]*')
+  if expired then
+    stalls = stalls + 1
+    if ARGV[6] ~= '' and stalls > tonumber(ARGV[6]) then
+      redis.call('ZADD', KEYS[5], F(now), id)
+      redis.call('HSET', KEYS[6], id, 'stalled more than maxStalledCount (' .. ARGV[6] .. ') times: its lease expired on attempt ' ..
+        attempts .. ' (the worker died or lost Redis, or the handler outlived its lease)')
+      return
+    end
+  else
+    attempts = F(tonumber(attempts) + 1)
   end
-  backoff = string.match(backoff, '^[^w]*')
   local token = F(redis.call('INCR', KEYS[4]))
-  attempts = F(tonumber(attempts) + 1)
-  redis.call('HSET', KEYS[3], id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. backoff .. ':' .. payload)
+  local kept = backoff
+  if stalls > 0 then kept = kept .. 's' .. stalls end
+  redis.call('HSET', KEYS[3], id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. kept .. ':' .. payload)
   redis.call('ZADD', KEYS[2], leaseUntil, id)
   hand(id, token, due, attempts, max, backoff, payload)
 end

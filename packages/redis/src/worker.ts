@@ -230,6 +230,7 @@ export class Worker {
         this.id,
         seq,
         shard.answered,
+        this.ctx.maxStalledCount === Infinity ? '' : String(this.ctx.maxStalledCount),
         this.ctx.now(),
       ),
       TRY_TIMEOUT_MS,

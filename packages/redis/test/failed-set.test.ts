@@ -27,7 +27,7 @@ async function withFailed(ids: string[]): Promise<ShardCalls> {
     const claim = await calls.run<string[]>(
       'tickwheelClaim',
       keys,
-      ['1', '1000', 'w', String(i + 1), String(i), at],
+      ['1', '1000', 'w', String(i + 1), String(i), '1', at],
       'claim',
       RETRY_SAFE.other,
     );

@@ -35,7 +35,7 @@ describe('worker-scripts', () => {
       await claim(s, 10, 100, 0);
       await schedule(s, 'b', 0, 0);
       const reply = await claim(s, 1, 100, 150);
-      expect(reply.slice(4, 8)).toEqual(['a', '4', '0', '2']); // a again (lease expired), attempt 2; b waits
+      expect(reply.slice(4, 8)).toEqual(['a', '4', '0', '1']); // a again (lease expired: a stall, same attempt); b waits
       expect(reply[1]).toBe('0');
     });
 
@@ -96,13 +96,27 @@ describe('worker-scripts', () => {
       expect((await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 6, answered: 5 }))[4]).toBe('a');
     });
 
-    it('moves a timer whose lease expired on its last attempt to the failed set, with the reason', async () => {
+    it('delivers a timer whose lease expired again on the same attempt, and fails it once its stalls exceed maxStalledCount', async () => {
       const s = await shard();
-      await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '1', '', '', '', '0');
+      await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '1', 'f5', '', '', '0');
       await claim(s, 10, 100, 0);
-      expect(await claim(s, 10, 100, 500)).toEqual(['500', '', '', '600']);
-      expect(await client.zscore(s.keys[4], 'a')).toBe('500');
-      expect(await client.hget(s.keys[5], 'a')).toMatch(/^lease expired on attempt 1 of 1/);
+      const again = await claim(s, 10, 100, 500, { maxStalled: '1' });
+      expect(again.slice(4, 10)).toEqual(['a', again[5], '0', '1', '1', 'f5']); // attempt 1 of 1 still
+      expect(await client.hget(s.keys[2], 'a')).toMatch(/^\d+:0:1:1:f5s1:$/);
+      expect(await claim(s, 10, 100, 1_000, { maxStalled: '1' })).toEqual(['1000', '', '', '1100']);
+      expect(await client.zscore(s.keys[4], 'a')).toBe('1000');
+      expect(await client.hget(s.keys[5], 'a')).toMatch(
+        /^stalled more than maxStalledCount \(1\) times: its lease expired on attempt 1/,
+      );
+    });
+
+    it('never fails a stalled timer with no maxStalledCount, and a reschedule or retry clears its stalls', async () => {
+      const s = await shard();
+      await schedule(s, 'a', 0, 0);
+      for (let t = 0; t <= 1_000; t += 200) await claim(s, 10, 100, t, { maxStalled: '' });
+      expect(await client.hget(s.keys[2], 'a')).toMatch(/^\d+:0:1:3:f1000s5:/);
+      await client.tickwheelReschedule(...s.keys, 'a', 'in', '0', s.channel, '0', '', '1100');
+      expect(await client.hget(s.keys[2], 'a')).toMatch(/^\d+:1100:0:3:f1000:/);
     });
   });
 

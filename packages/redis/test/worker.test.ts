@@ -65,6 +65,7 @@ function setup(handler: TimerHandler, options: { concurrency?: number; pollInter
     batchSize: 100,
     concurrency: options.concurrency ?? 100,
     failoverBudgetMs: 1_000,
+    maxStalledCount: 1,
     write: (command, _index, args) => writeAt(clock, keys, command, args),
     namespace,
     now: () => String(clock.now()),

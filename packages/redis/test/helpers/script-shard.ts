@@ -101,15 +101,30 @@ export function schedule(
 let claimSeq = 0;
 /**
  * A claim by worker `worker` (default 'w'), with a fresh sequence number unless `seq` is given;
- * `answered`: the seq of the worker's last claim whose reply it saw (default: each one was seen).
+ * `answered`: the seq of the worker's last claim whose reply it saw (default: each one was seen);
+ * `maxStalled`: maxStalledCount ('' for no limit; default '1', BullMQ's).
  */
 export const claim = (
   s: Shard,
   limit: number,
   leaseMs: number,
   now: number,
-  { worker = 'w', seq = ++claimSeq, answered = seq - 1 }: { worker?: string; seq?: number; answered?: number } = {},
+  {
+    worker = 'w',
+    seq = ++claimSeq,
+    answered = seq - 1,
+    maxStalled = '1',
+  }: { worker?: string; seq?: number; answered?: number; maxStalled?: string } = {},
 ) =>
-  client.tickwheelClaim(...s.keys, String(limit), String(leaseMs), worker, String(seq), String(answered), String(now));
+  client.tickwheelClaim(
+    ...s.keys,
+    String(limit),
+    String(leaseMs),
+    worker,
+    String(seq),
+    String(answered),
+    maxStalled,
+    String(now),
+  );
 
 export const flush = () => new Promise((resolve) => setImmediate(resolve));

@@ -4,12 +4,18 @@
  * divided by the difference in requests. The client runs under valgrind; the server is a plain
  * node:http child (not counted) answering 512-byte bodies on a keep-alive connection.
  *
+ * The warm-up is long because fetch's own code keeps tiering up for thousands of requests: on
+ * Node 20 (`--trace-opt`) TurboFan still completes ~50 optimizations per 500 requests up to the
+ * 2,000th and ~10 up to the 3,500th, and with a window after only 300 warm-up requests its
+ * compilation made up over half of the count, moving it by ~100k between candidates and runs. The
+ * window therefore starts after WARMUP requests, where each candidate runs its steady-state code.
+ *
  * Candidates, each request sequential with its body read by text():
  * - `bare fetch`: `fetch(url)`;
  * - `AbortSignal.timeout`: `fetch(url, { signal: AbortSignal.timeout(60_000) })`;
  * - `tickwheel`: `withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs })`, 60 s each.
  *
- *   node lib/fetch-instructions.mjs [shortN] [longN]   # prints the counts for this Node
+ *   node lib/fetch-instructions.mjs [shortN] [longN]   # prints the counts for this Node (default 1000 3000)
  */
 import { fork } from 'node:child_process';
 import http from 'node:http';
@@ -17,7 +23,8 @@ import { fileURLToPath } from 'node:url';
 import { countInstructions, valgrindAvailable } from './cachegrind.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
-const WARMUP = 300;
+/** Requests before the counted window: past fetch's tiering up (see the header). */
+export const WARMUP = 3_000;
 const LIMIT_MS = 60_000;
 const BODY = Buffer.alloc(512, 'x');
 
@@ -63,7 +70,7 @@ async function startServer() {
  * Instructions per request of each candidate under `node`: (long - short) / (longN - shortN).
  * @returns `{ [candidate]: { median, samples: [perRequest] } }`, or undefined without valgrind
  */
-export async function fetchInstructions(node = process.execPath, shortN = 200, longN = 1_200) {
+export async function fetchInstructions(node = process.execPath, shortN = 1_000, longN = 3_000) {
   if (!valgrindAvailable()) return undefined;
   const server = await startServer();
   try {
@@ -88,8 +95,8 @@ if (process.argv[2] === '--serve') {
 } else if (process.argv[1] === SELF) {
   const results = await fetchInstructions(
     process.execPath,
-    Number(process.argv[2] ?? 200),
-    Number(process.argv[3] ?? 1_200),
+    Number(process.argv[2] ?? 1_000),
+    Number(process.argv[3] ?? 3_000),
   );
   console.log(JSON.stringify({ node: process.version, undici: process.versions.undici, results }));
 }

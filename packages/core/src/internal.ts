@@ -12,7 +12,7 @@ export type { TimerTask } from './wheel/timer-handle.js';
 export { enableAmbientDeadlines, ownedDeadline } from './deadlines/deadline.js';
 export type { DeadlineOwner } from './deadlines/deadline.js';
 // The wheel's wake-up machinery: how a clock drives a wheel (the native driver on the system clock).
-export { isDrivingClock } from './clocks/clock.js';
+export { holdReading, isDrivingClock, releaseReading } from './clocks/clock.js';
 export type { DrivingClock, WakeupDriver } from './clocks/clock.js';
 export { NativeDriver, MAX_NATIVE_DELAY_MS } from './wheel/native-driver.js';
 export type { NativeDriverOptions } from './wheel/native-driver.js';

@@ -5,7 +5,8 @@
  * agrees with when the timer fires. Lateness bounds are generous: the host is shared.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { freshNow, SystemClock, TimingWheel, type TimerHandle } from '../src/index.js';
+import { freshNow, ManualClock, SystemClock, TimingWheel, type TimerHandle } from '../src/index.js';
+import { holdReading, releaseReading } from '../src/internal.js';
 import { expectUnknownKey } from '../../../tests/helpers/bad-options.js';
 
 const wheels: TimingWheel[] = [];
@@ -82,6 +83,46 @@ describe('SystemClock', () => {
       expect(clock.now()).toBe(second);
       await Promise.resolve();
       expect(clock.now()).toBeGreaterThanOrEqual(second + 3);
+    });
+  });
+
+  describe('holdReading and releaseReading', () => {
+    it('hold a fresh reading that now() returns until the release, then now() reads afresh in the same job', () => {
+      const clock = new SystemClock();
+      const held = holdReading(clock);
+      busyLoop(3);
+      expect(clock.now()).toBe(held);
+      releaseReading(clock);
+      const after = clock.now();
+      expect(after).toBeGreaterThanOrEqual(held + 3);
+      busyLoop(2);
+      expect(clock.now()).toBe(after); // the job's own reading again, until the job ends
+    });
+
+    it("renew a reading the job already took, and leave it the job's after the release", async () => {
+      const clock = new SystemClock();
+      const first = clock.now();
+      busyLoop(3);
+      const held = holdReading(clock);
+      expect(held).toBeGreaterThanOrEqual(first + 3);
+      releaseReading(clock);
+      busyLoop(2);
+      expect(clock.now()).toBe(held);
+      await Promise.resolve();
+      expect(clock.now()).toBeGreaterThanOrEqual(held + 2);
+    });
+
+    it('read afresh on a clock that does not reuse readings, and on a ManualClock', () => {
+      const clock = new SystemClock({ readOncePerJob: false });
+      const held = holdReading(clock);
+      busyLoop(2);
+      expect(clock.now()).toBeGreaterThanOrEqual(held + 2);
+      releaseReading(clock);
+      const manual = new ManualClock(5);
+      expect(holdReading(manual)).toBe(5);
+      manual.advance(3);
+      expect(manual.now()).toBe(8);
+      releaseReading(manual);
     });
   });
 

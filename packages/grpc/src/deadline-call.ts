@@ -4,7 +4,7 @@
 import { status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
 import { captureContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
-import { scheduleTaskAt, type TimerTask } from '@tickwheel/core/internal';
+import { holdReading, releaseReading, scheduleTaskAt, type TimerTask } from '@tickwheel/core/internal';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { expiredDetails, idleDetails } from './details.js';
 import {
@@ -130,16 +130,23 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
 
   start(metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     this.listener = listener;
-    const now = this.wheel.clock.now();
-    const expiresAt = this.expiresAt();
-    const sent = expiresAt === Infinity ? metadata : withTimeoutHeader(metadata, expiresAt - now);
-    const idleMs = this.plan.idleMs;
-    const firstExpiry = idleMs < expiresAt - now ? now + idleMs : expiresAt;
-    // Ref'ed, as grpc-js's own deadline timer is: a pending call's DEADLINE_EXCEEDED is always
-    // delivered. It also spares the wheel a ref flip per call (schedule ref'ed, then unref()),
-    // which the native driver applies in a microtask. The call is its timer's task (the wheel
-    // calls timerFired): a bound method or an arrow would be one more object per call in flight.
-    this.timer = scheduleTaskAt(this.wheel, firstExpiry, this);
+    const wheel = this.wheel;
+    // Held while the timer is filed: no end-of-job callback per call (core's holdReading).
+    const now = holdReading(wheel.clock);
+    let sent: Metadata;
+    try {
+      const expiresAt = this.expiresAt();
+      sent = expiresAt === Infinity ? metadata : withTimeoutHeader(metadata, expiresAt - now);
+      const idleMs = this.plan.idleMs;
+      const firstExpiry = idleMs < expiresAt - now ? now + idleMs : expiresAt;
+      // Ref'ed, as grpc-js's own deadline timer is: a pending call's DEADLINE_EXCEEDED is always
+      // delivered. It also spares the wheel a ref flip per call (schedule ref'ed, then unref()),
+      // which the native driver applies in a microtask. The call is its timer's task (the wheel
+      // calls timerFired): a bound method or an arrow would be one more object per call in flight.
+      this.timer = scheduleTaskAt(wheel, firstExpiry, this);
+    } finally {
+      releaseReading(wheel.clock);
+    }
     if (this.ambientSignal !== undefined) watchParentAbort(this.ambientSignal, this);
     this.next.start(sent, this);
   }

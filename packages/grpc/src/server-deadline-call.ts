@@ -4,7 +4,7 @@
 import { Metadata, status as Status } from '@grpc/grpc-js';
 import type { Deadline, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
 import { captureContext, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
-import { ownedDeadline, type DeadlineOwner } from '@tickwheel/core/internal';
+import { holdReading, ownedDeadline, releaseReading, type DeadlineOwner } from '@tickwheel/core/internal';
 import { deadlineChannel, publishDeadline, publishHandlerAbort, type HandlerAbortReason } from './channels.js';
 import { DEADLINE_TRAILER, deadlineTrailer, SERVER_DEADLINE_DETAILS } from './details.js';
 import { parseGrpcTimeout, TICKWHEEL_TIMEOUT_HEADER } from './grpc-timeout.js';
@@ -277,8 +277,15 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     if (budgetMs < 0) budgetMs = 0;
     this.budgetMs = budgetMs;
     if (budgetMs === Infinity) return true;
-    this.startedAt = plan.wheel.clock.now();
-    const scope = ownedDeadline(budgetMs, plan.wheel, this);
+    const clock = plan.wheel.clock;
+    // Held while the scope files its timer: no end-of-job callback per call (core's holdReading).
+    this.startedAt = holdReading(clock);
+    let scope: DeadlineScope;
+    try {
+      scope = ownedDeadline(budgetMs, plan.wheel, this);
+    } finally {
+      releaseReading(clock);
+    }
     this.scope = scope;
     if (this.phase === OPEN) return true;
     // Spent on arrival (the scope aborted while it was being made): answer without running the handler.

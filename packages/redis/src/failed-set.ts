@@ -26,19 +26,19 @@ export async function listFailed<P>(calls: ShardCalls, limit: number): Promise<F
         RETRY_SAFE.other,
         false,
       );
-      for (let i = 0; i < reply.length; i += 4) {
+      for (let i = 0; i < reply.length; i += 5) {
         if (reply[i + 2] === '') continue;
-        const r = parseRecord(reply[i + 2]);
+        const r = parseRecord(reply[i + 2], reply[i + 3]);
         out.push({
           id: reply[i],
           payload: decodePayload<P>(r.payload),
           dueAt: r.dueAt,
           attempts: r.attempts,
           failedAt: Number(reply[i + 1]),
-          reason: reply[i + 3],
+          reason: reply[i + 4],
         });
       }
-      if (reply.length < count * 4) break;
+      if (reply.length < count * 5) break;
     }
   }
   return out;

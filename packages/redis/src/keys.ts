@@ -6,10 +6,12 @@
  * namespace spread over the cluster's nodes.
  *
  * Per shard:
- * - `due`     ZSET id -> due time (epoch ms, server clock): scheduled, not yet claimed
+ * - `index`, `buckets` and the bucket keys `r<n>`, `p<n>`, `d<n>`: the timers, their records,
+ *             payloads and due times, in small buckets Redis stores compactly (see buckets.ts)
  * - `lease`   ZSET id -> lease expiry (epoch ms): claimed, not yet acked
  * - `failed`  ZSET id -> when it failed for good (epoch ms): out of attempts
- * - `timers`  HASH id -> the record (see record.ts): token, due time, attempts, retry policy, payload
+ * - `due`, `timers`: the previous layout's due ZSET and record HASH, read and migrated by
+ *             buckets.ts's Lua, empty once every old timer was touched
  * - `seq`     STRING counter; every schedule and every claim takes the next value as the
  *             timer's token (the fencing token)
  * - `reasons` HASH id -> why a failed timer failed (the last error's message)
@@ -34,10 +36,12 @@ export interface ShardKeys {
   failed: string;
   reasons: string;
   claims: string;
+  index: string;
+  buckets: string;
 }
 
-/** The seven keys of a shard as the scripts' KEYS array. */
-export type KeyList = [string, string, string, string, string, string, string];
+/** The nine keys of a shard as the scripts' KEYS array. */
+export type KeyList = [string, string, string, string, string, string, string, string, string];
 
 export function shardKeys(prefix: string, namespace: string, shard: number): ShardKeys {
   const base = `${prefix}:{${namespace}:${shard}}`;
@@ -49,11 +53,24 @@ export function shardKeys(prefix: string, namespace: string, shard: number): Sha
     failed: `${base}:failed`,
     reasons: `${base}:reasons`,
     claims: `${base}:claims`,
+    index: `${base}:index`,
+    // Its last letter gives way to r, p or d and a number for the bucket keys (buckets.ts).
+    buckets: `${base}:b`,
   };
 }
 
 export function keyList(keys: ShardKeys): KeyList {
-  return [keys.due, keys.lease, keys.timers, keys.seq, keys.failed, keys.reasons, keys.claims];
+  return [
+    keys.due,
+    keys.lease,
+    keys.timers,
+    keys.seq,
+    keys.failed,
+    keys.reasons,
+    keys.claims,
+    keys.index,
+    keys.buckets,
+  ];
 }
 
 /** The calls hash of client `clientId` on a shard (lua-prelude.ts, once): the shard's hash tag, so the same slot. */

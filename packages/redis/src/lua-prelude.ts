@@ -6,7 +6,8 @@
  * (scripts that read TIME are replicated by their effects, the default since Redis 5). They stay
  * within what both Redis's Lua 5.1 and ioredis-mock's fengari (Lua 5.3, 32-bit integers, no
  * cjson) run: `redis.call`, `string.match`, `string.format`, `tonumber`; numbers are printed with
- * `F`. KEYS are always the shard's `due, lease, timers, seq, failed, reasons, claims`.
+ * `F`. KEYS are always the shard's `due, lease, timers, seq, failed, reasons, claims, index,
+ * buckets` (keys.ts; buckets.ts has the layout and its Lua).
  *
  * Every script is safe to run twice (see failover.ts): schedule is keyed by id, and everything a
  * worker sends about a claim carries that claim's token.
@@ -15,7 +16,7 @@
 /**
  * Replies are built as `{unpack(out)}`: ioredis-mock's bridge converts only a table made by a
  * constructor, and Lua 5.1 unpacks at most ~8 000 values, which bounds a claim (4 + 7 x 1 000)
- * and one listFailed call (4 x 1 000).
+ * and one listFailed call (5 x 1 000).
  *
  * `now` in ms and `F` to print a number. Scripts that read the time take one more, last, ARGV:
  * '' to read TIME, or the caller's epoch ms (`timeSource: 'local'`). `%.0f` prints a whole float
@@ -44,25 +45,10 @@ export const WAKE = `local function wake(head, due, channel, shard)
   if head[2] == nil or due < tonumber(head[2]) then redis.call('PUBLISH', channel, shard .. ':' .. F(due)) end
 end`;
 
-/** Takes an id out of every set and the reasons hash (the record stays). */
-export const UNLINK = `local function unlink(id)
-  redis.call('ZREM', KEYS[1], id)
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('ZREM', KEYS[5], id)
-  redis.call('HDEL', KEYS[6], id)
-end`;
-
-/** Checks that `id` is still claimed under `token`; returns its record then. */
-export const HELD = `local function held(id, token)
-  local record = redis.call('HGET', KEYS[3], id)
-  if not record or string.match(record, '^(%d+):') ~= token or not redis.call('ZSCORE', KEYS[2], id) then return nil end
-  return record
-end`;
-
 /**
  * Wraps a write script so that it runs at most once per call, however many times its tries reach
  * Redis (the budget loop's retries, ioredis sending again what got no reply before a reconnect).
- * KEYS[8] is the calling client's calls hash on the shard (keys.ts), and three ARGV come before
+ * KEYS[10] is the calling client's calls hash on the shard (keys.ts), and three ARGV come before
  * the deadline and the time: the call's id, the ids of the client's finished calls (space
  * separated; their entries are deleted), and how long the hash lives after this call (ms).
  *
@@ -94,14 +80,14 @@ local function decode(s)
   return {unpack(out)}
 end
 local call = ARGV[#ARGV - 4]
-for done in string.gmatch(ARGV[#ARGV - 3], '%S+') do redis.call('HDEL', KEYS[8], done) end
-local seen = redis.call('HGET', KEYS[8], call)
+for done in string.gmatch(ARGV[#ARGV - 3], '%S+') do redis.call('HDEL', KEYS[10], done) end
+local seen = redis.call('HGET', KEYS[10], call)
 if seen then return decode(seen) end
 local function body()
 ${body}
 end
 local reply = body()
-redis.call('HSET', KEYS[8], call, encode(reply))
-redis.call('PEXPIRE', KEYS[8], ARGV[#ARGV - 2])
+redis.call('HSET', KEYS[10], call, encode(reply))
+redis.call('PEXPIRE', KEYS[10], ARGV[#ARGV - 2])
 return reply`;
 }

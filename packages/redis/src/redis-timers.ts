@@ -195,8 +195,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
       false,
     );
     if (!Array.isArray(reply)) return undefined;
-    const [record, due, lease, failed, reason] = reply as [string, string, string, string, string];
-    const r = parseRecord(record);
+    const [record, payload, due, lease, failed, reason] = reply as [string, string, string, string, string, string];
+    const r = parseRecord(record, payload);
     const at = (s: string) => (s === '' ? undefined : Number(s));
     return {
       id,

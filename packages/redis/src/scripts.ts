@@ -7,7 +7,17 @@
 import { CANCEL, GET, LIST_FAILED, PURGE_FAILED, RESCHEDULE, RETRY_FAILED, SCHEDULE } from './timer-scripts.js';
 import { ACK, CLAIM, EXTEND, FAIL, FORGET_WORKER } from './worker-scripts.js';
 
-type Keys = [due: string, lease: string, timers: string, seq: string, failed: string, reasons: string, claims: string];
+type Keys = [
+  due: string,
+  lease: string,
+  timers: string,
+  seq: string,
+  failed: string,
+  reasons: string,
+  claims: string,
+  index: string,
+  buckets: string,
+];
 /** The shard's keys and the calling client's calls hash (lua-prelude.ts, once). */
 type CallKeys = [...Keys, calls: string];
 
@@ -16,7 +26,7 @@ export interface ScriptCommands {
   tickwheelSchedule(...args: [...CallKeys, ...string[]]): Promise<[string, string, string]>;
   tickwheelReschedule(...args: [...CallKeys, ...string[]]): Promise<string>;
   tickwheelCancel(...args: [...CallKeys, ...string[]]): Promise<number>;
-  tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string]>;
+  tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string, string]>;
   tickwheelClaim(...args: [...Keys, string, string, string, string, string, string, string]): Promise<string[]>;
   tickwheelAck(...args: [...CallKeys, ...string[]]): Promise<string[]>;
   tickwheelExtend(...args: [...Keys, string, string, string, string]): Promise<string>;
@@ -63,7 +73,7 @@ export function defineScripts<C extends object>(client: C): C & ScriptCommands {
   const target = client as unknown as DefinesCommands & Record<string, unknown>;
   for (const [name, lua] of Object.entries(SCRIPTS)) {
     if (typeof target[name] !== 'function')
-      target.defineCommand(name, { numberOfKeys: CALL_SCRIPTS.has(name) ? 8 : 7, lua });
+      target.defineCommand(name, { numberOfKeys: CALL_SCRIPTS.has(name) ? 10 : 9, lua });
   }
   return client as C & ScriptCommands;
 }

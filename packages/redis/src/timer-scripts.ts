@@ -1,7 +1,8 @@
 /**
  * The scripts RedisTimers runs for its callers: schedule, reschedule, cancel, get, and the failed set's list, retry and purge.
  */
-import { LATE, NOW, once, UNLINK, WAKE } from './lua-prelude.js';
+import { LAYOUT, LAYOUT_ALONE } from './buckets.js';
+import { LATE, NOW, once, WAKE } from './lua-prelude.js';
 
 /**
  * Schedules a timer. ARGV: id, mode ('in' | 'at'), ms, payload, channel, shard, ifExists
@@ -16,12 +17,12 @@ import { LATE, NOW, once, UNLINK, WAKE } from './lua-prelude.js';
 export const SCHEDULE = once(`${NOW}
 ${LATE}
 ${WAKE}
-${UNLINK}
+${LAYOUT}
 local id = ARGV[1]
-local record = redis.call('HGET', KEYS[3], id)
+local record, b = load(id)
 if record and ARGV[7] == 'keep' then
-  local token, due = string.match(record, '^(%d+):(%d+):')
-  return {due, token, '0'}
+  local token, due = string.match(record, '^(%d+):(%w+):')
+  return {F(from36(due)), token, '0'}
 end
 local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
@@ -29,7 +30,7 @@ local policy = ARGV[9]
 if ARGV[10] ~= '' then
   local since = now
   if record then
-    local opened = string.match(record, '^%d+:%d+:%d+:%d+:[^:w]*w(%d+):')
+    local opened = string.match(record, '^%d+:%w+:%d+:%d+:[^w]*w(%d+)$')
     if opened then since = tonumber(opened) end
   end
   local cap = since + math.floor(tonumber(ARGV[10]))
@@ -37,10 +38,13 @@ if ARGV[10] ~= '' then
   policy = policy .. 'w' .. F(since)
 end
 local token = F(redis.call('INCR', KEYS[4]))
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-if record then unlink(id) end
-redis.call('ZADD', KEYS[1], F(due), id)
-redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. ARGV[8] .. ':' .. policy .. ':' .. ARGV[4])
+local head = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
+if record then unlink(id, b) end
+redis.call('HSET', rk(b), id, token .. ':' .. to36(due) .. ':0:' .. ARGV[8] .. ':' .. policy)
+if ARGV[4] ~= '' then redis.call('HSET', pk(b), id, ARGV[4]) elseif record then redis.call('HDEL', pk(b), id) end
+redis.call('ZADD', dk(b), F(due), id)
+reindex(b)
+if not record then added() end
 wake(head, due, ARGV[5], ARGV[6])
 return {F(due), token, '1'}`);
 
@@ -53,19 +57,20 @@ return {F(due), token, '1'}`);
 export const RESCHEDULE = once(`${NOW}
 ${LATE}
 ${WAKE}
-${UNLINK}
+${LAYOUT}
 local id = ARGV[1]
-local record = redis.call('HGET', KEYS[3], id)
+local record, b = load(id)
 if not record then return '' end
-local max, backoff, payload = string.match(record, '^%d+:%d+:%d+:(%d+):([^:]*):(.*)$')
-local policy = max .. ':' .. string.gsub(backoff, 's%d+$', '') .. ':' .. payload
+local max, backoff = string.match(record, '^%d+:%w+:%d+:(%d+):([^:]*)$')
+local policy = max .. ':' .. string.gsub(backoff, 's%d+$', '')
 local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
 local token = F(redis.call('INCR', KEYS[4]))
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-unlink(id)
-redis.call('ZADD', KEYS[1], F(due), id)
-redis.call('HSET', KEYS[3], id, token .. ':' .. F(due) .. ':0:' .. policy)
+local head = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
+unlink(id, b)
+redis.call('ZADD', dk(b), F(due), id)
+reindex(b)
+redis.call('HSET', rk(b), id, token .. ':' .. to36(due) .. ':0:' .. policy)
 wake(head, due, ARGV[4], ARGV[5])
 return F(due)`);
 
@@ -75,32 +80,39 @@ return F(due)`);
  */
 export const CANCEL = once(`${NOW}
 ${LATE}
-${UNLINK}
-unlink(ARGV[1])
-return redis.call('HDEL', KEYS[3], ARGV[1])`);
+${LAYOUT}
+local record, b = load(ARGV[1])
+if not record then return 0 end
+drop(ARGV[1], b)
+return 1`);
 
 /**
- * Reads a timer. ARGV: id. Returns {record, next attempt or '', lease expiry or '', failed at
- * or '', last error or ''}, or '' when there is none.
+ * Reads a timer, from either layout without moving it. ARGV: id. Returns {record, payload,
+ * next attempt or '', lease expiry or '', failed at or '', last error or ''}, or '' when there
+ * is none.
  */
-export const GET = `local id = ARGV[1]
-local record = redis.call('HGET', KEYS[3], id)
+export const GET = `${LAYOUT_ALONE}
+local id = ARGV[1]
+local record, payload, next = peek(id)
 if not record then return '' end
-return {record, redis.call('ZSCORE', KEYS[1], id) or '', redis.call('ZSCORE', KEYS[2], id) or '',
+return {record, payload, next or '', redis.call('ZSCORE', KEYS[2], id) or '',
   redis.call('ZSCORE', KEYS[5], id) or '', redis.call('HGET', KEYS[6], id) or ''}`;
 
 /**
  * Lists failed timers, oldest failure first. ARGV: offset, count. Returns per timer: id,
- * failedAt, record, reason.
+ * failedAt, record, payload, reason.
  */
-export const LIST_FAILED = `local out = {}
+export const LIST_FAILED = `${LAYOUT_ALONE}
+local out = {}
 local ids = redis.call('ZRANGE', KEYS[5], tonumber(ARGV[1]), tonumber(ARGV[1]) + tonumber(ARGV[2]) - 1, 'WITHSCORES')
 for i = 1, #ids, 2 do
   local n = #out
+  local record, payload = peek(ids[i])
   out[n + 1] = ids[i]
   out[n + 2] = ids[i + 1]
-  out[n + 3] = redis.call('HGET', KEYS[3], ids[i]) or ''
-  out[n + 4] = redis.call('HGET', KEYS[6], ids[i]) or ''
+  out[n + 3] = record or ''
+  out[n + 4] = payload or ''
+  out[n + 5] = redis.call('HGET', KEYS[6], ids[i]) or ''
 end
 return {unpack(out)}`;
 
@@ -110,18 +122,20 @@ return {unpack(out)}`;
  */
 export const RETRY_FAILED = `${NOW}
 ${WAKE}
+${LAYOUT}
 local ids = {ARGV[1]}
 if ARGV[1] == '' then ids = redis.call('ZRANGE', KEYS[5], 0, tonumber(ARGV[2]) - 1) end
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local head = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
 local n = 0
 for i = 1, #ids do
-  local record = redis.call('HGET', KEYS[3], ids[i])
+  local record, b = load(ids[i])
   if record and redis.call('ZREM', KEYS[5], ids[i]) == 1 then
-    local due, max, backoff, payload = string.match(record, '^%d+:(%d+):%d+:(%d+):([^:]*):(.*)$')
-    local policy = max .. ':' .. string.gsub(backoff, 's%d+$', '') .. ':' .. payload
-    redis.call('HSET', KEYS[3], ids[i], F(redis.call('INCR', KEYS[4])) .. ':' .. due .. ':0:' .. policy)
+    local due, max, backoff = string.match(record, '^%d+:(%w+):%d+:(%d+):([^:]*)$')
+    local policy = max .. ':' .. string.gsub(backoff, 's%d+$', '')
+    redis.call('HSET', rk(b), ids[i], F(redis.call('INCR', KEYS[4])) .. ':' .. due .. ':0:' .. policy)
     redis.call('HDEL', KEYS[6], ids[i])
-    redis.call('ZADD', KEYS[1], F(now), ids[i])
+    redis.call('ZADD', dk(b), F(now), ids[i])
+    reindex(b)
     n = n + 1
   end
 end
@@ -129,13 +143,14 @@ if n > 0 then wake(head, now, ARGV[3], ARGV[4]) end
 return n`;
 
 /** Deletes failed timers. ARGV: id ('' for up to `count` of them), count. Returns how many. */
-export const PURGE_FAILED = `local ids = {ARGV[1]}
+export const PURGE_FAILED = `${LAYOUT_ALONE}
+local ids = {ARGV[1]}
 if ARGV[1] == '' then ids = redis.call('ZRANGE', KEYS[5], 0, tonumber(ARGV[2]) - 1) end
 local n = 0
 for i = 1, #ids do
-  if redis.call('ZREM', KEYS[5], ids[i]) == 1 then
-    redis.call('HDEL', KEYS[3], ids[i])
-    redis.call('HDEL', KEYS[6], ids[i])
+  if redis.call('ZSCORE', KEYS[5], ids[i]) then
+    local _, b = load(ids[i])
+    drop(ids[i], b)
     n = n + 1
   end
 end

@@ -1,7 +1,8 @@
 /**
  * The scripts a worker runs: claim due timers under a lease, and ack, extend or fail them, fenced by the claim's token.
  */
-import { HELD, NOW, once, WAKE } from './lua-prelude.js';
+import { LAYOUT, LAYOUT_ALONE } from './buckets.js';
+import { NOW, once, WAKE } from './lua-prelude.js';
 
 /**
  * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
@@ -27,6 +28,7 @@ import { HELD, NOW, once, WAKE } from './lua-prelude.js';
  * what it took, and takes nothing new.
  */
 export const CLAIM = `${NOW}
+${LAYOUT}
 local limit = tonumber(ARGV[1])
 local leaseUntil = F(now + math.floor(tonumber(ARGV[2])))
 local out = {F(now), '', '', leaseUntil}
@@ -39,19 +41,19 @@ if last then
 end
 if lastSeq and lastSeq > seq then return {unpack(out)} end
 local taken = {}
-local function hand(id, token, due, attempts, max, backoff, payload)
+local function hand(id, b, token, due, attempts, max, backoff)
   local n = #out
   out[n + 1] = id
   out[n + 2] = token
-  out[n + 3] = due
+  out[n + 3] = F(from36(due))
   out[n + 4] = attempts
   out[n + 5] = max
   out[n + 6] = backoff
-  out[n + 7] = payload
+  out[n + 7] = redis.call('HGET', pk(b), id) or ''
   taken[#taken + 1] = #id .. ':' .. id .. token .. ' '
 end
 local function parse(record)
-  return string.match(record, '^(%d+):(%d+):(%d+):(%d+):([^:]*):(.*)$')
+  return string.match(record, '^(%d+):(%w+):(%d+):(%d+):(.*)$')
 end
 if lastSeq and lastSeq > tonumber(ARGV[5]) then
   if lastSeq == seq then limit = 0 end
@@ -63,22 +65,19 @@ if lastSeq and lastSeq > tonumber(ARGV[5]) then
     local space = string.find(lastTaken, ' ', colon + len + 1, true)
     local token = string.sub(lastTaken, colon + len + 1, space - 1)
     pos = space + 1
-    local record = redis.call('HGET', KEYS[3], id)
+    local record, b = load(id)
     if record and redis.call('ZSCORE', KEYS[2], id) then
-      local held, due, attempts, max, backoff, payload = parse(record)
+      local held, due, attempts, max, backoff = parse(record)
       if held == token then
         redis.call('ZADD', KEYS[2], leaseUntil, id)
-        hand(id, token, due, attempts, max, backoff, payload)
+        hand(id, b, token, due, attempts, max, backoff)
         limit = limit - 1
       end
     end
   end
 end
-local function take(id, from, expired)
-  local record = redis.call('HGET', KEYS[3], id)
-  redis.call('ZREM', from, id)
-  if not record then return end
-  local _, due, attempts, max, backoff, payload = parse(record)
+local function take(id, record, b, expired)
+  local _, due, attempts, max, backoff = parse(record)
   local stalls = tonumber(string.match(backoff, 's(%d+)$') or '0')
   backoff = string.match(backoff, '^[^ws]*')
   if expired then
@@ -95,21 +94,40 @@ local function take(id, from, expired)
   local token = F(redis.call('INCR', KEYS[4]))
   local kept = backoff
   if stalls > 0 then kept = kept .. 's' .. stalls end
-  redis.call('HSET', KEYS[3], id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. kept .. ':' .. payload)
+  redis.call('HSET', rk(b), id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. kept)
   redis.call('ZADD', KEYS[2], leaseUntil, id)
-  hand(id, token, due, attempts, max, backoff, payload)
+  hand(id, b, token, due, attempts, max, backoff)
 end
+-- Timers of the previous layout move over earliest first, so none is missed when due.
+local old = redis.call('ZRANGE', KEYS[1], 0, limit + 99)
+for i = 1, #old do load(old[i]) end
 if limit > 0 then
   local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', F(now), 'LIMIT', 0, limit)
-  for i = 1, #expired do take(expired[i], KEYS[2], true) end
-  if #expired < limit then
-    local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', F(now), 'LIMIT', 0, limit - #expired)
-    for i = 1, #due do take(due[i], KEYS[1], false) end
+  for i = 1, #expired do
+    local record, b = load(expired[i])
+    redis.call('ZREM', KEYS[2], expired[i])
+    if record then take(expired[i], record, b, true) end
   end
+  limit = limit - #expired
+end
+while limit > 0 do
+  local bucket = redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', F(now), 'LIMIT', 0, 1)[1]
+  if not bucket then break end
+  local ids = redis.call('ZRANGEBYSCORE', dk(bucket), '-inf', F(now), 'LIMIT', 0, limit)
+  for i = 1, #ids do
+    local record = redis.call('HGET', rk(bucket), ids[i])
+    redis.call('ZREM', dk(bucket), ids[i])
+    if record then take(ids[i], record, bucket, false) end
+  end
+  reindex(bucket)
+  if #ids == 0 then break end
+  limit = limit - #ids
 end
 redis.call('HSET', KEYS[7], worker, ARGV[4] .. '|' .. table.concat(taken))
-local nextDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local nextDue = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
 if nextDue[2] then out[2] = nextDue[2] end
+local oldDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+if oldDue[2] and (out[2] == '' or tonumber(oldDue[2]) < tonumber(out[2])) then out[2] = oldDue[2] end
 local nextLease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if nextLease[2] then out[3] = nextLease[2] end
 return {unpack(out)}`;
@@ -125,14 +143,17 @@ export const FORGET_WORKER = `return redis.call('HDEL', KEYS[7], ARGV[1])`;
  * another token (claimed again or rescheduled) or gone (acked by another worker after this one
  * lost the lease, or cancelled). A second try of an applied ack answers as the first did (once).
  */
-export const ACK = once(`local refused = {}
+export const ACK = once(`${LAYOUT_ALONE}
+local refused = {}
 for i = 1, #ARGV - 5, 2 do
   local id = ARGV[i]
-  local record = redis.call('HGET', KEYS[3], id)
+  local record, b = load(id)
   local token, attempts
-  if record then token, attempts = string.match(record, '^(%d+):%d+:(%d+):') end
+  if record then token, attempts = string.match(record, '^(%d+):%w+:(%d+):') end
   if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
-    redis.call('HDEL', KEYS[3], id)
+    redis.call('HDEL', pk(b), id)
+    redis.call('HDEL', rk(b), id)
+    redis.call('HINCRBY', KEYS[9], 'c', -1)
     if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
   else
     refused[#refused + 1] = id
@@ -145,7 +166,7 @@ return {unpack(refused)}`);
  * timer is no longer claimed under that token.
  */
 export const EXTEND = `${NOW}
-${HELD}
+${LAYOUT}
 if not held(ARGV[1], ARGV[2]) then return '' end
 local untilMs = F(now + math.floor(tonumber(ARGV[3])))
 redis.call('ZADD', KEYS[2], untilMs, ARGV[1])
@@ -159,11 +180,11 @@ return untilMs`;
  */
 export const FAIL = once(`${NOW}
 ${WAKE}
-${HELD}
+${LAYOUT}
 local id = ARGV[1]
-local record = held(id, ARGV[2])
+local record, b = held(id, ARGV[2])
 if not record then return '' end
-local attempts, max = string.match(record, '^%d+:%d+:(%d+):(%d+):')
+local attempts, max = string.match(record, '^%d+:%w+:(%d+):(%d+):')
 redis.call('ZREM', KEYS[2], id)
 redis.call('HSET', KEYS[6], id, ARGV[4])
 if tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
@@ -171,7 +192,8 @@ if tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
   return 'failed'
 end
 local at = now + math.floor(tonumber(ARGV[3]))
-local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-redis.call('ZADD', KEYS[1], F(at), id)
+local head = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
+redis.call('ZADD', dk(b), F(at), id)
+reindex(b)
 wake(head, at, ARGV[5], ARGV[6])
 return F(at)`);

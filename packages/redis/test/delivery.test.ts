@@ -9,7 +9,7 @@ import { until } from './helpers/wait.js';
 // Deliveries with a fake worker (the host) and a fake client that records the fenced calls and
 // answers from a script: the handler, the lease fence, the ack batch and the failure report.
 
-const KEYS = ['due', 'lease', 'timers', 'seq', 'failed', 'reasons', 'claims'] as DeliveryShard['keys'];
+const KEYS = ['due', 'lease', 'timers', 'seq', 'failed', 'reasons', 'claims', 'index', 'b'] as DeliveryShard['keys'];
 
 function setup(
   handler: (timer: FiredTimer) => unknown,
@@ -27,7 +27,7 @@ function setup(
   };
   const client = {
     tickwheelExtend: (...args: string[]) => (
-      sent.push(['extend', ...args.slice(7)]),
+      sent.push(['extend', ...args.slice(9)]),
       Promise.resolve(replies.extend ?? '9000')
     ),
   };

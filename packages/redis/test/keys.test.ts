@@ -6,7 +6,7 @@ describe('keys', () => {
     it('puts every key of a shard under one hash tag', () => {
       const keys = shardKeys('tickwheel', 'buffs', 3);
       for (const key of Object.values(keys)) expect(key).toMatch(/^tickwheel:\{buffs:3\}:/);
-      expect(new Set(Object.values(keys)).size).toBe(7);
+      expect(new Set(Object.values(keys)).size).toBe(9);
       expect(keyList(keys)).toEqual([
         keys.due,
         keys.lease,
@@ -15,6 +15,8 @@ describe('keys', () => {
         keys.failed,
         keys.reasons,
         keys.claims,
+        keys.index,
+        keys.buckets,
       ]);
     });
   });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { HELD, NOW, once, UNLINK, WAKE } from '../src/lua-prelude.js';
+import { NOW, once, WAKE } from '../src/lua-prelude.js';
+import type { KeyList } from '../src/keys.js';
 import { callsOf, client, shard } from './helpers/script-shard.js';
 
-// The shared Lua, run on its own through EVAL on ioredis-mock (fengari), with the shard's seven KEYS.
+// The shared Lua, run on its own through EVAL on ioredis-mock (fengari), with the shard's nine KEYS.
 
-type Keys = [string, string, string, string, string, string, string];
-const evalOn = (keys: Keys, lua: string, ...args: string[]) => client.eval(lua, 7, ...keys, ...args);
+const evalOn = (keys: KeyList, lua: string, ...args: string[]) => client.eval(lua, 9, ...keys, ...args);
 
 describe('lua-prelude', () => {
   describe('NOW and F', () => {
@@ -38,44 +38,14 @@ describe('lua-prelude', () => {
     });
   });
 
-  describe('UNLINK', () => {
-    it('takes an id out of the due, lease and failed sets and the reasons, and keeps its record', async () => {
-      const { keys } = await shard();
-      await client.zadd(keys[0], '1', 'a');
-      await client.zadd(keys[1], '2', 'a');
-      await client.zadd(keys[4], '3', 'a');
-      await client.hset(keys[5], 'a', 'why');
-      await client.hset(keys[2], 'a', 'record');
-      await evalOn(keys, `${UNLINK}\nunlink(ARGV[1])\nreturn 1`, 'a');
-      expect([await client.zcard(keys[0]), await client.zcard(keys[1]), await client.zcard(keys[4])]).toEqual([
-        0, 0, 0,
-      ]);
-      expect(await client.hget(keys[5], 'a')).toBeNull();
-      expect(await client.hget(keys[2], 'a')).toBe('record');
-    });
-  });
-
-  describe('HELD', () => {
-    it('returns the record only while the id is leased under that very token', async () => {
-      const { keys } = await shard();
-      const lua = `${HELD}\nreturn held(ARGV[1], ARGV[2]) or ''`;
-      await client.hset(keys[2], 'a', '17:100:1:3::');
-      expect(await evalOn(keys, lua, 'a', '17')).toBe(''); // not in the lease set
-      await client.zadd(keys[1], '5000', 'a');
-      expect(await evalOn(keys, lua, 'a', '17')).toBe('17:100:1:3::');
-      expect(await evalOn(keys, lua, 'a', '16')).toBe('');
-      expect(await evalOn(keys, lua, 'b', '17')).toBe('');
-    });
-  });
-
   describe('once', () => {
     // A write that counts its runs in the seq key and returns a table, a string or a number.
     const body = once(`local n = redis.call('INCR', KEYS[4])
 if ARGV[1] == 'table' then return {'a:b', '', string.format('%.0f', n)} end
 if ARGV[1] == 'string' then return 'ran ' .. string.format('%.0f', n) end
 return n`);
-    const run = (keys: Keys, kind: string, call: string, done = '') =>
-      client.eval(body, 8, ...keys, callsOf(keys), kind, call, done, '60000', '', '0');
+    const run = (keys: KeyList, kind: string, call: string, done = '') =>
+      client.eval(body, 10, ...keys, callsOf(keys), kind, call, done, '60000', '', '0');
 
     it('runs a call once: a second try answers as the first (tables, strings, numbers) and writes nothing', async () => {
       const { keys } = await shard();

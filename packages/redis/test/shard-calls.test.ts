@@ -16,7 +16,7 @@ describe('shard-calls', () => {
   describe('ShardCalls', () => {
     it('knows the keys of every shard and the namespace’s wake-up channel', () => {
       const { namespace, calls: c } = calls({ shards: 3, keyPrefix: 'app' });
-      expect(c.keys.map((k) => k.due)).toEqual([0, 1, 2].map((i) => `app:{${namespace}:${i}}:due`));
+      expect(c.keys.map((k) => k.index)).toEqual([0, 1, 2].map((i) => `app:{${namespace}:${i}}:index`));
       expect(c.channel).toBe(`app:{${namespace}}:wake`);
     });
 
@@ -42,7 +42,7 @@ describe('shard-calls', () => {
         const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', ''];
         const [due] = await c.write<string[]>('tickwheelSchedule', index, args, 'schedule("a")', RETRY_SAFE.schedule);
         expect(Number(due)).toBeGreaterThanOrEqual(before + 100);
-        expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toHaveLength(5);
+        expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toHaveLength(6);
       });
 
       it('repeats a call through a transient error (a failover) within the budget', async () => {
@@ -135,8 +135,8 @@ describe('shard-calls', () => {
         await c.write('tickwheelCancel', index, ['a'], 'cancel("a")', RETRY_SAFE.cancel);
         await c.write('tickwheelCancel', index, ['a'], 'cancel("a")', RETRY_SAFE.cancel);
         const key = `tickwheel:{${namespace}:0}:calls:${c.log.clientId}`;
-        // keys (8), id, then call id, finished calls, time to live (budget + a try), deadline, time.
-        expect(sent.map((args) => [args[7], ...args.slice(9, 12)])).toEqual([
+        // keys (10), id, then call id, finished calls, time to live (budget + a try), deadline, time.
+        expect(sent.map((args) => [args[9], ...args.slice(11, 14)])).toEqual([
           [key, '0', '', '4000'],
           [key, '0', '', '4000'],
           [key, '1', '0', '4000'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claim, client, flush, schedule, shard, type Shard } from './helpers/script-shard.js';
+import { claim, client, dueCount, flush, nextAt, record, schedule, shard, type Shard } from './helpers/script-shard.js';
 
 // The Lua scripts run by ioredis-mock's Lua (fengari), with the time passed in as the last ARGV
 // (`timeSource: 'local'`), so every due time and lease below is exact. The same scripts run on
@@ -14,8 +14,8 @@ describe('timer-scripts', () => {
       expect(await schedule(s, 'c', 100, 10_000)).toEqual(['10100', '3', '1']);
       await flush();
       expect(s.wakes).toEqual(['0:10500', '0:10100']); // b was not the earliest: no message
-      expect(await client.zscore(s.keys[0], 'a')).toBe('10500');
-      expect(await client.hget(s.keys[2], 'a')).toBe('1:10500:0:3:f1000:{"n":1}');
+      expect(await nextAt(s.keys, 'a')).toBe('10500');
+      expect(await record(s.keys, 'a')).toBe('1:10500:0:3:f1000:{"n":1}');
     });
 
     it('takes an absolute due time with mode "at"', async () => {
@@ -43,8 +43,8 @@ describe('timer-scripts', () => {
       await schedule(s, 'a', 500, 0);
       expect(await schedule(s, 'a', 50, 0, { ifExists: 'keep', payload: '"other"' })).toEqual(['500', '1', '0']);
       expect(await schedule(s, 'a', 50, 0, { payload: '"new"' })).toEqual(['50', '2', '1']);
-      expect(await client.hget(s.keys[2], 'a')).toBe('2:50:0:3:f1000:"new"');
-      expect(await client.zcard(s.keys[0])).toBe(1);
+      expect(await record(s.keys, 'a')).toBe('2:50:0:3:f1000:"new"');
+      expect(await dueCount(s.keys)).toBe(1);
     });
   });
 
@@ -52,14 +52,14 @@ describe('timer-scripts', () => {
     it('caps a replaced timer at the first schedule of its window plus maxWait, and says so in the reply', async () => {
       const s = await shard();
       expect(await schedule(s, 'd', 500, 1_000, { maxWaitMs: 2_000 })).toEqual(['1500', '1', '1']);
-      expect(await client.hget(s.keys[2], 'd')).toBe('1:1500:0:3:f1000w1000:{"n":1}');
+      expect(await record(s.keys, 'd')).toBe('1:1500:0:3:f1000w1000:{"n":1}');
       // Each replace pushes it back by 500 ms until the window (opened at 1 000) ends at 3 000.
       expect((await schedule(s, 'd', 500, 1_400, { maxWaitMs: 2_000 }))[0]).toBe('1900');
       expect((await schedule(s, 'd', 500, 2_300, { maxWaitMs: 2_000 }))[0]).toBe('2800');
       expect((await schedule(s, 'd', 500, 2_700, { maxWaitMs: 2_000 }))[0]).toBe('3000');
       expect((await schedule(s, 'd', 500, 2_900, { maxWaitMs: 2_000 }))[0]).toBe('3000');
-      expect(await client.zscore(s.keys[0], 'd')).toBe('3000');
-      expect(await client.hget(s.keys[2], 'd')).toBe('5:3000:0:3:f1000w1000:{"n":1}');
+      expect(await nextAt(s.keys, 'd')).toBe('3000');
+      expect(await record(s.keys, 'd')).toBe('5:3000:0:3:f1000w1000:{"n":1}');
     });
 
     it('takes the earlier of the two for an absolute due time, and the window of the replaced record even when maxWait changes', async () => {
@@ -87,18 +87,18 @@ describe('timer-scripts', () => {
       const s = await shard();
       await schedule(s, 'd', 100, 0, { maxWaitMs: 1_000 });
       await claim(s, 10, 5_000, 100);
-      expect(await client.hget(s.keys[2], 'd')).toMatch(/^\d+:100:1:3:f1000:/); // the window is gone
+      expect(await record(s.keys, 'd')).toMatch(/^\d+:100:1:3:f1000:/); // the window is gone
       expect((await schedule(s, 'd', 900, 800, { maxWaitMs: 1_000 }))[0]).toBe('1700');
       expect((await schedule(s, 'd', 900, 1_500, { maxWaitMs: 1_000 }))[0]).toBe('1800'); // window from 800
       expect((await schedule(s, 'd', 900, 1_600))[0]).toBe('2500'); // no cap asked: none applied
-      expect(await client.hget(s.keys[2], 'd')).toMatch(/:0:3:f1000:\{/);
+      expect(await record(s.keys, 'd')).toMatch(/:0:3:f1000:\{/);
     });
 
     it('leaves a kept timer and its window untouched', async () => {
       const s = await shard();
       await schedule(s, 'd', 500, 0, { maxWaitMs: 1_000 });
       expect(await schedule(s, 'd', 50, 100, { ifExists: 'keep' })).toEqual(['500', '1', '0']);
-      expect(await client.hget(s.keys[2], 'd')).toBe('1:500:0:3:f1000w0:{"n":1}');
+      expect(await record(s.keys, 'd')).toBe('1:500:0:3:f1000w0:{"n":1}');
     });
   });
 
@@ -107,11 +107,19 @@ describe('timer-scripts', () => {
       const s = await shard();
       expect(await client.tickwheelGet(...s.keys, 'a')).toBe('');
       await schedule(s, 'a', 500, 0);
-      expect(await client.tickwheelGet(...s.keys, 'a')).toEqual(['1:500:0:3:f1000:{"n":1}', '500', '', '', '']);
+      // The record keeps its due time in base 36, its payload beside it.
+      expect(await client.tickwheelGet(...s.keys, 'a')).toEqual([
+        `1:${(500).toString(36)}:0:3:f1000`,
+        '{"n":1}',
+        '500',
+        '',
+        '',
+        '',
+      ]);
       expect(await client.tickwheelReschedule(...s.keys, 'a', 'in', '2000', s.channel, '0', '', '100')).toBe('2100');
       expect(await client.tickwheelReschedule(...s.keys, 'none', 'in', '2000', s.channel, '0', '', '100')).toBe('');
-      const [record, due] = (await client.tickwheelGet(...s.keys, 'a')) as string[];
-      expect([record, due]).toEqual(['2:2100:0:3:f1000:{"n":1}', '2100']);
+      expect(await record(s.keys, 'a')).toBe('2:2100:0:3:f1000:{"n":1}');
+      expect(await nextAt(s.keys, 'a')).toBe('2100');
       expect(await client.tickwheelCancel(...s.keys, 'a', '', '0')).toBe(1);
       expect(await client.tickwheelCancel(...s.keys, 'a', '', '0')).toBe(0);
       expect(await client.tickwheelGet(...s.keys, 'a')).toBe('');
@@ -148,11 +156,13 @@ describe('timer-scripts', () => {
       expect(page).toEqual([
         'b',
         '101',
-        expect.stringMatching(/^\d+:0:1:1::"b"$/),
+        expect.stringMatching(/^\d+:0:1:1:$/),
+        '"b"',
         'reason b',
         'c',
         '102',
         expect.any(String),
+        '"c"',
         'reason c',
       ]);
     });
@@ -161,15 +171,15 @@ describe('timer-scripts', () => {
       const s = await shard();
       await failed(s, ['a', 'b', 'c']);
       expect(await client.tickwheelRetryFailed(...s.keys, 'a', '10', s.channel, '0', '5000')).toBe(1);
-      expect(await client.zscore(s.keys[0], 'a')).toBe('5000');
-      expect(await client.hget(s.keys[2], 'a')).toMatch(/^\d+:0:0:1::"a"$/);
+      expect(await nextAt(s.keys, 'a')).toBe('5000');
+      expect(await record(s.keys, 'a')).toMatch(/^\d+:0:0:1::"a"$/);
       expect(await client.hget(s.keys[5], 'a')).toBeNull();
       expect(await client.tickwheelRetryFailed(...s.keys, 'a', '10', s.channel, '0', '5000')).toBe(0);
       expect(await client.tickwheelPurgeFailed(...s.keys, 'b', '10')).toBe(1);
       expect(await client.tickwheelPurgeFailed(...s.keys, '', '10')).toBe(1);
       expect(await client.zcard(s.keys[4])).toBe(0);
-      expect(await client.hget(s.keys[2], 'c')).toBeNull();
-      expect(await client.hget(s.keys[2], 'a')).not.toBeNull();
+      expect(await record(s.keys, 'c')).toBeNull();
+      expect(await record(s.keys, 'a')).not.toBeNull();
     });
   });
 });

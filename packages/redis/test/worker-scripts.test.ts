@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claim, client, schedule, shard } from './helpers/script-shard.js';
+import { claim, client, nextAt, record, schedule, shard } from './helpers/script-shard.js';
 
 // The Lua scripts run by ioredis-mock's Lua (fengari), with the time passed in as the last ARGV
 // (`timeSource: 'local'`), so every due time and lease below is exact. The same scripts run on
@@ -26,7 +26,7 @@ describe('worker-scripts', () => {
         '{"x":"a:b"}',
       ]);
       expect(await client.zscore(s.keys[1], 'a')).toBe('1200');
-      expect(await client.zscore(s.keys[0], 'a')).toBeNull();
+      expect(await nextAt(s.keys, 'a')).toBeNull();
     });
 
     it('takes expired leases first, up to the limit', async () => {
@@ -92,7 +92,7 @@ describe('worker-scripts', () => {
       await claim(s, 10, 1_000, 0, { worker: 'w1', seq: 5, answered: 0 });
       await schedule(s, 'a', 0, 0);
       expect(await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 4, answered: 0 })).toHaveLength(4);
-      expect(await client.zscore(s.keys[0], 'a')).toBe('0');
+      expect(await nextAt(s.keys, 'a')).toBe('0');
       expect((await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 6, answered: 5 }))[4]).toBe('a');
     });
 
@@ -102,7 +102,7 @@ describe('worker-scripts', () => {
       await claim(s, 10, 100, 0);
       const again = await claim(s, 10, 100, 500, { maxStalled: '1' });
       expect(again.slice(4, 10)).toEqual(['a', again[5], '0', '1', '1', 'f5']); // attempt 1 of 1 still
-      expect(await client.hget(s.keys[2], 'a')).toMatch(/^\d+:0:1:1:f5s1:$/);
+      expect(await record(s.keys, 'a')).toMatch(/^\d+:0:1:1:f5s1:$/);
       expect(await claim(s, 10, 100, 1_000, { maxStalled: '1' })).toEqual(['1000', '', '', '1100']);
       expect(await client.zscore(s.keys[4], 'a')).toBe('1000');
       expect(await client.hget(s.keys[5], 'a')).toMatch(
@@ -114,9 +114,9 @@ describe('worker-scripts', () => {
       const s = await shard();
       await schedule(s, 'a', 0, 0);
       for (let t = 0; t <= 1_000; t += 200) await claim(s, 10, 100, t, { maxStalled: '' });
-      expect(await client.hget(s.keys[2], 'a')).toMatch(/^\d+:0:1:3:f1000s5:/);
+      expect(await record(s.keys, 'a')).toMatch(/^\d+:0:1:3:f1000s5:/);
       await client.tickwheelReschedule(...s.keys, 'a', 'in', '0', s.channel, '0', '', '1100');
-      expect(await client.hget(s.keys[2], 'a')).toMatch(/^\d+:1100:0:3:f1000:/);
+      expect(await record(s.keys, 'a')).toMatch(/^\d+:1100:0:3:f1000:/);
     });
   });
 
@@ -127,7 +127,7 @@ describe('worker-scripts', () => {
       const [, , , , , token] = await claim(s, 10, 100, 0);
       expect(await client.tickwheelAck(...s.keys, 'a', String(Number(token) - 1))).toEqual(['a']);
       expect(await client.tickwheelAck(...s.keys, 'a', token)).toEqual([]);
-      expect(await client.hget(s.keys[2], 'a')).toBeNull();
+      expect(await record(s.keys, 'a')).toBeNull();
       // Gone: acked by another worker, or cancelled (a second try of this same ack answers as the first, see once).
       expect(await client.tickwheelAck(...s.keys, 'a', token)).toEqual(['a']);
     });

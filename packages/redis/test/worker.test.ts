@@ -6,6 +6,7 @@ import { defineScripts, type ScriptCommands } from '../src/scripts.js';
 import type { FiredTimer, RedisClient, TimerHandler } from '../src/types.js';
 import type { StaleStage } from '../src/types.js';
 import { Worker } from '../src/worker.js';
+import { nextAt, record as readRecord } from './helpers/script-shard.js';
 import { uniqueNamespace, until } from './helpers/wait.js';
 
 // The worker on ioredis-mock with the server's clock and the local one both a ManualClock: a
@@ -91,7 +92,7 @@ function setup(handler: TimerHandler, options: { concurrency?: number; pollInter
       backoff,
       '',
     ]);
-  const record = (id: string) => client.hget(keys.timers, id);
+  const record = (id: string) => readRecord(keyList(keys), id, client);
   return { clock, keys, worker, fired, failed, stale, errors, schedule, record };
 }
 
@@ -148,7 +149,10 @@ describe('worker', () => {
       await t.schedule('a', 1_000, { attempts: 2, backoff: 'f1000' });
       await t.worker.start();
       await until(() => t.fired.length === 1, 'the first attempt');
-      await until(async () => (await client.zscore(t.keys.due, 'a')) === '2000', 'the retry, due after the backoff');
+      await until(
+        async () => (await nextAt(keyList(t.keys), 'a', client)) === '2000',
+        'the retry, due after the backoff',
+      );
       t.clock.advance(999);
       await settle();
       expect(t.fired).toHaveLength(1);

@@ -59,6 +59,45 @@ export function freshNow(clock: Clock): number {
   return clock.preciseNow?.() ?? clock.now();
 }
 
+/** What {@link holdReading} finds on a {@link SystemClock} (another copy of core may lack it). */
+interface HoldingClock extends Clock {
+  _holdReading(): number;
+  _releaseReading(): void;
+}
+
+function isHoldingClock(clock: Clock): clock is HoldingClock {
+  return typeof (clock as Partial<HoldingClock>)._holdReading === 'function';
+}
+
+/**
+ * A fresh reading of `clock` that its `now()` returns until {@link releaseReading}: for an
+ * adapter's short synchronous section that starts a request's timers (the wheel reads the clock
+ * as it files them). Outside such a section the first `now()` of a job queues the end-of-job
+ * callback that drops its reading; a request would pay for that callback, which in a process
+ * with AsyncLocalStorage on Node 20 and 22 also runs the async hooks of the promise it makes.
+ * Held, the reading is dropped by the release instead. A job whose reading was already taken
+ * keeps it (renewed, as by {@link freshNow}) and its callback. Release in a `finally`: a reading
+ * never released would be reused for good. Not public API (`@tickwheel/core/internal`).
+ *
+ * @example
+ * ```ts
+ * const now = holdReading(wheel.clock);
+ * try {
+ *   timer = scheduleTaskAt(wheel, now + budgetMs, call);
+ * } finally {
+ *   releaseReading(wheel.clock);
+ * }
+ * ```
+ */
+export function holdReading(clock: Clock): number {
+  return isHoldingClock(clock) ? clock._holdReading() : freshNow(clock);
+}
+
+/** Ends a {@link holdReading}: the next `now()` reads the clock (unless the job's reading was taken before the hold). */
+export function releaseReading(clock: Clock): void {
+  if (isHoldingClock(clock)) clock._releaseReading();
+}
+
 const RESOLVED = Promise.resolve();
 // eslint-disable-next-line @typescript-eslint/unbound-method -- called with `.call(RESOLVED, ...)`
 const promiseThen = Promise.prototype.then;
@@ -120,6 +159,8 @@ export class SystemClock implements Clock {
     this.cacheValid = false;
     this.invalidateQueued = false;
   };
+  /** The cached reading is a {@link holdReading}'s, which its release drops. */
+  private held = false;
 
   constructor(options: SystemClockOptions = {}) {
     const o = core.object(options, 'options', ['readOncePerJob']) as SystemClockOptions;
@@ -129,17 +170,22 @@ export class SystemClock implements Clock {
 
   /** The current time, reusing this job's reading when `readOncePerJob` is on. */
   now(): number {
-    if (this.cacheValid) return this.cached;
-    const t = this.preciseNow();
+    // Both paths return the field, so that an inlined read stays an unboxed double in the caller;
+    // `!== true` is one compare where `!` tests every kind of falsy value.
+    if (this.cacheValid !== true) this.readForJob();
+    return this.cached;
+  }
+
+  /** Reads the clock into `cached`, and keeps it for the rest of the job when `readOncePerJob` allows. */
+  private readForJob(): void {
+    this.cached = this.preciseNow();
     if (this.readOncePerJob && this.source === this.nativeSource) {
-      this.cached = t;
       this.cacheValid = true;
       if (!this.invalidateQueued) {
         this.invalidateQueued = true;
         atJobEnd(this.invalidate);
       }
     }
-    return t;
   }
 
   /**
@@ -148,6 +194,24 @@ export class SystemClock implements Clock {
    */
   _readsNativeSource(): boolean {
     return this.source === this.nativeSource;
+  }
+
+  /** @internal See {@link holdReading}. */
+  _holdReading(): number {
+    const t = this.preciseNow();
+    if (!this.cacheValid && this.readOncePerJob && this.source === this.nativeSource) {
+      this.cached = t;
+      this.cacheValid = true;
+      this.held = true;
+    }
+    return t;
+  }
+
+  /** @internal See {@link releaseReading}. */
+  _releaseReading(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.cacheValid = false;
   }
 
   /** Drops this job's reading: the next `now()` reads the clock. */

@@ -11,7 +11,10 @@ import { Bucket, type Link } from './bucket.js';
 import type { TimerHandle } from './timer-handle.js';
 
 /** Above this tick number bitwise arithmetic on ticks is unsafe, and filing takes the slow path. */
-export const MAX_INT32_TICK = 0x7fffffff;
+const MAX_INT32_TICK = 0x7fffffff;
+// Declared locally and exported once: compiled to CommonJS, `export const` would make its use on
+// the filing path a property read off the exports object.
+export { MAX_INT32_TICK };
 
 /** The slot of a parked timer: due beyond MAX_DELAY_MS, it is never filed and never fires. */
 const PARKED_LEVEL = -2;

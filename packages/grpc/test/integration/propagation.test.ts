@@ -33,8 +33,11 @@ async function startRelay(
   const hops: Hop[] = [];
   const relay = await loopback.server(serverInterceptors, {
     Unary(call: grpc.ServerUnaryCall<EchoRequest, EchoReply>, callback: grpc.sendUnaryData<EchoReply>) {
+      // What A has left as it makes the call: B's budget can be no more (a reading after the
+      // call may be a later one, as each call reads the clock afresh).
+      const remainingAtA = currentDeadline()?.remaining() ?? -1;
       const downstream = callB(call.request, call);
-      hops.push({ downstream, remainingAtA: currentDeadline()?.remaining() ?? -1 });
+      hops.push({ downstream, remainingAtA });
       void downstream.then(({ err, res }) => callback(err, res));
     },
   });

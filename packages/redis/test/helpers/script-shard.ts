@@ -35,15 +35,15 @@ const TRAILING = {
 
 /**
  * The scripts with every write made a fresh call, as RedisTimers makes one per call: the tests
- * pass the shard's seven keys and the script's own arguments, as for the other scripts. The
+ * pass the shard's nine keys and the script's own arguments, as for the other scripts. The
  * once wrapper itself is tested on {@link raw}.
  */
 export const client: typeof raw = Object.create(raw) as typeof raw;
 for (const [name, trailing] of Object.entries(TRAILING)) {
   const real = (raw as unknown as Record<string, (...args: string[]) => Promise<unknown>>)[name].bind(raw);
   (client as unknown as Record<string, unknown>)[name] = (...args: string[]) => {
-    const keys = args.slice(0, 7) as KeyList;
-    const own = args.slice(7, args.length - trailing);
+    const keys = args.slice(0, 9) as KeyList;
+    const own = args.slice(9, args.length - trailing);
     const tail = trailing === 2 ? args.slice(-2) : trailing === 1 ? ['', ...args.slice(-1)] : ['', '0'];
     return real(...keys, callsOf(keys), ...own, ...newCall(), ...tail);
   };
@@ -128,3 +128,29 @@ export const claim = (
   );
 
 export const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A timer as one line, `token:dueAt:attempts:maxAttempts:backoff:payload` (dueAt in decimal),
+ * read with the GET script whichever layout holds it; null when there is none.
+ */
+export async function record(keys: KeyList, id: string, on = client): Promise<string | null> {
+  const reply = await on.tickwheelGet(...keys, id);
+  if (!Array.isArray(reply)) return null;
+  const [meta, payload] = reply;
+  const [token, due, ...rest] = meta.split(':');
+  return [token, parseInt(due, 36), ...rest, payload].join(':');
+}
+
+/** When a timer's next attempt is due (its score in its bucket's due ZSET), or null. */
+export async function nextAt(keys: KeyList, id: string, on = client): Promise<string | null> {
+  const reply = await on.tickwheelGet(...keys, id);
+  return Array.isArray(reply) && reply[2] !== '' ? reply[2] : null;
+}
+
+/** How many timers of the shard are due (scheduled and not claimed), over all its buckets. */
+export async function dueCount(keys: KeyList): Promise<number> {
+  const buckets = await client.keys(`${keys[8].slice(0, -1)}d*`);
+  let n = 0;
+  for (const key of buckets) n += await client.zcard(key);
+  return n;
+}

@@ -8,7 +8,6 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { parseRecord } from '../../src/record.js';
 import { RedisTimers } from '../../src/redis-timers.js';
 import type { FiredTimer, StaleStage } from '../../src/types.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
@@ -47,11 +46,8 @@ describe('RedisTimers exactly once through lost replies', () => {
       namespace,
       direct,
       viaProxy: client(proxy.url),
-      /** The stored record of `id`, parsed; undefined when there is none. */
-      record: async (id: string) => {
-        const r = await direct.hget(`${base}:timers`, id);
-        return r === null ? undefined : parseRecord(r);
-      },
+      /** The stored timer `id`, read past the proxy; undefined when there is none. */
+      record: (id: string) => new RedisTimers({ redis: direct, namespace }).get(id),
       /** How many tokens the shard handed out: one per schedule written and per timer claimed. */
       tokens: async () => Number((await direct.get(`${base}:seq`)) ?? 0),
       leased: () => direct.zcard(`${base}:lease`),

@@ -1,0 +1,90 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { keyList, shardKeys } from '../../src/keys.js';
+import { RedisTimers } from '../../src/redis-timers.js';
+import type { FiredTimer, RedisClient } from '../../src/types.js';
+import { uniqueNamespace, until } from '../helpers/wait.js';
+import { LAYOUT_V1_SCHEDULE } from './fixtures/layout-v1.js';
+
+// The bucketed layout (buckets.ts) on Debian's redis-server with its default configuration:
+// the encodings Redis chose, and timers written by the previous layout's own script.
+
+const redis = new Redis(inject('redisUrl'));
+afterAll(() => redis.quit());
+
+/** 60 bytes of JSON, the payload of the memory benchmark. */
+const PAYLOAD = { user: 'u-0000000042', kind: 'session-expiry', region: 'e' };
+
+describe('buckets', () => {
+  it('keeps the timers of a shard in listpack-encoded buckets, a 60-byte payload included', async () => {
+    const namespace = uniqueNamespace('listpack');
+    const timers = new RedisTimers({ redis: redis as RedisClient, namespace });
+    const due = Date.now() + 3_600_000;
+    for (let i = 0; i < 3_000; i += 500)
+      await Promise.all(Array.from({ length: 500 }, (_, k) => timers.schedule(`t${i + k}`, { at: due }, PAYLOAD)));
+    const keys = shardKeys('tickwheel', namespace, 0);
+    expect(await redis.hget(keys.buckets, 'c')).toBe('3000');
+    const buckets = await redis.keys(`${keys.buckets.slice(0, -1)}[rpd]*`);
+    expect(buckets.length).toBeGreaterThan(3 * 60); // 3 000 timers, about 32 a bucket
+    const encodings = new Set(await Promise.all(buckets.map((k) => redis.object('ENCODING', k))));
+    expect([...encodings]).toEqual(['listpack']);
+    expect(await redis.object('ENCODING', keys.index)).toBe('listpack');
+    expect(await timers.get('t2999')).toMatchObject({ payload: PAYLOAD, dueAt: due, state: 'scheduled' });
+  });
+
+  it('reads and then migrates the timers the previous layout wrote, and fires each once', async () => {
+    const namespace = uniqueNamespace('migrate');
+    const keys = shardKeys('tickwheel', namespace, 0);
+    const old = keyList(keys).slice(0, 7);
+    const now = Number((await redis.time())[0]) * 1_000;
+    const writeOld = (id: string, ms: number, payload: string) =>
+      redis.eval(
+        LAYOUT_V1_SCHEDULE,
+        7,
+        ...old,
+        id,
+        'in',
+        String(ms),
+        payload,
+        'none',
+        '0',
+        'replace',
+        '3',
+        'f100',
+        '',
+        '',
+        '',
+      );
+    for (let i = 0; i < 200; i++) await writeOld(`old${i}`, 300 + i, JSON.stringify({ i }));
+    await writeOld('far', 3_600_000, '"far"');
+    expect(await redis.hlen(keys.timers)).toBe(201);
+
+    const timers = new RedisTimers<unknown>({ redis: redis as RedisClient, namespace, pollIntervalMs: 200 });
+    // Read in place: get moves nothing.
+    expect(await timers.get('far')).toMatchObject({ payload: 'far', attempts: 0, maxAttempts: 3, state: 'scheduled' });
+    expect((await timers.get('far'))?.dueAt).toBeGreaterThanOrEqual(now + 3_600_000);
+    expect(await redis.hlen(keys.timers)).toBe(201);
+    // A write moves the timer it touches; the old layout's due time stays.
+    const farDue = (await timers.get('far'))?.dueAt;
+    expect(await timers.schedule('far', 10, undefined, { ifExists: 'keep' })).toBe(farDue);
+    expect(await timers.cancel('old7')).toBe(true);
+    expect(await redis.hlen(keys.timers)).toBe(199);
+
+    const fired: FiredTimer[] = [];
+    await timers.start((timer) => {
+      fired.push(timer);
+      return Promise.resolve();
+    });
+    try {
+      await until(() => fired.length >= 199, 'the 199 old timers due soon', 15_000);
+      const ids = fired.map((t) => t.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids).not.toContain('old7');
+      expect(fired.find((t) => t.id === 'old42')).toMatchObject({ payload: { i: 42 }, attempts: 1 });
+      await until(async () => (await redis.hget(keys.buckets, 'c')) === '1', 'the acks');
+      expect([await redis.exists(keys.timers), await redis.exists(keys.due)]).toEqual([0, 0]);
+    } finally {
+      await timers.stop();
+    }
+  });
+});

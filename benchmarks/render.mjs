@@ -15,6 +15,8 @@
  *   section of results/summary.md, and stays out of the chart and the other tables.
  * - the root README.md, only between `<!-- headline:start -->` and `<!-- headline:end -->`: one
  *   compact table of headline figures per Node (lib/render-headline.mjs).
+ * - packages/redis/README.md, between `<!-- redis-memory:start -->` and `<!-- redis-memory:end -->`:
+ *   Redis bytes per pending timer beside BullMQ's (lib/redis-memory-render.mjs).
  *
  *   node render.mjs          # run-all.mjs calls it after the suites
  *
@@ -29,9 +31,11 @@ import { summaryMarkdown } from './lib/render-tables.mjs';
 import { channelOverheadMarkdown } from './lib/channel-render.mjs';
 import { headlineMarkdown } from './lib/render-headline.mjs';
 import { MILLION_SUITE, millionMarkdown } from './lib/redis-million-render.mjs';
+import { redisMemoryMarkdown } from './lib/redis-memory-render.mjs';
 
 const ROOT_README = path.join(path.dirname(BENCH_DIR), 'README.md');
 const BENCH_README = path.join(BENCH_DIR, 'README.md');
+const REDIS_README = path.join(path.dirname(BENCH_DIR), 'packages', 'redis', 'README.md');
 /** Suites listed first in this order; any others follow alphabetically. */
 const SUITE_ORDER = ['core', 'grpc', 'ws', 'fetch', 'redis', 'game'];
 
@@ -96,4 +100,6 @@ if (updateBetween(BENCH_README, 'bench', benchBody)) written.push('README.md');
 if (updateBetween(BENCH_README, MILLION_SUITE, millionMarkdown(million, 4)) && !written.includes('README.md'))
   written.push('README.md');
 if (updateBetween(ROOT_README, 'headline', headlineMarkdown(suites))) written.push('../README.md');
+if (updateBetween(REDIS_README, 'redis-memory', redisMemoryMarkdown(suites)))
+  written.push('../packages/redis/README.md');
 console.log(`render: ${suites.length} suite(s) → ${written.join(', ')}`);

@@ -144,7 +144,9 @@ export async function memoryScenario(repeats) {
     floor: 'floor',
     baseline: 'native',
     results,
-    target: { max: 56 },
+    // Issue 30: no more than the 72 B a handle took when it was filed (six fields; the floor's node
+    // is three), plus the 0.03-0.04 B per timer the wheel's buckets and levels came to then.
+    target: { max: 72.1 },
     note: `V8 heapUsed delta over 1,000,000 pending timers with one shared callback (gc before and after; the handle array is counted in neither). Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
   });
   printScenario(sc);

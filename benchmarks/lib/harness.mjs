@@ -88,12 +88,14 @@ export function scenario({ id, title, unit, higherIsBetter, subject, baseline, r
   const b = baseline === undefined ? undefined : results[baseline]?.median;
   let ratio = null;
   if (b !== undefined && s !== undefined && s !== 0 && b !== 0) ratio = higherIsBetter ? s / b : b / s;
+  const f = floor === undefined ? undefined : results[floor]?.median;
+  const costOverFloor = f > 0 && s > 0 ? (higherIsBetter ? f / s : s / f) : undefined;
   let met = null;
   if (target?.ratio !== undefined && ratio !== null) met = ratio >= target.ratio;
   if (target?.max !== undefined) met = s <= target.max;
   if (target?.maxOver !== undefined && b !== undefined) met = s <= b + target.maxOver;
-  const f = floor === undefined ? undefined : results[floor]?.median;
-  const costOverFloor = f > 0 && s > 0 ? (higherIsBetter ? f / s : s / f) : undefined;
+  // A multiple of the floor's cost in the same run (issue 30's instruction targets).
+  if (target?.maxOverFloor !== undefined && costOverFloor !== undefined) met = costOverFloor <= target.maxOverFloor;
   return {
     id,
     title,

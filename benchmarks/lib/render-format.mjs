@@ -61,6 +61,7 @@ export function targetText(sc) {
   if (t.max === 0) return `0 ${sc.unit}`;
   if (t.max !== undefined) return `≤ ${human(t.max)} ${sc.unit}`;
   if (t.maxOver !== undefined) return `≤ ${sc.baseline ?? 'baseline'} + ${human(t.maxOver)} ${sc.unit}`;
+  if (t.maxOverFloor !== undefined) return `≤ ${t.maxOverFloor}× floor`;
   return '–';
 }
 

@@ -16,6 +16,7 @@ const HEADLINES = [
   ['core', 'wakeups-idle'],
   ['game', 'cpu-per-tick-busy'],
   ['game', 'cpu-per-tick-periodic'],
+  ['grpc', 'unary-instructions-traced'],
   ['grpc', 'unary-throughput-cpu-traced'],
   ['grpc', 'unary-throughput-cpu'],
   ['grpc', 'heap-per-in-flight-call'],

@@ -15,6 +15,14 @@
  *   hooks for every promise and resource of the process, which the server interceptor's ambient
  *   deadline cannot avoid: its ratio to `bare` is the floor of any ALS-based ambient deadline
  *   there. On Node 24 and later (AsyncContextFrame) it costs nothing.
+ * - `traced` (one worker holding two candidates): `bare-als` and `tickwheel` side by side in ONE
+ *   process that has entered a tracer's AsyncLocalStorage, every call made inside a `run()` of it
+ *   as a traced client makes it inside its span: the same-process baseline of issue 28 ("free in
+ *   a traced process"). Both arms share the process's async hooks (Node 20 and 22) and its heap,
+ *   so what differs between them is the interceptors alone (on Node 20 and 22 the bare arm's
+ *   resources then carry tickwheel's store too; the instruction count's bare-als process never
+ *   loads tickwheel). Its instruction count per call
+ *   (lib/grpc-instructions.mjs, cachegrind) is the deciding figure: it does not move with load.
  * - `als-floor` (heap only): `bare` with the least server interceptor that gives handlers an
  *   ambient store: one object per call implementing grpc-js's call interface, running the
  *   half-close in an AsyncLocalStorage `run()`. What it holds over `bare` is the floor of any
@@ -39,7 +47,8 @@
  *
  *   node --expose-gc suites/grpc.mjs          # or: npm run bench -- grpc
  *
- * BENCH_REPEATS overrides the number of alternating rounds (default 11).
+ * BENCH_REPEATS overrides the number of alternating rounds (default 11); BENCH_INSTRUCTIONS=0
+ * skips the cachegrind count (minutes per runtime).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { fork } from 'node:child_process';
@@ -47,6 +56,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
+import { grpcInstructions, tracer, WARMUP as INSTRUCTION_WARMUP } from '../lib/grpc-instructions.mjs';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -67,8 +77,13 @@ const CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client', 'bare-als'];
 const MEMORY_CANDIDATES = ['bare', 'tickwheel', 'tickwheel-client'];
 /** The heap scenario adds the ALS floor. */
 const HEAP_CANDIDATES = [...MEMORY_CANDIDATES, 'als-floor'];
+/** The arms of the `traced` worker: one process, a tracer's AsyncLocalStorage in use. */
+const TRACED_ARMS = ['bare-als', 'tickwheel'];
 /** Every worker the run starts. */
-const WORKERS = [...CANDIDATES, 'als-floor'];
+const WORKERS = [...CANDIDATES, 'als-floor', 'traced'];
+/** Calls in the short and the long cachegrind run of the instruction count. */
+const INSTRUCTION_SHORT = 200;
+const INSTRUCTION_LONG = 1_000;
 
 const identity = (value) => value;
 const ECHO = {
@@ -151,12 +166,12 @@ class AlsFloorCall {
 
 /**
  * One candidate: a server whose handler answers at once, or holds the call while `holding`,
- * and a connected client.
+ * and a connected client. A `traced` candidate makes each call inside a `run()` of the tracer.
  */
-async function candidate(name) {
+async function candidate(name, traced = false) {
   // Only a tickwheel worker loads the package: the bare one runs grpc-js alone, as its users do.
   const tickwheel = name.startsWith('bare') || name === 'als-floor' ? undefined : await import('@tickwheel/grpc');
-  if (name === 'bare-als') new AsyncLocalStorage().run(true, () => undefined);
+  if (name === 'bare-als' && !traced) new AsyncLocalStorage().run(true, () => undefined);
   const serverInterceptors =
     name === 'tickwheel'
       ? [tickwheel.serverDeadlineInterceptor()]
@@ -186,10 +201,9 @@ async function candidate(name) {
     client.waitForReady(Date.now() + 5_000, (err) => (err ? reject(err) : resolve())),
   );
 
-  const call = () =>
-    new Promise((resolve, reject) =>
-      client.Echo(PAYLOAD, callOptions(), (err, res) => (err ? reject(err) : resolve(res))),
-    );
+  const send = (resolve, reject) =>
+    client.Echo(PAYLOAD, callOptions(), (err, res) => (err ? reject(err) : resolve(res)));
+  const call = traced ? () => tracer.run({ span: 1 }, () => new Promise(send)) : () => new Promise(send);
 
   return {
     /**
@@ -292,20 +306,34 @@ function worker(name) {
   return { ready: () => up.then(() => ask('ready')), measure: ask, close: () => child.kill() };
 }
 
-/** Worker side: set up the candidate, then answer the parent's requests one at a time. */
+/**
+ * Worker side: set up the candidate (both arms for `traced`), then answer the parent's requests
+ * one at a time: `<kind>` for a one-candidate worker, `<kind> <arm>` for `traced`.
+ */
 async function serveWorker(name) {
-  const c = await candidate(name);
+  const arms = {};
+  if (name === 'traced') {
+    tracer.enterWith({ span: 0 });
+    for (const arm of TRACED_ARMS) arms[arm] = await candidate(arm, true);
+  } else {
+    arms[''] = await candidate(name);
+  }
   const kinds = {
     ready: async () => {
       // Warm-up: JIT, connection windows, and the first heap growth.
-      await c.throughput();
-      await c.heapPerCall();
+      for (const c of Object.values(arms)) {
+        await c.throughput();
+        await c.heapPerCall();
+      }
       return true;
     },
-    throughput: () => c.throughput(),
-    heap: () => c.heapPerCall(),
-    allocated: () => c.allocatedPerCall(),
   };
+  for (const [arm, c] of Object.entries(arms)) {
+    const suffix = arm === '' ? '' : ` ${arm}`;
+    kinds[`throughput${suffix}`] = () => c.throughput();
+    kinds[`heap${suffix}`] = () => c.heapPerCall();
+    kinds[`allocated${suffix}`] = () => c.allocatedPerCall();
+  }
   process.on('message', async (kind) => {
     try {
       gc();
@@ -315,7 +343,7 @@ async function serveWorker(name) {
     }
   });
   process.on('disconnect', () => {
-    c.close();
+    for (const c of Object.values(arms)) c.close();
     process.exit(0);
   });
   process.send({ value: 'up' });
@@ -348,6 +376,27 @@ async function measureAll(workers) {
   );
   const heap = await alternate(each('heap', undefined, HEAP_CANDIDATES), REPEATS);
   const allocated = await alternate(each('allocated', undefined, MEMORY_CANDIDATES), REPEATS);
+  // Issue 28: the two arms of one traced process, alternating as the candidates do.
+  const tracedArms = (kind, pick = (value) => value) =>
+    Object.fromEntries(
+      TRACED_ARMS.map((arm) => [arm, async () => pick(await workers.traced.measure(`${kind} ${arm}`), arm)]),
+    );
+  const tracedPerCpuSecond = Object.fromEntries(TRACED_ARMS.map((arm) => [arm, []]));
+  const tracedThroughput = await alternate(
+    tracedArms('throughput', ({ wall, cpu }, arm) => {
+      tracedPerCpuSecond[arm].push(cpu);
+      return wall;
+    }),
+    REPEATS,
+  );
+  const tracedThroughputCpu = Object.fromEntries(
+    Object.entries(tracedPerCpuSecond).map(([arm, s]) => [arm, { median: median(s), samples: s }]),
+  );
+  const tracedHeap = await alternate(tracedArms('heap'), REPEATS);
+  const tracedInstructions =
+    process.env.BENCH_INSTRUCTIONS === '0'
+      ? undefined
+      : grpcInstructions(process.execPath, INSTRUCTION_SHORT, INSTRUCTION_LONG);
 
   const scenarios = [
     scenario({
@@ -404,14 +453,50 @@ async function measureAll(workers) {
     }),
     scenario({
       id: 'unary-throughput-cpu-traced',
-      title: `Unary calls per CPU-second, ${CONCURRENCY} in flight, client and server interceptors vs grpc-js deadline option, both in a process that uses AsyncLocalStorage`,
+      title: `Unary calls per CPU-second, ${CONCURRENCY} in flight, client and server interceptors vs grpc-js deadline option, both in one process that uses AsyncLocalStorage`,
       unit: 'calls/CPU-s',
       higherIsBetter: true,
       subject: 'tickwheel',
       baseline: 'bare-als',
-      results: throughputCpu,
+      results: tracedThroughputCpu,
       target: { ratio: 0.97 },
-      note: 'The fair baseline for an ALS-based ambient deadline: every traced service (OpenTelemetry context manager) already pays for AsyncLocalStorage, as bare-als does here.',
+      note: "The fair baseline for an ALS-based ambient deadline (issue 28): every traced service (OpenTelemetry's context manager) already pays for AsyncLocalStorage. Both arms live in one worker that entered a tracer's AsyncLocalStorage, each call inside a run() of it; CPU time of the whole worker while one arm runs. Decided by the instruction count below, which load does not move.",
+    }),
+    scenario({
+      id: 'unary-throughput-traced',
+      title: `Unary calls/s, ${CONCURRENCY} in flight, client and server interceptors vs grpc-js deadline option, both in one process that uses AsyncLocalStorage`,
+      unit: 'calls/s',
+      higherIsBetter: true,
+      subject: 'tickwheel',
+      baseline: 'bare-als',
+      results: tracedThroughput,
+      note: 'Wall clock, the same samples as the calls per CPU-second row above.',
+    }),
+    ...(tracedInstructions === undefined
+      ? []
+      : [
+          scenario({
+            id: 'unary-instructions-traced',
+            title: `Instructions per unary call (client and server, one call at a time), client and server interceptors vs grpc-js deadline option, both in a process that uses AsyncLocalStorage (cachegrind)`,
+            unit: 'instructions',
+            higherIsBetter: false,
+            subject: 'tickwheel',
+            baseline: 'bare-als',
+            results: tracedInstructions,
+            target: { ratio: 0.97 },
+            note: `Instructions of one process holding client and server, under valgrind --tool=cachegrind: (run of ${INSTRUCTION_LONG} calls - run of ${INSTRUCTION_SHORT}) / ${INSTRUCTION_LONG - INSTRUCTION_SHORT}, after ${INSTRUCTION_WARMUP} warm-up calls, one call at a time (lib/grpc-instructions.mjs). The process enters a tracer's AsyncLocalStorage first and makes each call inside a run() of it; bare-als never loads @tickwheel/grpc. Target (issue 28): at least 0.97x bare's calls per CPU-second, i.e. at most bare's instructions / 0.97.`,
+          }),
+        ]),
+    scenario({
+      id: 'heap-per-in-flight-call-traced',
+      title: `Heap bytes per in-flight unary call (${IN_FLIGHT} held open), client and server interceptors vs grpc-js deadline option, both in one process that uses AsyncLocalStorage`,
+      unit: 'bytes',
+      higherIsBetter: false,
+      subject: 'tickwheel',
+      baseline: 'bare-als',
+      results: tracedHeap,
+      target: { maxOver: 256 },
+      note: "The traced worker above: each held call made inside a run() of the tracer. Client plus server state; the server side includes each handler's ambient deadline.",
     }),
     scenario({
       id: 'heap-per-in-flight-call',

@@ -10,7 +10,11 @@
  * - commands: Redis commands per fired timer in the throughput runs, from `INFO commandstats`
  *   deltas (every command counts, including those a Lua script calls), scheduling included.
  * - memory: Redis bytes per pending timer, BENCH_REDIS_MEMORY_TIMERS (default 50 000) due in an
- *   hour with a 60-byte JSON payload, no workers: `MEMORY PURGE`, then the `used_memory` delta.
+ *   hour with a 60-byte JSON payload, no workers: `MEMORY PURGE`, then the `used_memory` delta;
+ *   once more with BENCH_REDIS_MEMORY_MILLION (default 1 000 000) timers, one round (0: skip);
+ *   and with BENCH_REDIS_MEMORY_CLUSTER (default 50 000) timers on a Redis Cluster of 3 masters
+ *   started for it (RedisTimers with 6 shards, BullMQ with the `{bull}` prefix Cluster needs),
+ *   the deltas summed over the masters.
  *
  * Handlers are empty; both ack/complete and delete (BullMQ jobs use removeOnComplete). Both get
  * 4 workers with concurrency 100. RedisTimers claims in batches of 100.
@@ -23,10 +27,10 @@
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
-import { startRedisServer } from '../lib/redis-servers.mjs';
+import { startRedisCluster, startRedisServer } from '../lib/redis-servers.mjs';
 import { alternate, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -35,6 +39,8 @@ const CONCURRENCY = 100;
 const SHARDS = Number(process.env.BENCH_REDIS_SHARDS ?? 1);
 const THROUGHPUT_TIMERS = 10_000;
 const LATENESS_TIMERS = 2_000;
+/** How far ahead the throughput run's timers are due: scheduling must be over by then, on a loaded machine too. */
+const LEAD_MS = 30_000;
 const SELF = fileURLToPath(import.meta.url);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -205,9 +211,9 @@ async function throughputRun(candidate, server) {
   try {
     await sleep(200);
     const before = await commandCount(server.admin);
-    const dueAt = Date.now() + 3_000;
+    const dueAt = Date.now() + LEAD_MS;
     await sched.add(new Array(THROUGHPUT_TIMERS).fill(dueAt));
-    if (Date.now() >= dueAt) throw new Error('scheduling took longer than the 3 s lead time');
+    if (Date.now() >= dueAt) throw new Error(`scheduling took longer than the ${LEAD_MS} ms lead time`);
     await waitFor(workers.fired, THROUGHPUT_TIMERS, 120_000);
     const last = Math.max(...workers.fired.map(([, at]) => at));
     await sleep(300); // acks and completions land
@@ -246,6 +252,10 @@ async function latenessRun(candidate, server) {
 
 /** Pending timers per memory run, and their payload: 60 bytes of JSON. */
 const MEMORY_TIMERS = Number(process.env.BENCH_REDIS_MEMORY_TIMERS ?? 50_000);
+const MEMORY_MILLION = Number(process.env.BENCH_REDIS_MEMORY_MILLION ?? 1_000_000);
+const MEMORY_CLUSTER = Number(process.env.BENCH_REDIS_MEMORY_CLUSTER ?? 50_000);
+/** RedisTimers's shards on the 3-master cluster, as in the redis-cluster suite. */
+const CLUSTER_SHARDS = 6;
 const MEMORY_PAYLOAD = { user: 'u-0000000042', kind: 'session-expiry', region: 'e' };
 
 /** used_memory after MEMORY PURGE, the allocator's retained pages returned first. */
@@ -254,14 +264,14 @@ async function usedMemory(admin) {
   return Number((await admin.info('memory')).match(/used_memory:(\d+)/)[1]);
 }
 
-/** Memory run: MEMORY_TIMERS pending timers due in an hour, no workers; Redis bytes per timer. */
-async function memoryRun(candidate, server) {
+/** Memory run: `count` pending timers due in an hour, no workers; Redis bytes per timer. */
+async function memoryRun(candidate, server, count) {
   const name = `mem-${candidate}-${runCounter++}`;
   try {
     await sleep(100);
     const before = await usedMemory(server.admin);
     const due = Date.now() + 3_600_000;
-    const items = new Array(MEMORY_TIMERS).fill(due);
+    const items = new Array(count).fill(due);
     if (candidate === 'tickwheel') {
       const redis = new Redis(server.url);
       const timers = new RedisTimers({ redis, namespace: name, shards: SHARDS });
@@ -285,9 +295,46 @@ async function memoryRun(candidate, server) {
         );
       await queue.close();
     }
-    return ((await usedMemory(server.admin)) - before) / MEMORY_TIMERS;
+    return ((await usedMemory(server.admin)) - before) / count;
   } finally {
     await server.admin.flushall();
+  }
+}
+
+/** What the memory rows measure, for their notes. */
+const MEMORY_NOTE =
+  'Target: at most 0.4x a BullMQ delayed job (issue 29). A timer is a field in two small listpack hashes (record, payload) and a member of a small listpack due ZSET, in buckets of about 32 (packages/redis/src/buckets.ts), on a redis-server with its default listpack limits. BullMQ jobs are added with its default options.';
+
+/** Memory run on a Redis Cluster: MEMORY_CLUSTER pending timers; bytes per timer over all masters. */
+async function clusterMemoryRun(candidate, cluster) {
+  const name = `cmem-${candidate}-${runCounter++}`;
+  const admins = cluster.nodes.map((n) => new Redis(n.url));
+  const total = async () => (await Promise.all(admins.map(usedMemory))).reduce((a, b) => a + b, 0);
+  const client = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
+  try {
+    await sleep(100);
+    const before = await total();
+    const due = Date.now() + 3_600_000;
+    const ids = Array.from({ length: MEMORY_CLUSTER }, (_, i) => `t${i}`);
+    if (candidate === 'tickwheel') {
+      const timers = new RedisTimers({ redis: client, namespace: name, shards: CLUSTER_SHARDS });
+      for (let i = 0; i < ids.length; i += 1_000)
+        await Promise.all(ids.slice(i, i + 1_000).map((id) => timers.schedule(id, { at: due }, MEMORY_PAYLOAD)));
+    } else {
+      const queue = new Queue(name, { connection: client, prefix: '{bull}' });
+      for (let i = 0; i < ids.length; i += 1_000)
+        await queue.addBulk(
+          ids
+            .slice(i, i + 1_000)
+            .map((jobId) => ({ name: 't', data: MEMORY_PAYLOAD, opts: { delay: due - Date.now(), jobId } })),
+        );
+      await queue.close();
+    }
+    return ((await total()) - before) / MEMORY_CLUSTER;
+  } finally {
+    client.disconnect();
+    await Promise.all(admins.map((a) => a.flushall()));
+    for (const a of admins) a.disconnect();
   }
 }
 
@@ -328,9 +375,26 @@ export async function run() {
       REPEATS,
     );
     const memory = await alternate(
-      Object.fromEntries(['tickwheel', 'bullmq'].map((c) => [c, () => memoryRun(c, server)])),
+      Object.fromEntries(['tickwheel', 'bullmq'].map((c) => [c, () => memoryRun(c, server, MEMORY_TIMERS)])),
       REPEATS,
     );
+    const memoryMillion =
+      MEMORY_MILLION > 0
+        ? await alternate(
+            Object.fromEntries(['tickwheel', 'bullmq'].map((c) => [c, () => memoryRun(c, server, MEMORY_MILLION)])),
+            1,
+          )
+        : undefined;
+    const cluster = await startRedisCluster(3, 0);
+    let memoryCluster;
+    try {
+      memoryCluster = await alternate(
+        Object.fromEntries(['tickwheel', 'bullmq'].map((c) => [c, () => clusterMemoryRun(c, cluster)])),
+        REPEATS,
+      );
+    } finally {
+      await cluster.stop();
+    }
     const common = { subject: 'tickwheel', baseline: 'bullmq' };
     const scenarios = [
       scenario({
@@ -375,7 +439,31 @@ export async function run() {
         higherIsBetter: false,
         results: memory,
         target: { ratio: 2.5 },
-        note: 'Target: at most 0.4x a BullMQ delayed job (issue 29). A timer is a field of the shard HASH (hashtable encoding beyond 128 entries) plus a member of the due ZSET (skiplist beyond 128 entries); the compact layout (ids bucketed into small listpack hashes) is not built yet. BullMQ jobs are added with its default options.',
+        note: MEMORY_NOTE,
+      }),
+      ...(memoryMillion === undefined
+        ? []
+        : [
+            scenario({
+              ...common,
+              id: 'redis-memory-per-timer-million',
+              title: `Redis memory per pending timer, ${MEMORY_MILLION.toLocaleString('en-US')} due in an hour, 60-byte JSON payload (one round)`,
+              unit: 'bytes',
+              higherIsBetter: false,
+              results: memoryMillion,
+              target: { ratio: 2.5 },
+              note: MEMORY_NOTE,
+            }),
+          ]),
+      scenario({
+        ...common,
+        id: 'redis-memory-per-timer-cluster',
+        title: `Redis Cluster of 3 masters: memory per pending timer, ${MEMORY_CLUSTER.toLocaleString('en-US')} due in an hour, 60-byte JSON payload, summed over the masters (RedisTimers ${CLUSTER_SHARDS} shards)`,
+        unit: 'bytes',
+        higherIsBetter: false,
+        results: memoryCluster,
+        target: { ratio: 2.5 },
+        note: MEMORY_NOTE,
       }),
     ];
     for (const sc of scenarios) printScenario(sc);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDeadline, currentDeadline, ManualClock, TimingWheel, withDeadline } from '../src/index.js';
 import { expectUnknownKey } from '../../../tests/helpers/bad-options.js';
-import { enableAmbientDeadlines, ownedDeadline, type DeadlineOwner } from '../src/internal.js';
+import { enableAmbientDeadlines, ownedDeadline, type DeadlineOwner, type DrivingClock } from '../src/internal.js';
 
 function manualWheel() {
   const clock = new ManualClock(0);
@@ -226,6 +226,27 @@ describe('deadline', () => {
       };
       return self;
     }
+
+    it('lets its timer keep the process alive only when asked (keepAlive), unlike every other deadline', () => {
+      const refs: boolean[] = [];
+      const clock: DrivingClock = {
+        now: () => 0,
+        createDriver: () => ({
+          arm: () => undefined,
+          disarm: () => undefined,
+          setRef: (ref) => refs.push(ref),
+          close: () => undefined,
+        }),
+      };
+      const wheel = new TimingWheel({ clock });
+      const kept = ownedDeadline(100, wheel, owner([]), true);
+      expect(refs).toEqual([]); // every pending timer ref'ed: nothing to tell the driver
+      const unrefed = ownedDeadline(100, wheel, owner([]));
+      kept.dispose();
+      expect(refs).toEqual([false]); // only the unref'ed one is left
+      unrefed.dispose();
+      wheel.close();
+    });
 
     it('tells its owner once, before its signal and its nested deadlines abort', () => {
       const { clock, wheel } = manualWheel();

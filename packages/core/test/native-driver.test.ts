@@ -256,7 +256,9 @@ describe('NativeDriver (system clock)', () => {
       });
       await done;
       expect(fired).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-      expect(wheel.stats().wakeups).toBe(8);
+      // A wake-up that found its tick not yet begun would re-arm and wake again (more than 8). A loaded
+      // machine can only delay a wake-up until the next timer is due as well, which merges two (fewer).
+      expect(wheel.stats().wakeups).toBeLessThanOrEqual(8);
       wheel.close();
     }, 5_000);
   });

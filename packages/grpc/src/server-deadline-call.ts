@@ -282,7 +282,9 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     this.startedAt = holdReading(clock);
     let scope: DeadlineScope;
     try {
-      scope = ownedDeadline(budgetMs, plan.wheel, this);
+      // Kept alive: the call's open stream holds the process anyway until the scope ends with
+      // the call, and an unref'ed timer per call costs the wheel a keep-alive flip per request.
+      scope = ownedDeadline(budgetMs, plan.wheel, this, true);
     } finally {
       releaseReading(clock);
     }

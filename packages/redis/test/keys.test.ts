@@ -21,6 +21,14 @@ describe('keys', () => {
     });
   });
 
+  describe('bucket keys', () => {
+    it("are the buckets key with its last letter replaced, so they share the shard's hash tag", () => {
+      const keys = shardKeys('tickwheel', 'buffs', 3);
+      // buckets.ts's Lua: string.sub(KEYS[9], 1, -2) .. 'r' .. bucket
+      expect(`${keys.buckets.slice(0, -1)}r17`).toBe('tickwheel:{buffs:3}:r17');
+    });
+  });
+
   describe('shardOf', () => {
     it('is stable and spreads ids over the shards', () => {
       expect(shardOf('anything', 1)).toBe(0);

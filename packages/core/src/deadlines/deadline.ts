@@ -136,11 +136,20 @@ export interface DeadlineOwner {
  * A method call needs no bound `onAbort` per request, held while the request is in flight. Not
  * public API (`@tickwheel/core/internal`).
  *
+ * @param keepAlive - let the deadline's timer keep the process alive, for an owner whose request
+ *   does so anyway while the deadline runs (an open server call). A wheel whose pending timers
+ *   are all ref'ed skips its keep-alive bookkeeping, and one timer scheduled ref'ed and then
+ *   unref'ed makes it flip its native timer's state at the end of the job, per request.
  * @throws RangeError/TypeError for a bad `timeoutMs`
  */
-export function ownedDeadline(timeoutMs: number, wheel: TimingWheel | undefined, owner: DeadlineOwner): DeadlineScope {
+export function ownedDeadline(
+  timeoutMs: number,
+  wheel: TimingWheel | undefined,
+  owner: DeadlineOwner,
+  keepAlive = false,
+): DeadlineScope {
   requireMs(timeoutMs, 'timeoutMs');
-  return newScope(timeoutMs, wheel, undefined, owner);
+  return newScope(timeoutMs, wheel, undefined, owner, keepAlive);
 }
 
 /** Works out a new scope's wheel and expiry from the ambient deadline, and makes it. */
@@ -149,6 +158,7 @@ function newScope(
   wheelOption: TimingWheel | undefined,
   signal: AbortSignal | undefined,
   onAbort: AbortHook | undefined,
+  keepAlive = false,
 ): Scope {
   const parent = storage.getStore();
   const wheel = wheelOption ?? parent?.wheel ?? sharedWheel();
@@ -162,6 +172,7 @@ function newScope(
     parent,
     signal,
     onAbort,
+    keepAlive,
   );
 }
 
@@ -267,6 +278,7 @@ class Scope implements DeadlineScope, TimerTask {
     parent: Deadline | undefined,
     signal: AbortSignal | undefined,
     onAbort: AbortHook | undefined,
+    keepAlive: boolean,
   ) {
     this.wheel = wheel;
     this.expiresAt = expiresAt;
@@ -289,7 +301,7 @@ class Scope implements DeadlineScope, TimerTask {
         ownTimeoutMs === undefined ? scheduleTaskAt(wheel, expiresAt, this) : scheduleTask(wheel, ownTimeoutMs, this);
       this.timer = timer;
       // A deadline alone never holds the process open; the work it bounds does that.
-      timer.unref();
+      if (!keepAlive) timer.unref();
     }
   }
 

@@ -402,8 +402,8 @@ export class TimingWheel {
 
   /** @internal */
   _refresh(handle: TimerHandle, delayMs: number | undefined): void {
-    // A heartbeat's refresh (pending, its own delay, later) in as few bytecodes as possible, so
-    // that it still inlines into a caller that has spent its inlining budget on other calls.
+    // A heartbeat's refresh first (pending, its own delay, pushed later): the path that runs on
+    // every message, without the checks and the delay store that only a new delay needs.
     if (delayMs === undefined && handle._prev !== null && !this.closed) {
       const stored = handle._delayMs; // negated while unref'ed
       const tick = this.tickAfter(stored < 0 ? -stored : stored);

@@ -78,6 +78,11 @@ describe('many-calls', () => {
     // The server learns of the cancelled calls a moment later, over the wire.
     expect(await untilEmpty(serverWheel)).toBe(0);
     // One per server call: its ambient deadline's, which also reports the expiry to the call.
-    expect(serverWheel.stats().scheduled).toBe(CALLS - spent);
+    // Every fast call reaches the server with time left; on a loaded machine a slow call's 20 ms
+    // may be gone when it arrives (answered at once, nothing scheduled) or it may be cancelled
+    // before the server sees it.
+    const serverScheduled = serverWheel.stats().scheduled;
+    expect(serverScheduled).toBeLessThanOrEqual(CALLS - spent);
+    expect(serverScheduled).toBeGreaterThanOrEqual(CALLS - CALLS / 100);
   });
 });

@@ -276,6 +276,16 @@ describe('retry: against Python grpcio', () => {
     return { address: `127.0.0.1:${port}`, lines };
   }
 
+  /**
+   * The server's "call" lines once `count` have come (it prints each before it answers, but its
+   * stdout can reach us after the answer does), or after 2 s with what has come.
+   */
+  async function callLines(lines: string[], count: number): Promise<string[]> {
+    const calls = (): string[] => lines.filter((line) => line.startsWith('call '));
+    for (let i = 0; i < 200 && calls().length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    return calls();
+  }
+
   it('retries a grpcio server’s UNAVAILABLE answers until it succeeds', async () => {
     const { address, lines } = await pythonServer('unavailable:2');
     const client = echoClient(address, [
@@ -286,7 +296,7 @@ describe('retry: against Python grpcio', () => {
     client.close();
     expect(err).toBeNull();
     expect(res?.text).toBe('py');
-    expect(lines.filter((line) => line.startsWith('call '))).toHaveLength(3);
+    expect(await callLines(lines, 3)).toHaveLength(3);
   });
 
   it('ends an attempt the grpcio server hangs on at perAttemptMs, and retries it', async () => {
@@ -299,7 +309,7 @@ describe('retry: against Python grpcio', () => {
     client.close();
     expect(err?.details ?? null).toBeNull();
     expect(res?.text).toBe('py');
-    const calls = lines.filter((line) => line.startsWith('call '));
+    const calls = await callLines(lines, 2);
     expect(calls).toHaveLength(2);
     // The first attempt's grpc-timeout is perAttemptMs, not the call's 5 s.
     const leftMs = Number(calls[0].split(' ')[2]);

@@ -1,0 +1,129 @@
+/**
+ * Instructions per real unary call in a traced process (issue 28's "free in a traced process"),
+ * counted by cachegrind as the core suite counts (lib/cachegrind.mjs): long run minus short run,
+ * divided by the difference in calls. Client and server share the counted process, so the figure
+ * is both sides of each call, over loopback HTTP/2, as in the suite's throughput rows.
+ *
+ * Both candidates run in a process that has entered an AsyncLocalStorage (`tracer` below) before
+ * anything else, as every service traced by OpenTelemetry's context manager has; each call is
+ * made inside a `tracer.run()` of its own, as a traced client makes it inside its span:
+ * - `bare-als`: bare grpc-js, every call with `{ deadline: Date.now() + 60 s }`; the process never
+ *   loads @tickwheel/grpc;
+ * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 60 s })` on the client and
+ *   `serverDeadlineInterceptor()` on the server, no call options.
+ *
+ * Calls are made one at a time, as the fetch suite's requests are: with calls in flight, how many
+ * of them one socket read or write carries depends on timing, which valgrind and the machine's
+ * load change from run to run, and so does the count (it moved by 15% between runs with 32 in
+ * flight). Messages are raw bytes. The limit is 10 minutes, which no call under valgrind reaches.
+ *
+ *   node lib/grpc-instructions.mjs [shortN] [longN]   # prints the counts for this Node
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { fileURLToPath } from 'node:url';
+import { countInstructions, valgrindAvailable } from './cachegrind.mjs';
+
+const SELF = fileURLToPath(import.meta.url);
+/** Calls before the counted ones: JIT, HTTP/2 windows, the young generation's working size. */
+export const WARMUP = 1_000;
+const DEADLINE_MS = 600_000;
+
+export const GRPC_INSTRUCTION_CANDIDATES = ['bare-als', 'tickwheel'];
+
+/** The tracer's storage: entered before grpc-js loads, and around every call. */
+export const tracer = new AsyncLocalStorage();
+
+/** A server and a connected client of `candidate`, and `call()` making one unary call. */
+export async function tracedPair(grpc, candidate) {
+  const identity = (value) => value;
+  const echo = {
+    path: '/bench.Bench/Echo',
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  };
+  const service = { Echo: echo };
+  const tickwheel =
+    candidate === 'tickwheel' ? await import(process.env.GRPC_INSTRUCTIONS_PACKAGE ?? '@tickwheel/grpc') : undefined;
+  const server = new grpc.Server({ interceptors: tickwheel ? [tickwheel.serverDeadlineInterceptor()] : [] });
+  server.addService(service, {
+    Echo(call, callback) {
+      callback(null, call.request);
+    },
+  });
+  const port = await new Promise((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  const Client = grpc.makeGenericClientConstructor(service, 'Bench');
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
+    interceptors: tickwheel ? [tickwheel.deadlineInterceptor({ timeoutMs: DEADLINE_MS })] : [],
+  });
+  await new Promise((resolve, reject) =>
+    client.waitForReady(Date.now() + 120_000, (err) => (err ? reject(err) : resolve())),
+  );
+  const payload = Buffer.alloc(32, 7);
+  const options = tickwheel ? () => ({}) : () => ({ deadline: Date.now() + DEADLINE_MS });
+  const send = (resolve, reject) => client.Echo(payload, options(), (err, res) => (err ? reject(err) : resolve(res)));
+  return {
+    call: () => tracer.run({ span: 1 }, () => new Promise(send)),
+    close() {
+      client.close();
+      server.forceShutdown();
+    },
+  };
+}
+
+/** `ops` calls, one at a time. */
+async function calls(pair, ops) {
+  for (let i = 0; i < ops; i++) await pair.call();
+}
+
+/** The kernel: WARMUP calls, then `ops` more. */
+async function kernel(candidate, ops) {
+  tracer.enterWith({ span: 0 });
+  const grpc = await import('@grpc/grpc-js');
+  const pair = await tracedPair(grpc, candidate);
+  await calls(pair, WARMUP);
+  await calls(pair, ops);
+  pair.close();
+  process.exit(0);
+}
+
+/**
+ * Instructions per call of each candidate under `node`: (long - short) / (longN - shortN).
+ * @returns `{ [candidate]: { median, samples: [perCall] } }`, or undefined without valgrind
+ */
+export function grpcInstructions(
+  node = process.execPath,
+  shortN = 200,
+  longN = 1_000,
+  candidates = GRPC_INSTRUCTION_CANDIDATES,
+) {
+  if (!valgrindAvailable()) return undefined;
+  const results = {};
+  for (const candidate of candidates) {
+    const short = countInstructions(node, 'call', candidate, shortN, { kernel: SELF });
+    const long = countInstructions(node, 'call', candidate, longN, { kernel: SELF });
+    const perCall = Math.round((long - short) / (longN - shortN));
+    results[candidate] = { median: perCall, samples: [perCall] };
+  }
+  return results;
+}
+
+if (process.argv[2] === 'call') {
+  await kernel(process.argv[3], Number(process.argv[4]));
+} else if (process.argv[1] === SELF) {
+  const candidates = process.argv[4]?.split(',') ?? GRPC_INSTRUCTION_CANDIDATES;
+  const results = grpcInstructions(
+    process.execPath,
+    Number(process.argv[2] ?? 200),
+    Number(process.argv[3] ?? 1_000),
+    candidates,
+  );
+  console.log(JSON.stringify({ node: process.version, results }));
+}

@@ -494,13 +494,14 @@ export function describeRedisTimers(
     describe('fencing', () => {
       it('BullMQ stalled_jobs.test.ts "jobs not stalled while lock is extended": extendLease keeps a slow handler\'s claim', async () => {
         const namespace = uniqueNamespace();
-        const a = timers({ namespace, leaseMs: 150, concurrency: 1 });
-        const b = timers({ namespace, leaseMs: 150 });
+        // The lease leaves room for a script call on ioredis-mock's Lua on a loaded machine (tens of ms).
+        const a = timers({ namespace, leaseMs: 400, concurrency: 1 });
+        const b = timers({ namespace, leaseMs: 400 });
         const extended: (number | undefined)[] = [];
         await a.schedule('slow', 0);
         const firedA = await worker(a, async (timer) => {
           for (let i = 0; i < 4; i++) {
-            await sleep(80);
+            await sleep(200);
             extended.push(await timer.extendLease());
           }
         });

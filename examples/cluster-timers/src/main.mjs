@@ -145,19 +145,19 @@ export async function main({
     const byWorker = Object.fromEntries(
       pool.map((w) => [w.name, deliveries.filter((d) => d.worker === w.name).length]),
     );
+    // A timer's first delivery, by time; any later one is a takeover (a stall: it keeps its attempt).
+    const firstOf = new Map();
+    for (const d of [...deliveries].sort((a, b) => a.firedAt - b.firedAt)) if (!firstOf.has(d.id)) firstOf.set(d.id, d);
     const takenOver = deliveries
-      .filter((d) => d.attempts > 1)
+      .filter((d) => firstOf.get(d.id) !== d)
       .map((d) => ({
         id: d.id,
         by: d.worker,
         attempts: d.attempts,
-        firstBy: deliveries.find((e) => e.id === d.id && e.attempts === 1)?.worker,
+        firstBy: firstOf.get(d.id).worker,
         lateMs: d.firedAt - dueAt.get(d.id),
       }));
-    const onTime = deliveries
-      .filter((d) => d.attempts === 1)
-      .map((d) => d.firedAt - dueAt.get(d.id))
-      .sort((a, b) => a - b);
+    const onTime = [...firstOf.values()].map((d) => d.firedAt - dueAt.get(d.id)).sort((a, b) => a - b);
     const duplicates = ids.filter((id) => deliveries.filter((d) => d.id === id).length > 1);
 
     print(
@@ -167,7 +167,7 @@ export async function main({
     );
     for (const t of takenOver) {
       print(
-        `  ${t.id}: ${t.firstBy ?? 'a worker'} died before acking it; ${t.by} took it over when the lease expired (attempt ${t.attempts}, ${t.lateMs} ms after due)`,
+        `  ${t.id}: ${t.firstBy ?? 'a worker'} died before acking it; ${t.by} took it over when the lease expired (still attempt ${t.attempts}: a stall uses none, ${t.lateMs} ms after due)`,
       );
     }
     print(

@@ -16,7 +16,7 @@ describe('main', () => {
 
     // The timer whose handler was cut short was delivered again, by a survivor, after the lease.
     const takeover = result.takenOver.find((t) => t.id === result.killed.duringHandlerOf);
-    expect(takeover).toMatchObject({ firstBy: victim, attempts: 2 });
+    expect(takeover).toMatchObject({ firstBy: victim, attempts: 1 }); // a stall keeps its attempt
     expect(takeover.by).not.toBe(victim);
     expect(takeover.lateMs).toBeGreaterThanOrEqual(800 - 50);
     for (const t of result.takenOver) expect(t.firstBy).toBe(victim);

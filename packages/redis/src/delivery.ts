@@ -21,6 +21,13 @@ export interface WorkerContext {
   batchSize: number;
   concurrency: number;
   failoverBudgetMs: number;
+  /** Stalls before a timer fails (worker-scripts.ts, CLAIM); Infinity: no limit. */
+  maxStalledCount: number;
+  /**
+   * Runs a write script wrapped by once (lua-prelude.ts) on shard `index` within the failover
+   * budget: every try carries the call's id, so a second try of one that landed answers as it did.
+   */
+  write<T>(command: 'tickwheelAck' | 'tickwheelFail', index: number, args: string[], what: string): Promise<T>;
   /** For the diagnostics channels. */
   namespace: string;
   /** The scripts' trailing time argument. */
@@ -144,19 +151,13 @@ export class Deliveries {
     );
     const delay = String(backoffDelayMs(backoff, timer.attempts));
     this.host
-      .budgeted(
-        () =>
-          this.ctx.client.tickwheelFail(
-            ...shard.keys,
-            timer.id,
-            timer.token,
-            delay,
-            reason,
-            this.ctx.channel,
-            String(shard.index),
-            this.ctx.now(),
-          ),
-        `fail("${timer.id}")`,
+      .track(
+        this.ctx.write<string>(
+          'tickwheelFail',
+          shard.index,
+          [timer.id, timer.token, delay, reason, this.ctx.channel, String(shard.index)],
+          `fail("${timer.id}")`,
+        ),
       )
       .then(
         (result) => {
@@ -175,21 +176,15 @@ export class Deliveries {
       const batch = shard.acks;
       shard.acks = [];
       const args = batch.flatMap(({ timer }) => [timer.id, timer.token]);
-      let tries = 0;
-      this.host
-        .budgeted(() => (tries++, this.ctx.client.tickwheelAck(...shard.keys, ...args)), 'ack')
-        .then(
-          (reply) => {
-            if (reply.length === 0) return;
-            // After '' come the timers already gone: stale on a first try (someone else acked or
-            // cancelled them), but after a retry maybe acked by this ack's own first try.
-            const split = reply.indexOf('');
-            const ids = new Set(split === -1 || tries === 1 ? reply : reply.slice(0, split));
-            for (const { timer } of batch) if (ids.has(timer.id)) this.ctx.onStale(timer, 'ack');
-          },
-          // Nothing is lost: the timers stay claimed and are delivered again after their lease.
-          (error: unknown) => this.host.report(error),
-        );
+      this.host.track(this.ctx.write<string[]>('tickwheelAck', shard.index, args, 'ack')).then(
+        (reply) => {
+          // Refused: claimed again, rescheduled or cancelled before this ack first landed.
+          const ids = new Set(reply);
+          for (const { timer } of batch) if (ids.has(timer.id)) this.ctx.onStale(timer, 'ack');
+        },
+        // Nothing is lost: the timers stay claimed and are delivered again after their lease.
+        (error: unknown) => this.host.report(error),
+      );
     }
   }
 }

@@ -18,6 +18,10 @@
  * - `claims`  HASH worker id -> that worker's last claim on the shard: its sequence number and
  *             the ids and tokens it took, so the worker's next claim can take back a claim whose
  *             reply was lost, and a claim applied after a newer one of the same worker takes nothing
+ * - `calls:<client id>` HASH call id -> the reply of that call's write, per RedisTimers instance:
+ *             a second try of a write that landed answers from it and writes nothing (see
+ *             lua-prelude.ts, once). Entries live until their client saw the call finish; the hash
+ *             expires when its client made no call for longer than a call's failover budget
  *
  * One pub/sub channel per namespace, `<prefix>:{<namespace>}:wake`, carries `"<shard>:<dueAt>"`
  * whenever a schedule makes a timer the earliest of its shard.
@@ -67,6 +71,11 @@ export function keyList(keys: ShardKeys): KeyList {
     keys.index,
     keys.buckets,
   ];
+}
+
+/** The calls hash of client `clientId` on a shard (lua-prelude.ts, once): the shard's hash tag, so the same slot. */
+export function callsKey(prefix: string, namespace: string, shard: number, clientId: string): string {
+  return `${prefix}:{${namespace}:${shard}}:calls:${clientId}`;
 }
 
 export function wakeChannel(prefix: string, namespace: string): string {

@@ -44,3 +44,50 @@ end`;
 export const WAKE = `local function wake(head, due, channel, shard)
   if head[2] == nil or due < tonumber(head[2]) then redis.call('PUBLISH', channel, shard .. ':' .. F(due)) end
 end`;
+
+/**
+ * Wraps a write script so that it runs at most once per call, however many times its tries reach
+ * Redis (the budget loop's retries, ioredis sending again what got no reply before a reconnect).
+ * KEYS[10] is the calling client's calls hash on the shard (keys.ts), and three ARGV come before
+ * the deadline and the time: the call's id, the ids of the client's finished calls (space
+ * separated; their entries are deleted), and how long the hash lives after this call (ms).
+ *
+ * The first try that lands runs the body and keeps its reply under the call's id; every later
+ * try gets that reply back and writes nothing, so it can neither write the timer a second time
+ * nor undo a newer call. An entry is deleted once its client saw the call finish (every try
+ * that could still land is then refused by LATE), or with the hash, which expires when its
+ * client made no call for longer than a call's budget.
+ */
+export function once(body: string): string {
+  return `local function encode(r)
+  if type(r) == 'number' then return 'n' .. string.format('%.0f', r) end
+  if type(r) ~= 'table' then return 's' .. r end
+  local parts = {}
+  for i = 1, #r do parts[i] = #r[i] .. ':' .. r[i] end
+  return 't' .. table.concat(parts)
+end
+local function decode(s)
+  local kind, rest = string.sub(s, 1, 1), string.sub(s, 2)
+  if kind == 'n' then return tonumber(rest) end
+  if kind == 's' then return rest end
+  local out, pos = {}, 1
+  while pos <= #rest do
+    local colon = string.find(rest, ':', pos, true)
+    local len = tonumber(string.sub(rest, pos, colon - 1))
+    out[#out + 1] = string.sub(rest, colon + 1, colon + len)
+    pos = colon + len + 1
+  end
+  return {unpack(out)}
+end
+local call = ARGV[#ARGV - 4]
+for done in string.gmatch(ARGV[#ARGV - 3], '%S+') do redis.call('HDEL', KEYS[10], done) end
+local seen = redis.call('HGET', KEYS[10], call)
+if seen then return decode(seen) end
+local function body()
+${body}
+end
+local reply = body()
+redis.call('HSET', KEYS[10], call, encode(reply))
+redis.call('PEXPIRE', KEYS[10], ARGV[#ARGV - 2])
+return reply`;
+}

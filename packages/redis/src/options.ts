@@ -18,6 +18,7 @@ export const DEFAULTS = Object.freeze({
   backoff: Object.freeze({ type: 'exponential', delayMs: 1_000 } as const),
   ifExists: 'replace',
   maxWaitMs: Infinity,
+  maxStalledCount: 1,
   failoverBudgetMs: 20_000,
   waitForReplicas: 0,
   waitForReplicasTimeoutMs: 1_000,
@@ -50,6 +51,8 @@ export interface ResolvedOptions {
   batchSize: number;
   concurrency: number;
   failoverBudgetMs: number;
+  /** Infinity: no limit. */
+  maxStalledCount: number;
   waitForReplicas: number;
   waitForReplicasTimeoutMs: number;
   localTime: boolean;
@@ -99,6 +102,11 @@ function encodeMaxWait(value: unknown, name: string): string {
   return ms === Infinity ? '' : String(Math.floor(ms));
 }
 
+/** `maxStalledCount`: an integer from 0 (the first stall fails the timer), or Infinity (no limit). */
+function maxStalledCount(value: unknown): number {
+  return value === Number.POSITIVE_INFINITY ? Infinity : kit.integer(value, 'maxStalledCount', 0, 1_000_000_000);
+}
+
 /** Validates and completes the constructor's options; every bad value throws here. */
 export function resolveOptions(options: RedisTimersOptions): ResolvedOptions {
   if (options === undefined || options === null || typeof options !== 'object') {
@@ -129,6 +137,7 @@ export function resolveOptions(options: RedisTimersOptions): ResolvedOptions {
     concurrency: int('concurrency', 1, 1_000_000),
     // A budget, not a limit: 0 means no retries, and it must end (no "off").
     failoverBudgetMs: ms('failoverBudgetMs', 0),
+    maxStalledCount: maxStalledCount(orDefault<unknown>(options.maxStalledCount, DEFAULTS.maxStalledCount)),
     waitForReplicas: int('waitForReplicas', 0, 100),
     waitForReplicasTimeoutMs: Math.ceil(ms('waitForReplicasTimeoutMs', 1)),
     localTime:

@@ -105,7 +105,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     const [mode, ms] = dueArgs(when, 'delayMs');
     const json = encodePayload(payload);
     const policy = resolveScheduleOptions(options, this.policy);
-    const { index, keys } = this.calls.shardOf(id);
+    const { index } = this.calls.shardOf(id);
     const args = [
       id,
       mode,
@@ -120,7 +120,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     ];
     const [dueAt] = await this.calls.write<[string, string, string]>(
       'tickwheelSchedule',
-      keys,
+      index,
       args,
       `schedule(${JSON.stringify(id)})`,
       RETRY_SAFE.schedule,
@@ -132,8 +132,8 @@ export class RedisTimers<P = unknown> extends EventEmitter {
    * Cancels a timer, wherever it is (scheduled, claimed or failed).
    *
    * @returns true when the timer existed; it will not be delivered again. A handler already
-   *   running is not interrupted (its ack is refused). After a retried call whose first try was
-   *   applied, false.
+   *   running is not interrupted (its ack is refused). A call retried through a failover answers
+   *   as its first try that landed.
    * @example
    * ```ts
    * if (await timers.cancel('session:7')) console.log('logout timer dropped');
@@ -143,7 +143,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     requireId(id);
     const reply = await this.calls.write<number>(
       'tickwheelCancel',
-      this.calls.shardOf(id).keys,
+      this.calls.shardOf(id).index,
       [id],
       `cancel(${JSON.stringify(id)})`,
       RETRY_SAFE.cancel,
@@ -164,10 +164,10 @@ export class RedisTimers<P = unknown> extends EventEmitter {
   async reschedule(id: string, when: DueSpec): Promise<number | undefined> {
     requireId(id);
     const [mode, ms] = dueArgs(when, 'delayMs');
-    const { index, keys } = this.calls.shardOf(id);
+    const { index } = this.calls.shardOf(id);
     const dueAt = await this.calls.write<string>(
       'tickwheelReschedule',
-      keys,
+      index,
       [id, mode, ms, this.calls.channel, String(index)],
       `reschedule(${JSON.stringify(id)})`,
       RETRY_SAFE.other,
@@ -264,7 +264,7 @@ export class RedisTimers<P = unknown> extends EventEmitter {
     kit.function(handler, 'handler');
     if (this.worker !== undefined)
       throw new Error('RedisTimers.start: this instance is already a worker; call stop() first');
-    const { pollIntervalMs, batchSize, concurrency, failoverBudgetMs } = this.options;
+    const { pollIntervalMs, batchSize, concurrency, failoverBudgetMs, maxStalledCount } = this.options;
     const worker = new Worker({
       client: this.calls.client,
       shards: this.calls.keys,
@@ -275,6 +275,9 @@ export class RedisTimers<P = unknown> extends EventEmitter {
       batchSize,
       concurrency,
       failoverBudgetMs,
+      maxStalledCount,
+      write: (command, index, args, what) =>
+        this.calls.write(command, index, args, what, 'the timer is redelivered after its lease', false),
       namespace: this.namespace,
       now: () => this.calls.now(),
       handler: handler as TimerHandler,

@@ -18,22 +18,33 @@ type Keys = [
   index: string,
   buckets: string,
 ];
+/** The shard's keys and the calling client's calls hash (lua-prelude.ts, once). */
+type CallKeys = [...Keys, calls: string];
 
-/** The commands {@link defineScripts} adds to a client, typed. */
+/** The commands {@link defineScripts} adds to a client, typed. Write scripts take the calls hash too. */
 export interface ScriptCommands {
-  tickwheelSchedule(...args: [...Keys, ...string[]]): Promise<[string, string, string]>;
-  tickwheelReschedule(...args: [...Keys, ...string[]]): Promise<string>;
-  tickwheelCancel(...args: [...Keys, ...string[]]): Promise<number>;
+  tickwheelSchedule(...args: [...CallKeys, ...string[]]): Promise<[string, string, string]>;
+  tickwheelReschedule(...args: [...CallKeys, ...string[]]): Promise<string>;
+  tickwheelCancel(...args: [...CallKeys, ...string[]]): Promise<number>;
   tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string, string]>;
-  tickwheelClaim(...args: [...Keys, string, string, string, string, string, string]): Promise<string[]>;
-  tickwheelAck(...args: [...Keys, ...string[]]): Promise<string[]>;
+  tickwheelClaim(...args: [...Keys, string, string, string, string, string, string, string]): Promise<string[]>;
+  tickwheelAck(...args: [...CallKeys, ...string[]]): Promise<string[]>;
   tickwheelExtend(...args: [...Keys, string, string, string, string]): Promise<string>;
-  tickwheelFail(...args: [...Keys, ...string[]]): Promise<string>;
+  tickwheelFail(...args: [...CallKeys, ...string[]]): Promise<string>;
   tickwheelForgetWorker(...args: [...Keys, string]): Promise<number>;
   tickwheelListFailed(...args: [...Keys, string, string]): Promise<string[]>;
   tickwheelRetryFailed(...args: [...Keys, ...string[]]): Promise<number>;
   tickwheelPurgeFailed(...args: [...Keys, string, string]): Promise<number>;
 }
+
+/** The scripts wrapped by once: they take an eighth key. */
+const CALL_SCRIPTS: ReadonlySet<string> = new Set([
+  'tickwheelSchedule',
+  'tickwheelReschedule',
+  'tickwheelCancel',
+  'tickwheelAck',
+  'tickwheelFail',
+]);
 
 const SCRIPTS: Record<keyof ScriptCommands, string> = {
   tickwheelSchedule: SCHEDULE,
@@ -61,7 +72,8 @@ interface DefinesCommands {
 export function defineScripts<C extends object>(client: C): C & ScriptCommands {
   const target = client as unknown as DefinesCommands & Record<string, unknown>;
   for (const [name, lua] of Object.entries(SCRIPTS)) {
-    if (typeof target[name] !== 'function') target.defineCommand(name, { numberOfKeys: 9, lua });
+    if (typeof target[name] !== 'function')
+      target.defineCommand(name, { numberOfKeys: CALL_SCRIPTS.has(name) ? 10 : 9, lua });
   }
   return client as C & ScriptCommands;
 }

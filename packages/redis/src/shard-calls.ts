@@ -1,6 +1,7 @@
 /**
  * ShardCalls: how RedisTimers runs one script on one shard, within the failover budget, waiting for replicas after a write.
  */
+import { CallLog } from './call-log.js';
 import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
 import type { ResolvedOptions } from './options.js';
@@ -27,6 +28,8 @@ export class ShardCalls {
   readonly keys: ShardKeys[];
   /** The namespace's wake-up channel. */
   readonly channel: string;
+  /** The ids that make each write land at most once (call-log.ts). */
+  readonly log: CallLog;
   private readonly barrier: ReplicationBarrier | undefined;
   private offset: { value: number; at: number } | undefined;
 
@@ -36,6 +39,9 @@ export class ShardCalls {
       shardKeys(options.keyPrefix, options.namespace, shard),
     );
     this.channel = wakeChannel(options.keyPrefix, options.namespace);
+    // A call's tries land within its budget (each carries a deadline inside it): its entry must outlive that.
+    const ttlMs = Math.max(options.failoverBudgetMs, TRY_TIMEOUT_MS) + TRY_TIMEOUT_MS;
+    this.log = new CallLog(options.keyPrefix, options.namespace, options.shards, ttlMs);
     if (options.waitForReplicas > 0) {
       this.barrier = new ReplicationBarrier(this.client, options.waitForReplicas, options.waitForReplicasTimeoutMs);
     }
@@ -69,31 +75,43 @@ export class ShardCalls {
   }
 
   /**
-   * Like {@link run} for a write whose script checks LATE (lua-prelude.ts): each try appends its
-   * deadline on the server clock and the time, so a try abandoned by the budget loop is refused if
-   * it reaches Redis afterwards, and a late try can never undo a newer call.
+   * Like {@link run} for a write wrapped by once (lua-prelude.ts) on shard `index`: every try
+   * carries the call's id, so whichever try lands first is the only one applied and later tries
+   * answer as it did; and each try carries its deadline on the server clock, so a try abandoned
+   * by the budget loop is refused if it reaches Redis afterwards.
+   *
+   * @param replicas - wait for `waitForReplicas` after the write (a worker's acks do not)
    */
-  write<T>(command: keyof ScriptCommands, keys: KeyList, args: string[], what: string, retrySafe: string): Promise<T> {
+  write<T>(
+    command: keyof ScriptCommands,
+    index: number,
+    args: string[],
+    what: string,
+    retrySafe: string,
+    replicas = true,
+  ): Promise<T> {
+    const call = this.log.open(index);
+    const keys = [...keyList(this.keys[index]), call.key];
     return this.call<T>(
       command,
       keys,
       async (tryMs) => {
         // With timeSource 'local' the script's time is the one sent, so a late try cannot be told.
-        if (tryMs === Infinity || this.options.localTime) return [...args, '', this.now()];
+        if (tryMs === Infinity || this.options.localTime) return [...args, ...call.args, '', this.now()];
         const start = Date.now();
         const offset = await this.serverOffset();
         // A safety margin for setTimeout and Date.now() reading slightly different clocks.
-        return [...args, String(Math.floor(start + offset + tryMs) - LATE_MARGIN_MS), ''];
+        return [...args, ...call.args, String(Math.floor(start + offset + tryMs) - LATE_MARGIN_MS), ''];
       },
       what,
       retrySafe,
-      true,
-    );
+      replicas,
+    ).finally(() => this.log.close(index, call));
   }
 
   private async call<T>(
     command: keyof ScriptCommands,
-    keys: KeyList,
+    keys: readonly string[],
     args: (tryMs: number) => Promise<string[]>,
     what: string,
     retrySafe: string,

@@ -2,18 +2,19 @@
  * The scripts RedisTimers runs for its callers: schedule, reschedule, cancel, get, and the failed set's list, retry and purge.
  */
 import { LAYOUT, LAYOUT_ALONE } from './buckets.js';
-import { LATE, NOW, WAKE } from './lua-prelude.js';
+import { LATE, NOW, once, WAKE } from './lua-prelude.js';
 
 /**
  * Schedules a timer. ARGV: id, mode ('in' | 'at'), ms, payload, channel, shard, ifExists
- * ('replace' | 'keep'), maxAttempts, backoff, maxWait (ms, '' for none), deadline (see LATE).
- * Returns {dueAt, token, '1' written | '0' kept}.
+ * ('replace' | 'keep'), maxAttempts, backoff, maxWait (ms, '' for none), then the call's
+ * arguments (see once), deadline (see LATE) and time. Returns {dueAt, token, '1' written | '0' kept};
+ * a try of a call that landed already returns the same, writing nothing.
  *
  * With a maxWait the record keeps when its window opened (`w<ms>` after the backoff): from the
  * replaced record when it has one, else now. The claim drops it, so a schedule after the timer
  * fired opens a new window.
  */
-export const SCHEDULE = `${NOW}
+export const SCHEDULE = once(`${NOW}
 ${LATE}
 ${WAKE}
 ${LAYOUT}
@@ -45,21 +46,23 @@ redis.call('ZADD', dk(b), F(due), id)
 reindex(b)
 if not record then added() end
 wake(head, due, ARGV[5], ARGV[6])
-return {F(due), token, '1'}`;
+return {F(due), token, '1'}`);
 
 /**
  * Moves an existing timer (scheduled, claimed or failed) to a new due time, keeping its payload
- * and retry policy and resetting its attempts. ARGV: id, mode, ms, channel, shard, deadline.
- * Returns the new due time, or '' when there is no such timer.
+ * and retry policy and resetting its attempts and stalls. ARGV: id, mode, ms, channel, shard, then the
+ * call's arguments, deadline and time (see once). Returns the new due time, or '' when there is no
+ * such timer.
  */
-export const RESCHEDULE = `${NOW}
+export const RESCHEDULE = once(`${NOW}
 ${LATE}
 ${WAKE}
 ${LAYOUT}
 local id = ARGV[1]
 local record, b = load(id)
 if not record then return '' end
-local policy = string.match(record, '^%d+:%w+:%d+:(.*)$')
+local max, backoff = string.match(record, '^%d+:%w+:%d+:(%d+):([^:]*)$')
+local policy = max .. ':' .. string.gsub(backoff, 's%d+$', '')
 local due = math.floor(tonumber(ARGV[3]))
 if ARGV[2] == 'in' then due = now + due end
 local token = F(redis.call('INCR', KEYS[4]))
@@ -69,16 +72,19 @@ redis.call('ZADD', dk(b), F(due), id)
 reindex(b)
 redis.call('HSET', rk(b), id, token .. ':' .. to36(due) .. ':0:' .. policy)
 wake(head, due, ARGV[4], ARGV[5])
-return F(due)`;
+return F(due)`);
 
-/** Deletes a timer wherever it is. ARGV: id, deadline. Returns 1 when it existed, else 0. */
-export const CANCEL = `${NOW}
+/**
+ * Deletes a timer wherever it is. ARGV: id, then the call's arguments, deadline and time (see
+ * once). Returns 1 when it existed, else 0.
+ */
+export const CANCEL = once(`${NOW}
 ${LATE}
 ${LAYOUT}
 local record, b = load(ARGV[1])
 if not record then return 0 end
 drop(ARGV[1], b)
-return 1`;
+return 1`);
 
 /**
  * Reads a timer, from either layout without moving it. ARGV: id. Returns {record, payload,
@@ -111,7 +117,7 @@ end
 return {unpack(out)}`;
 
 /**
- * Gives failed timers a fresh start, due now with zero attempts. ARGV: id ('' for up to
+ * Gives failed timers a fresh start, due now with zero attempts and stalls. ARGV: id ('' for up to
  * `count` of them), count, channel, shard. Returns how many were moved.
  */
 export const RETRY_FAILED = `${NOW}
@@ -124,7 +130,8 @@ local n = 0
 for i = 1, #ids do
   local record, b = load(ids[i])
   if record and redis.call('ZREM', KEYS[5], ids[i]) == 1 then
-    local due, policy = string.match(record, '^%d+:(%w+):%d+:(.*)$')
+    local due, max, backoff = string.match(record, '^%d+:(%w+):%d+:(%d+):([^:]*)$')
+    local policy = max .. ':' .. string.gsub(backoff, 's%d+$', '')
     redis.call('HSET', rk(b), ids[i], F(redis.call('INCR', KEYS[4])) .. ':' .. due .. ':0:' .. policy)
     redis.call('HDEL', KEYS[6], ids[i])
     redis.call('ZADD', dk(b), F(now), ids[i])

@@ -68,6 +68,14 @@ export interface RedisTimersOptions extends ScheduleOptions {
   /** Prefix of every key and of the pub/sub channel. Default `'tickwheel'`. */
   keyPrefix?: string;
   /**
+   * How many times a timer's lease may expire (it stalled: its worker died or lost Redis, or its
+   * handler outlived the lease) before it moves to the failed set, as BullMQ's `maxStalledCount`.
+   * A stalled timer is delivered again on the same attempt: only a handler that rejects uses up
+   * one of its `attempts`. An integer >= 0 (0: the first stall fails it), or Infinity (no limit).
+   * Read by the worker that finds the expired lease. Default 1, BullMQ's.
+   */
+  maxStalledCount?: number;
+  /**
    * How long every call (schedule, cancel, claims, acks ...) keeps retrying while Redis is
    * unreachable or the cluster is down (a failover, a restart) before it gives up with a
    * `RedisUnavailableError`. 0: no retries. Default 20 000, above a failover with Redis's default

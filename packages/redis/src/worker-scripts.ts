@@ -2,22 +2,30 @@
  * The scripts a worker runs: claim due timers under a lease, and ack, extend or fail them, fenced by the claim's token.
  */
 import { LAYOUT, LAYOUT_ALONE } from './buckets.js';
-import { NOW, WAKE } from './lua-prelude.js';
+import { NOW, once, WAKE } from './lua-prelude.js';
 
 /**
  * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
- * Each claimed timer gets a new token and one more attempt, and loses its debounce window (it
- * fired); one whose lease expired on its last attempt goes to the failed set instead. Returns
+ * Each claimed timer gets a new token and loses its debounce window (it fired). A due one starts
+ * its next attempt. One whose lease expired stalled (its worker died or lost Redis, or its handler
+ * outlived the lease): as BullMQ's stalled jobs, it is delivered again on the same attempt, its
+ * stall count (`s<n>` after the backoff in the record) one higher, and it goes to the failed set
+ * once that count exceeds ARGV[6] (maxStalledCount; '' for no limit). Only a handler that
+ * failed uses up an attempt (FAIL). Returns
  * {now, nextDue, nextLease, leaseUntil, then per timer: id, token, dueAt, attempts, maxAttempts,
  * backoff, payload}, '' for an empty ZSET.
  *
  * ARGV[3] and ARGV[4] name the claim: the worker's id and the claim's sequence number on this
  * shard (one claim of a worker per shard at a time, so they only grow). The claims hash keeps each
- * worker's last claim: `<seq>|` then `<id length>:<id><token> ` per timer taken. A claim whose seq
- * is not above the kept one was overtaken by a newer claim of its worker (it was abandoned and
- * arrived late): it takes nothing. ARGV[5], when not '', is the seq of the worker's previous claim,
- * whose reply never came: if that claim landed, the timers it took that are still held under its
- * tokens are handed out again in this reply, same token and attempt, lease renewed.
+ * worker's last claim: `<seq>|` then `<id length>:<id><token> ` per timer taken. ARGV[5] is the
+ * seq of the worker's last claim whose reply it received ('0' for none). A kept claim newer than
+ * that was applied but its reply never came: the timers it took that are still held under its
+ * tokens are handed out again in this reply, same token and attempt, lease renewed; every claim
+ * names the same answered one until a reply arrives, so each kept claim carries forward what the
+ * lost ones took. A claim whose seq is below the kept one was overtaken by a newer claim of its
+ * worker (abandoned, it arrived late): it takes nothing. One whose seq is the kept one is that
+ * claim arriving again (ioredis sends again what got no reply before a reconnect): it hands out
+ * what it took, and takes nothing new.
  */
 export const CLAIM = `${NOW}
 ${LAYOUT}
@@ -31,7 +39,7 @@ if last then
   lastSeq, lastTaken = string.match(last, '^(%d+)|(.*)$')
   lastSeq = tonumber(lastSeq)
 end
-if lastSeq and lastSeq >= seq then return {unpack(out)} end
+if lastSeq and lastSeq > seq then return {unpack(out)} end
 local taken = {}
 local function hand(id, b, token, due, attempts, max, backoff)
   local n = #out
@@ -47,7 +55,8 @@ end
 local function parse(record)
   return string.match(record, '^(%d+):(%w+):(%d+):(%d+):(.*)$')
 end
-if ARGV[5] ~= '' and lastSeq == tonumber(ARGV[5]) then
+if lastSeq and lastSeq > tonumber(ARGV[5]) then
+  if lastSeq == seq then limit = 0 end
   local pos = 1
   while pos <= #lastTaken do
     local colon = string.find(lastTaken, ':', pos, true)
@@ -69,16 +78,23 @@ if ARGV[5] ~= '' and lastSeq == tonumber(ARGV[5]) then
 end
 local function take(id, record, b, expired)
   local _, due, attempts, max, backoff = parse(record)
-  if expired and tonumber(max) > 0 and tonumber(attempts) >= tonumber(max) then
-    redis.call('ZADD', KEYS[5], F(now), id)
-    redis.call('HSET', KEYS[6], id, 'lease expired on attempt ' .. attempts .. ' of ' .. max ..
-      ': the worker died or lost Redis, or the handler outlived its lease')
-    return
+  local stalls = tonumber(string.match(backoff, 's(%d+)$') or '0')
+  backoff = string.match(backoff, '^[^ws]*')
+  if expired then
+    stalls = stalls + 1
+    if ARGV[6] ~= '' and stalls > tonumber(ARGV[6]) then
+      redis.call('ZADD', KEYS[5], F(now), id)
+      redis.call('HSET', KEYS[6], id, 'stalled more than maxStalledCount (' .. ARGV[6] .. ') times: its lease expired on attempt ' ..
+        attempts .. ' (the worker died or lost Redis, or the handler outlived its lease)')
+      return
+    end
+  else
+    attempts = F(tonumber(attempts) + 1)
   end
-  backoff = string.match(backoff, '^[^w]*')
   local token = F(redis.call('INCR', KEYS[4]))
-  attempts = F(tonumber(attempts) + 1)
-  redis.call('HSET', rk(b), id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. backoff)
+  local kept = backoff
+  if stalls > 0 then kept = kept .. 's' .. stalls end
+  redis.call('HSET', rk(b), id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. kept)
   redis.call('ZADD', KEYS[2], leaseUntil, id)
   hand(id, b, token, due, attempts, max, backoff)
 end
@@ -120,39 +136,30 @@ return {unpack(out)}`;
 export const FORGET_WORKER = `return redis.call('HDEL', KEYS[7], ARGV[1])`;
 
 /**
- * Acks handled timers: ARGV holds pairs id, token. A timer is deleted only while it is still
- * claimed under that token (the ZREM from the lease set is the claimed check). A last error can
- * exist only after a failed attempt, so a first attempt skips that HDEL. Returns the ids whose
- * ack was refused because the timer is there under another token (claimed again or rescheduled),
- * then '' and the ids of timers that are gone: acked already (by another worker after this one
- * lost the lease, or by an earlier try of this same ack) or cancelled. The worker tells those
- * apart by whether this was the ack's first try.
+ * Acks handled timers: ARGV holds pairs id, token, then the call's arguments, deadline and time
+ * (see once). A timer is deleted only while it is still claimed under that token (the ZREM from
+ * the lease set is the claimed check). A last error can exist only after a failed attempt, so a
+ * first attempt skips that HDEL. Returns the ids whose ack was refused: the timer is there under
+ * another token (claimed again or rescheduled) or gone (acked by another worker after this one
+ * lost the lease, or cancelled). A second try of an applied ack answers as the first did (once).
  */
-export const ACK = `${LAYOUT_ALONE}
+export const ACK = once(`${LAYOUT_ALONE}
 local refused = {}
-local gone = {}
-for i = 1, #ARGV, 2 do
+for i = 1, #ARGV - 5, 2 do
   local id = ARGV[i]
   local record, b = load(id)
-  if record then
-    local token, attempts = string.match(record, '^(%d+):%w+:(%d+):')
-    if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
-      redis.call('HDEL', pk(b), id)
-      redis.call('HDEL', rk(b), id)
-      redis.call('HINCRBY', KEYS[9], 'c', -1)
-      if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
-    else
-      refused[#refused + 1] = id
-    end
+  local token, attempts
+  if record then token, attempts = string.match(record, '^(%d+):%w+:(%d+):') end
+  if token == ARGV[i + 1] and redis.call('ZREM', KEYS[2], id) == 1 then
+    redis.call('HDEL', pk(b), id)
+    redis.call('HDEL', rk(b), id)
+    redis.call('HINCRBY', KEYS[9], 'c', -1)
+    if tonumber(attempts) > 1 then redis.call('HDEL', KEYS[6], id) end
   else
-    gone[#gone + 1] = id
+    refused[#refused + 1] = id
   end
 end
-if #gone > 0 then
-  refused[#refused + 1] = ''
-  for i = 1, #gone do refused[#refused + 1] = gone[i] end
-end
-return {unpack(refused)}`;
+return {unpack(refused)}`);
 
 /**
  * Extends a lease. ARGV: id, token, leaseMs. Returns the new lease expiry, or '' when the
@@ -166,11 +173,12 @@ redis.call('ZADD', KEYS[2], untilMs, ARGV[1])
 return untilMs`;
 
 /**
- * Reports a failed attempt. ARGV: id, token, retry delay ms, reason, channel, shard. With
+ * Reports a failed attempt. ARGV: id, token, retry delay ms, reason, channel, shard, then the
+ * call's arguments, deadline and time (see once). With
  * attempts left the timer is due again after the delay; on its last attempt it moves to the
  * failed set. Returns the retry's due time, 'failed', or '' when refused (the lease was lost).
  */
-export const FAIL = `${NOW}
+export const FAIL = once(`${NOW}
 ${WAKE}
 ${LAYOUT}
 local id = ARGV[1]
@@ -188,4 +196,4 @@ local head = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
 redis.call('ZADD', dk(b), F(at), id)
 reindex(b)
 wake(head, at, ARGV[5], ARGV[6])
-return F(at)`;
+return F(at)`);

@@ -26,12 +26,14 @@
  *
  * ## Faults
  * A failed claim (or one unanswered for 2 s) is retried after 20 ms, doubling to 1 s (or the
- * safety poll), per shard. The retry names the failed claim, so if Redis applied it and only the
- * reply was lost, the retry hands its timers out again (same token and attempt) instead of leaving
- * them held until their lease ends; a failed claim that Redis applies only after a newer one of
- * the same worker takes nothing (worker-scripts.ts, CLAIM). Acks and
- * failure reports retry transient errors within the failover budget (they are fenced, so a retry
- * is harmless); what still fails is redelivered after its lease.
+ * safety poll), per shard. Each claim names the last claim whose reply arrived, so if Redis applied
+ * later ones and only their replies were lost, the retry hands their timers out again (same token
+ * and attempt) instead of leaving them held until their lease ends; the same holds when ioredis
+ * sends an unanswered claim again after a reconnect, and a failed claim that Redis applies only
+ * after a newer one of the same worker takes nothing (worker-scripts.ts, CLAIM). Acks and failure
+ * reports retry transient errors within the failover budget, each try carrying the call's id, so
+ * a second try of one that landed answers as it did (lua-prelude.ts, once); what still fails is
+ * redelivered after its lease.
  */
 import { randomBytes } from 'node:crypto';
 import type { TimerHandle } from '@tickwheel/core';
@@ -53,8 +55,8 @@ interface Shard extends DeliveryShard {
   failures: number;
   /** Sequence number of this worker's last claim on the shard (worker-scripts.ts, CLAIM). */
   claimSeq: number;
-  /** The seq of the last claim whose reply never came ('' when none): the next claim takes it back. */
-  recover: string;
+  /** The seq of the last claim whose reply came ('0' for none): the next claim takes back what later ones took. */
+  answered: string;
 }
 
 export class Worker {
@@ -84,7 +86,7 @@ export class Worker {
       hint: Infinity,
       failures: 0,
       claimSeq: 0,
-      recover: '',
+      answered: '0',
       acks: [],
     }));
     this.subscriber = ctx.client.duplicate();
@@ -219,7 +221,7 @@ export class Worker {
     const sent = clock.now();
     const seq = String(++shard.claimSeq);
     // A claim that never answers (see failover.ts) must not hold the shard: after TRY_TIMEOUT_MS it
-    // counts as failed, and the next claim names it, taking back what it took if it was applied.
+    // counts as failed, and the next claim takes back what it took if it was applied.
     const request = raced(
       this.ctx.client.tickwheelClaim(
         ...shard.keys,
@@ -227,7 +229,8 @@ export class Worker {
         String(this.ctx.leaseMs),
         this.id,
         seq,
-        shard.recover,
+        shard.answered,
+        this.ctx.maxStalledCount === Infinity ? '' : String(this.ctx.maxStalledCount),
         this.ctx.now(),
       ),
       TRY_TIMEOUT_MS,
@@ -238,7 +241,7 @@ export class Worker {
         this.reserved -= limit;
         shard.claiming = false;
         shard.failures = 0;
-        shard.recover = '';
+        shard.answered = seq;
         const serverNow = Number(reply[0]);
         const upper = serverNow + 1 - sent;
         const lower = serverNow - received;
@@ -276,7 +279,6 @@ export class Worker {
       (error: unknown) => {
         this.reserved -= limit;
         shard.claiming = false;
-        shard.recover = seq;
         // Back off from tens of ms: a failover is usually over in a second or two.
         const delay = retryDelayMs(shard.failures++, Math.min(1_000, this.ctx.pollIntervalMs));
         refreshSlots(this.ctx.client);

@@ -1,6 +1,7 @@
 import RedisMock from 'ioredis-mock';
 import { describe, expect, it } from 'vitest';
 import { listFailed, purgeFailed, retryFailed } from '../src/failed-set.js';
+import { keyList } from '../src/keys.js';
 import { resolveOptions } from '../src/options.js';
 import { RETRY_SAFE, ShardCalls } from '../src/shard-calls.js';
 import type { RedisClient } from '../src/types.js';
@@ -12,25 +13,25 @@ async function withFailed(ids: string[]): Promise<ShardCalls> {
   const calls = new ShardCalls(
     resolveOptions({ redis, namespace: uniqueNamespace('failed'), shards: 2, timeSource: 'local' }),
   );
+  // The scripts straight on the client, each write a call of the instance's log, at exact times.
+  const write = (command: 'tickwheelSchedule' | 'tickwheelFail', index: number, args: string[], at: string) => {
+    const call = calls.log.open(index);
+    const client = calls.client as unknown as Record<string, (...a: string[]) => Promise<unknown>>;
+    return client[command](...keyList(calls.keys[index]), call.key, ...args, ...call.args, '', at);
+  };
   for (const [i, id] of ids.entries()) {
     const { index, keys } = calls.shardOf(id);
     const at = String(1_000 + i);
-    const args = [id, 'at', '0', JSON.stringify({ id }), calls.channel, String(index), 'replace', '1', '', '', '', at];
-    await calls.run('tickwheelSchedule', keys, args, 'schedule', RETRY_SAFE.schedule);
+    const args = [id, 'at', '0', JSON.stringify({ id }), calls.channel, String(index), 'replace', '1', '', ''];
+    await write('tickwheelSchedule', index, args, at);
     const claim = await calls.run<string[]>(
       'tickwheelClaim',
       keys,
-      ['1', '1000', 'w', String(i + 1), '', at],
+      ['1', '1000', 'w', String(i + 1), String(i), '1', at],
       'claim',
       RETRY_SAFE.other,
     );
-    await calls.run(
-      'tickwheelFail',
-      keys,
-      [id, claim[5], '0', `broke ${id}`, calls.channel, String(index), at],
-      'fail',
-      RETRY_SAFE.other,
-    );
+    await write('tickwheelFail', index, [id, claim[5], '0', `broke ${id}`, calls.channel, String(index)], at);
   }
   return calls;
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { NOW, WAKE } from '../src/lua-prelude.js';
+import { NOW, once, WAKE } from '../src/lua-prelude.js';
 import type { KeyList } from '../src/keys.js';
-import { client, shard } from './helpers/script-shard.js';
+import { callsOf, client, shard } from './helpers/script-shard.js';
 
 // The shared Lua, run on its own through EVAL on ioredis-mock (fengari), with the shard's nine KEYS.
 
@@ -35,6 +35,36 @@ describe('lua-prelude', () => {
       await evalOn(s.keys, lua, '200', s.channel, '3', '0');
       await new Promise((resolve) => setImmediate(resolve));
       expect(s.wakes).toEqual(['3:500', '3:200']);
+    });
+  });
+
+  describe('once', () => {
+    // A write that counts its runs in the seq key and returns a table, a string or a number.
+    const body = once(`local n = redis.call('INCR', KEYS[4])
+if ARGV[1] == 'table' then return {'a:b', '', string.format('%.0f', n)} end
+if ARGV[1] == 'string' then return 'ran ' .. string.format('%.0f', n) end
+return n`);
+    const run = (keys: KeyList, kind: string, call: string, done = '') =>
+      client.eval(body, 10, ...keys, callsOf(keys), kind, call, done, '60000', '', '0');
+
+    it('runs a call once: a second try answers as the first (tables, strings, numbers) and writes nothing', async () => {
+      const { keys } = await shard();
+      expect(await run(keys, 'table', 'c1')).toEqual(['a:b', '', '1']);
+      expect(await run(keys, 'table', 'c1')).toEqual(['a:b', '', '1']);
+      expect(await run(keys, 'string', 'c2')).toBe('ran 2');
+      expect(await run(keys, 'string', 'c2')).toBe('ran 2');
+      expect(await run(keys, 'number', 'c3')).toBe(3);
+      expect(await run(keys, 'number', 'c3')).toBe(3);
+      expect(await client.get(keys[3])).toBe('3');
+    });
+
+    it('deletes the entries of the finished calls it is given, and keeps the hash for the time to live', async () => {
+      const { keys } = await shard();
+      await run(keys, 'number', 'c1');
+      await run(keys, 'number', 'c2');
+      await run(keys, 'number', 'c3', 'c1 c2');
+      expect(await client.hkeys(callsOf(keys))).toEqual(['c3']);
+      expect(await client.pttl(callsOf(keys))).toBeGreaterThan(59_000);
     });
   });
 });

@@ -14,6 +14,7 @@ describe('options', () => {
         leaseMs: 30_000,
         shards: 1,
         failoverBudgetMs: 20_000,
+        maxStalledCount: 1, // BullMQ's default
         waitForReplicas: 0,
         localTime: false,
       });
@@ -33,6 +34,9 @@ describe('options', () => {
       [{ ifExists: 'merge' }, RangeError, 'ifExists must be "replace" or "keep", got "merge"'],
       [{ failoverBudgetMs: -1 }, RangeError, 'failoverBudgetMs must be a finite number of ms >= 0, got -1'],
       [{ waitForReplicas: 1.5 }, RangeError, 'waitForReplicas must be an integer >= 0, got 1.5'],
+      [{ maxStalledCount: -1 }, RangeError, 'maxStalledCount must be an integer >= 0, got -1'],
+      [{ maxStalledCount: 0.5 }, RangeError, 'maxStalledCount must be an integer >= 0, got 0.5'],
+      [{ maxStalledCount: '1' }, TypeError, 'maxStalledCount must be'],
       [
         { waitForReplicasTimeoutMs: 0 },
         RangeError,
@@ -43,6 +47,11 @@ describe('options', () => {
     ])('refuses %o', (bad, type, message) => {
       expect(() => resolveOptions({ redis, namespace: 'ns', ...bad } as never)).toThrow(type);
       expect(() => resolveOptions({ redis, namespace: 'ns', ...bad } as never)).toThrow(message);
+    });
+
+    it('takes maxStalledCount 0 (the first stall fails) and Infinity (no limit)', () => {
+      expect(resolveOptions({ redis, namespace: 'ns', maxStalledCount: 0 }).maxStalledCount).toBe(0);
+      expect(resolveOptions({ redis, namespace: 'ns', maxStalledCount: Infinity }).maxStalledCount).toBe(Infinity);
     });
 
     it('takes attempts: 0 or Infinity as no limit and backoff: 0 as none', () => {

@@ -37,11 +37,11 @@ describe('shard-calls', () => {
     describe('#run', () => {
       it('runs a script on the shard and returns its reply', async () => {
         const { calls: c } = calls();
-        const { keys } = c.shardOf('a');
-        const now = c.now();
-        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', '', '', now];
-        const [due] = await c.run<string[]>('tickwheelSchedule', keys, args, 'schedule("a")', RETRY_SAFE.schedule);
-        expect(Number(due)).toBe(Number(now) + 100);
+        const { index, keys } = c.shardOf('a');
+        const before = Date.now();
+        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', ''];
+        const [due] = await c.write<string[]>('tickwheelSchedule', index, args, 'schedule("a")', RETRY_SAFE.schedule);
+        expect(Number(due)).toBeGreaterThanOrEqual(before + 100);
         expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toHaveLength(6);
       });
 
@@ -94,9 +94,9 @@ describe('shard-calls', () => {
         const real = client.tickwheelSchedule.bind(client);
         let writes = 0;
         client.tickwheelSchedule = (...args) => (writes++, real(...args));
-        const { keys } = c.shardOf('a');
-        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', '', '', c.now()];
-        const [due] = await c.run<string[]>('tickwheelSchedule', keys, args, 'schedule("a")', RETRY_SAFE.schedule);
+        const { index, keys } = c.shardOf('a');
+        const args = ['a', 'in', '100', '', c.channel, '0', 'replace', '3', '', ''];
+        const [due] = await c.write<string[]>('tickwheelSchedule', index, args, 'schedule("a")', RETRY_SAFE.schedule);
         expect([writes, waits]).toEqual([1, 2]);
         expect(await c.run('tickwheelGet', keys, ['a'], 'get("a")', RETRY_SAFE.other, false)).toContain(due);
       });
@@ -118,8 +118,30 @@ describe('shard-calls', () => {
         const real = client.tickwheelCancel.bind(client);
         let tries = 0;
         client.tickwheelCancel = (...args) => (++tries === 1 ? real(...args.slice(0, -2), '1', '2') : real(...args));
-        expect(await c.write('tickwheelCancel', c.shardOf('a').keys, ['a'], 'cancel("a")', RETRY_SAFE.cancel)).toBe(0);
+        expect(await c.write('tickwheelCancel', c.shardOf('a').index, ['a'], 'cancel("a")', RETRY_SAFE.cancel)).toBe(0);
         expect(tries).toBe(2);
+      });
+
+      it('sends every try of a call with its call id and the calls hash, and a finished call’s id with the next write', async () => {
+        const { namespace, calls: c } = calls({ failoverBudgetMs: 2_000 });
+        const client = c.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+        const real = client.tickwheelCancel.bind(client);
+        const sent: string[][] = [];
+        client.tickwheelCancel = (...args) => {
+          sent.push(args);
+          return sent.length === 1 ? Promise.reject(new Error('Connection is closed.')) : real(...args);
+        };
+        const { index } = c.shardOf('a');
+        await c.write('tickwheelCancel', index, ['a'], 'cancel("a")', RETRY_SAFE.cancel);
+        await c.write('tickwheelCancel', index, ['a'], 'cancel("a")', RETRY_SAFE.cancel);
+        const key = `tickwheel:{${namespace}:0}:calls:${c.log.clientId}`;
+        // keys (10), id, then call id, finished calls, time to live (budget + a try), deadline, time.
+        expect(sent.map((args) => [args[9], ...args.slice(11, 14)])).toEqual([
+          [key, '0', '', '4000'],
+          [key, '0', '', '4000'],
+          [key, '1', '0', '4000'],
+        ]);
+        expect(await c.client.hkeys(key)).toEqual(['1']);
       });
     });
   });

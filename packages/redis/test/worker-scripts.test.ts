@@ -35,7 +35,7 @@ describe('worker-scripts', () => {
       await claim(s, 10, 100, 0);
       await schedule(s, 'b', 0, 0);
       const reply = await claim(s, 1, 100, 150);
-      expect(reply.slice(4, 8)).toEqual(['a', '4', '0', '2']); // a again (lease expired), attempt 2; b waits
+      expect(reply.slice(4, 8)).toEqual(['a', '4', '0', '1']); // a again (lease expired: a stall, same attempt); b waits
       expect(reply[1]).toBe('0');
     });
 
@@ -43,45 +43,80 @@ describe('worker-scripts', () => {
       const s = await shard();
       await schedule(s, 'a:1 x', 0, 0, { payload: '"p"' });
       await schedule(s, 'b', 0, 0);
-      const lost = await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 7 }); // applied; the worker never saw it
+      const lost = await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 7, answered: 0 }); // applied; the worker never saw it
       await schedule(s, 'c', 0, 0);
-      const again = await claim(s, 10, 1_000, 500, { worker: 'w1', seq: 8, recover: '7' });
+      const again = await claim(s, 10, 1_000, 500, { worker: 'w1', seq: 8, answered: 0 });
       expect(again.slice(0, 4)).toEqual(['500', '', '1500', '1500']);
       // a and b as the lost reply had them (token, attempt 1), then c, newly claimed.
       expect(again.slice(4, 18)).toEqual(lost.slice(4, 18));
       expect(again[18]).toBe('c');
       expect(await client.zscore(s.keys[1], 'a:1 x')).toBe('1500');
-      // Another worker, or a recover naming a claim that did not land, gets nothing back.
-      expect(await claim(s, 10, 1_000, 600, { worker: 'w2', seq: 1, recover: '8' })).toHaveLength(4);
-      expect(await claim(s, 10, 1_000, 600, { worker: 'w1', seq: 9, recover: '5' })).toHaveLength(4);
+      // Another worker, or a worker that saw its last claim's reply, gets nothing back.
+      expect(await claim(s, 10, 1_000, 600, { worker: 'w2', seq: 1, answered: 0 })).toHaveLength(4);
+      expect(await claim(s, 10, 1_000, 600, { worker: 'w1', seq: 9, answered: 8 })).toHaveLength(4);
+    });
+
+    it('hands out what a lost claim took even when the claim after it never landed', async () => {
+      const s = await shard();
+      await schedule(s, 'a', 0, 0);
+      const lost = await claim(s, 10, 30_000, 10, { worker: 'w1', seq: 1, answered: 0 });
+      // seq 2 was refused (CLUSTERDOWN, say): the worker still has seen no reply since seq 0.
+      const again = await claim(s, 10, 30_000, 600, { worker: 'w1', seq: 3, answered: 0 });
+      expect(again.slice(4, 11)).toEqual(lost.slice(4, 11));
+      expect(again[3]).toBe('30600');
+    });
+
+    it('answers a claim that arrives a second time (ioredis sent it again) with what it took, and takes nothing new', async () => {
+      const s = await shard();
+      await schedule(s, 'a', 0, 0);
+      const first = await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 4, answered: 3 });
+      await schedule(s, 'b', 0, 0);
+      const second = await claim(s, 10, 1_000, 20, { worker: 'w1', seq: 4, answered: 3 });
+      expect(second.slice(4)).toEqual(first.slice(4));
+      expect(second[1]).toBe('0'); // b waits for the next claim
+      expect((await claim(s, 10, 1_000, 30, { worker: 'w1', seq: 5, answered: 4 }))[4]).toBe('b');
     });
 
     it('does not hand back a timer acked, reclaimed or cancelled since the lost claim', async () => {
       const s = await shard();
       for (const id of ['a', 'b', 'c']) await schedule(s, id, 0, 0);
-      const lost = await claim(s, 10, 100, 0, { worker: 'w1', seq: 1 });
+      const lost = await claim(s, 10, 100, 0, { worker: 'w1', seq: 1, answered: 0 });
       await client.tickwheelAck(...s.keys, 'a', lost[5]);
       await client.tickwheelCancel(...s.keys, 'b', '', '0');
       await claim(s, 10, 1_000, 200, { worker: 'w2', seq: 1 }); // c's lease expired: w2 has it now
-      expect(await claim(s, 10, 1_000, 300, { worker: 'w1', seq: 2, recover: '1' })).toHaveLength(4);
+      expect(await claim(s, 10, 1_000, 300, { worker: 'w1', seq: 2, answered: 0 })).toHaveLength(4);
     });
 
     it('takes nothing when it lands after a newer claim of the same worker (an abandoned try applied late)', async () => {
       const s = await shard();
-      await claim(s, 10, 1_000, 0, { worker: 'w1', seq: 5 });
+      await claim(s, 10, 1_000, 0, { worker: 'w1', seq: 5, answered: 0 });
       await schedule(s, 'a', 0, 0);
-      expect(await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 4 })).toHaveLength(4);
+      expect(await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 4, answered: 0 })).toHaveLength(4);
       expect(await nextAt(s.keys, 'a')).toBe('0');
-      expect((await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 6 }))[4]).toBe('a');
+      expect((await claim(s, 10, 1_000, 10, { worker: 'w1', seq: 6, answered: 5 }))[4]).toBe('a');
     });
 
-    it('moves a timer whose lease expired on its last attempt to the failed set, with the reason', async () => {
+    it('delivers a timer whose lease expired again on the same attempt, and fails it once its stalls exceed maxStalledCount', async () => {
       const s = await shard();
-      await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '1', '', '', '', '0');
+      await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '1', 'f5', '', '', '0');
       await claim(s, 10, 100, 0);
-      expect(await claim(s, 10, 100, 500)).toEqual(['500', '', '', '600']);
-      expect(await client.zscore(s.keys[4], 'a')).toBe('500');
-      expect(await client.hget(s.keys[5], 'a')).toMatch(/^lease expired on attempt 1 of 1/);
+      const again = await claim(s, 10, 100, 500, { maxStalled: '1' });
+      expect(again.slice(4, 10)).toEqual(['a', again[5], '0', '1', '1', 'f5']); // attempt 1 of 1 still
+      expect(await record(s.keys, 'a')).toMatch(/^\d+:0:1:1:f5s1:$/);
+      expect(await claim(s, 10, 100, 1_000, { maxStalled: '1' })).toEqual(['1000', '', '', '1100']);
+      expect(await client.zscore(s.keys[4], 'a')).toBe('1000');
+      expect(await client.hget(s.keys[5], 'a')).toMatch(
+        /^stalled more than maxStalledCount \(1\) times: its lease expired on attempt 1/,
+      );
+    });
+
+    it('never fails a stalled timer with no maxStalledCount, and a reschedule or retry clears its stalls', async () => {
+      const s = await shard();
+      await schedule(s, 'a', 0, 0);
+      for (let t = 0; t <= 1_000; t += 200) await claim(s, 10, 100, t, { maxStalled: '' });
+      expect(await record(s.keys, 'a')).toMatch(/^\d+:0:1:3:f1000s5:/);
+      await client.tickwheelReschedule(...s.keys, 'a', 'in', '0', s.channel, '0', '', '1100');
+      expect(await record(s.keys, 'a')).toMatch(/^\d+:1100:0:3:f1000:/);
     });
   });
 
@@ -93,11 +128,11 @@ describe('worker-scripts', () => {
       expect(await client.tickwheelAck(...s.keys, 'a', String(Number(token) - 1))).toEqual(['a']);
       expect(await client.tickwheelAck(...s.keys, 'a', token)).toEqual([]);
       expect(await record(s.keys, 'a')).toBeNull();
-      // Gone: reported after '' (stale for a first try; a retry's own first try may have acked it).
-      expect(await client.tickwheelAck(...s.keys, 'a', token)).toEqual(['', 'a']);
+      // Gone: acked by another worker, or cancelled (a second try of this same ack answers as the first, see once).
+      expect(await client.tickwheelAck(...s.keys, 'a', token)).toEqual(['a']);
     });
 
-    it('refuses an ack once the timer was rescheduled or claimed again, and lists a cancelled one as gone', async () => {
+    it('refuses an ack once the timer was rescheduled, claimed again or cancelled', async () => {
       const s = await shard();
       for (const id of ['a', 'b', 'c']) await schedule(s, id, 0, 0);
       const reply = await claim(s, 10, 100, 0);
@@ -107,9 +142,8 @@ describe('worker-scripts', () => {
       await claim(s, 10, 100, 500); // c's lease expired: claimed again
       expect(await client.tickwheelAck(...s.keys, 'a', token('a'), 'b', token('b'), 'c', token('c'))).toEqual([
         'a',
-        'c',
-        '',
         'b',
+        'c',
       ]);
     });
 

@@ -2,7 +2,7 @@ import RedisMock from 'ioredis-mock';
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keyList, shardKeys, wakeChannel, type ShardKeys } from '../src/keys.js';
-import { defineScripts } from '../src/scripts.js';
+import { defineScripts, type ScriptCommands } from '../src/scripts.js';
 import type { FiredTimer, RedisClient, TimerHandler } from '../src/types.js';
 import type { StaleStage } from '../src/types.js';
 import { Worker } from '../src/worker.js';
@@ -13,6 +13,14 @@ import { uniqueNamespace, until } from './helpers/wait.js';
 // timer is claimed when the test moves the clock to its due time, never because of the machine.
 
 const client = defineScripts(new RedisMock() as unknown as RedisClient);
+
+let callSeq = 0;
+/** Runs a write script wrapped by once (lua-prelude.ts) as a fresh call, at the ManualClock's time. */
+function writeAt(clock: ManualClock, keys: ShardKeys, command: keyof ScriptCommands, args: string[]): Promise<never> {
+  const run = client as unknown as Record<string, (...a: string[]) => Promise<never>>;
+  const call = [`c${++callSeq}`, '', '60000', ''];
+  return run[command](...keyList(keys), `${keys.due}:calls`, ...args, ...call, String(clock.now()));
+}
 
 interface Setup {
   clock: ManualClock;
@@ -58,6 +66,8 @@ function setup(handler: TimerHandler, options: { concurrency?: number; pollInter
     batchSize: 100,
     concurrency: options.concurrency ?? 100,
     failoverBudgetMs: 1_000,
+    maxStalledCount: 1,
+    write: (command, _index, args) => writeAt(clock, keys, command, args),
     namespace,
     now: () => String(clock.now()),
     handler: (timer) => {
@@ -70,8 +80,7 @@ function setup(handler: TimerHandler, options: { concurrency?: number; pollInter
   });
   running.push({ worker, wheel });
   const schedule: Setup['schedule'] = (id, dueAt, { attempts = 3, backoff = 'f1000', payload = '' } = {}) =>
-    client.tickwheelSchedule(
-      ...keyList(keys),
+    writeAt(clock, keys, 'tickwheelSchedule', [
       id,
       'at',
       String(dueAt),
@@ -82,9 +91,7 @@ function setup(handler: TimerHandler, options: { concurrency?: number; pollInter
       String(attempts),
       backoff,
       '',
-      '',
-      String(clock.now()),
-    );
+    ]);
   const record = (id: string) => readRecord(keyList(keys), id, client);
   return { clock, keys, worker, fired, failed, stale, errors, schedule, record };
 }

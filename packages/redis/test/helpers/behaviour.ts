@@ -232,7 +232,8 @@ export function describeRedisTimers(
         await until(() => firedA.length === 1, 'the first claim');
         const firedB = await worker(b);
         await until(() => firedB.length === 1, 'the takeover', 5_000);
-        expect(firedB[0]).toMatchObject({ id: 'x', payload: 'p', attempts: 2 });
+        // A stall, not a failed attempt (BullMQ counts them apart): the same attempt again.
+        expect(firedB[0]).toMatchObject({ id: 'x', payload: 'p', attempts: 1 });
         await until(async () => (await b.get('x')) === undefined, 'the ack');
         release();
         expect(firedA).toHaveLength(1);
@@ -288,7 +289,7 @@ export function describeRedisTimers(
         const fired = await worker(t);
         await until(() => fired.length === 2, 'the redelivery');
         expect(errors).toHaveLength(1);
-        expect(fired[1].attempts).toBe(2);
+        expect(fired[1].attempts).toBe(1); // the lost ack is a stall: no attempt used up
         expect(Number(fired[1].token)).toBeGreaterThan(Number(fired[0].token));
         await until(async () => (await t.get('a')) === undefined, 'the second ack');
         expect(ack).toHaveBeenCalledTimes(2);
@@ -401,10 +402,10 @@ export function describeRedisTimers(
         expect(info!.nextAttemptAt).toBeGreaterThanOrEqual(info!.dueAt + 60_000);
       });
 
-      it('BullMQ stalled_jobs.test.ts "moves jobs to failed" when the lease expires on the last attempt', async () => {
+      it('BullMQ stalled_jobs.test.ts "moves jobs to failed" (maxStalledCount 0): a stalled timer goes to the failed set', async () => {
         const namespace = uniqueNamespace();
-        const a = timers({ namespace, leaseMs: 100, concurrency: 1, attempts: 1 });
-        const b = timers({ namespace, leaseMs: 100, attempts: 1 });
+        const a = timers({ namespace, leaseMs: 100, concurrency: 1 });
+        const b = timers({ namespace, leaseMs: 100, maxStalledCount: 0 });
         let release!: () => void;
         const stuck = new Promise<void>((resolve) => (release = resolve));
         await a.schedule('stalled', 0);
@@ -416,8 +417,24 @@ export function describeRedisTimers(
         expect((await b.listFailed())[0]).toMatchObject({
           id: 'stalled',
           attempts: 1,
-          reason: expect.stringMatching(/lease expired on attempt 1 of 1/),
+          reason: expect.stringMatching(/^stalled more than maxStalledCount \(0\) times/),
         });
+        release();
+      });
+
+      it('a stall uses no attempt: a timer with attempts 1 whose lease expired once is delivered again (maxStalledCount 1)', async () => {
+        const namespace = uniqueNamespace();
+        const a = timers({ namespace, leaseMs: 100, concurrency: 1, attempts: 1 });
+        const b = timers({ namespace, leaseMs: 5_000 });
+        let release!: () => void;
+        const stuck = new Promise<void>((resolve) => (release = resolve));
+        await a.schedule('stalled', 0);
+        const firedA = await worker(a, () => stuck);
+        await until(() => firedA.length === 1, 'the first claim');
+        const firedB = await worker(b);
+        await until(() => firedB.length === 1, 'the delivery after the stall', 5_000);
+        expect(firedB[0]).toMatchObject({ id: 'stalled', attempts: 1, maxAttempts: 1 });
+        await until(async () => (await b.get('stalled')) === undefined, 'the ack');
         release();
       });
     });
@@ -521,7 +538,7 @@ export function describeRedisTimers(
         await until(() => stale.length === 1, 'the refused ack');
         expect(stale).toEqual([['x', 'ack']]);
         expect(extendAfterTakeover).toBeUndefined();
-        expect(await b.get('x')).toMatchObject({ state: 'claimed', attempts: 2 });
+        expect(await b.get('x')).toMatchObject({ state: 'claimed', attempts: 1 });
         releaseB();
         await until(async () => (await b.get('x')) === undefined, "the new holder's ack");
       });

@@ -11,11 +11,47 @@ import { defineScripts } from '../../src/scripts.js';
 import type { RedisClient } from '../../src/types.js';
 import { uniqueNamespace } from './wait.js';
 
-export const client = defineScripts(new RedisMock() as unknown as RedisClient);
+/** The scripts as RedisTimers runs them; the write scripts wrapped by once take the calls hash and a call. */
+export const raw = defineScripts(new RedisMock() as unknown as RedisClient);
+
+/** A shard key's calls hash of the test client (lua-prelude.ts, once). */
+export const callsOf = (keys: KeyList) => keys[0].replace(/:due$/, ':calls:test');
+
+let callSeq = 0;
+/** A fresh call's arguments: id, no finished calls, a minute's time to live. */
+export const newCall = (): string[] => [`c${++callSeq}`, '', '60000'];
+
+/**
+ * How many of a write script's own trailing arguments the tests pass after the call's (the
+ * deadline and the time; the time alone for FAIL, none for ACK, which take both as '' and 0).
+ */
+const TRAILING = {
+  tickwheelSchedule: 2,
+  tickwheelReschedule: 2,
+  tickwheelCancel: 2,
+  tickwheelFail: 1,
+  tickwheelAck: 0,
+};
+
+/**
+ * The scripts with every write made a fresh call, as RedisTimers makes one per call: the tests
+ * pass the shard's nine keys and the script's own arguments, as for the other scripts. The
+ * once wrapper itself is tested on {@link raw}.
+ */
+export const client: typeof raw = Object.create(raw) as typeof raw;
+for (const [name, trailing] of Object.entries(TRAILING)) {
+  const real = (raw as unknown as Record<string, (...args: string[]) => Promise<unknown>>)[name].bind(raw);
+  (client as unknown as Record<string, unknown>)[name] = (...args: string[]) => {
+    const keys = args.slice(0, 9) as KeyList;
+    const own = args.slice(9, args.length - trailing);
+    const tail = trailing === 2 ? args.slice(-2) : trailing === 1 ? ['', ...args.slice(-1)] : ['', '0'];
+    return real(...keys, callsOf(keys), ...own, ...newCall(), ...tail);
+  };
+}
 const subscriber = new RedisMock() as unknown as RedisClient;
 afterAll(async () => {
   await subscriber.quit();
-  await client.quit();
+  await raw.quit();
 });
 
 export interface Shard {
@@ -63,14 +99,33 @@ export function schedule(
 }
 
 let claimSeq = 0;
-/** A claim by worker `worker` (default 'w'), with a fresh sequence number unless `seq` is given. */
+/**
+ * A claim by worker `worker` (default 'w'), with a fresh sequence number unless `seq` is given;
+ * `answered`: the seq of the worker's last claim whose reply it saw (default: each one was seen);
+ * `maxStalled`: maxStalledCount ('' for no limit; default '1', BullMQ's).
+ */
 export const claim = (
   s: Shard,
   limit: number,
   leaseMs: number,
   now: number,
-  { worker = 'w', seq = ++claimSeq, recover = '' }: { worker?: string; seq?: number; recover?: string } = {},
-) => client.tickwheelClaim(...s.keys, String(limit), String(leaseMs), worker, String(seq), recover, String(now));
+  {
+    worker = 'w',
+    seq = ++claimSeq,
+    answered = seq - 1,
+    maxStalled = '1',
+  }: { worker?: string; seq?: number; answered?: number; maxStalled?: string } = {},
+) =>
+  client.tickwheelClaim(
+    ...s.keys,
+    String(limit),
+    String(leaseMs),
+    worker,
+    String(seq),
+    String(answered),
+    maxStalled,
+    String(now),
+  );
 
 export const flush = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -26,6 +26,8 @@ export type Start = [string, number, number, string, number, number];
 export interface WorkerProcess {
   child: ChildProcess;
   fired: Start[];
+  /** Handlers that resolved: [id, token]. */
+  done: [string, string][];
   /** 'stale' events: [id, stage]. */
   stale: [string, string][];
   /** 'failed' events: [id, attempts]. */
@@ -49,7 +51,12 @@ export function forkWorker(config: WorkerConfig): WorkerProcess {
   alive.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => alive.delete(child));
-  const worker = { fired: [] as Start[], stale: [] as [string, string][], failed: [] as [string, number][] };
+  const worker = {
+    fired: [] as Start[],
+    done: [] as [string, string][],
+    stale: [] as [string, string][],
+    failed: [] as [string, number][],
+  };
   let stopped: ((errors: number) => void) | undefined;
   const ready = new Promise<void>((resolve, reject) => {
     child.on(
@@ -57,6 +64,7 @@ export function forkWorker(config: WorkerConfig): WorkerProcess {
       (message: {
         type: string;
         fired?: Start[];
+        done?: [string, string][];
         stale?: [string, string][];
         failed?: [string, number][];
         errors?: number;
@@ -64,6 +72,7 @@ export function forkWorker(config: WorkerConfig): WorkerProcess {
         if (message.type === 'ready') resolve();
         else if (message.type === 'report') {
           worker.fired.push(...message.fired!);
+          worker.done.push(...message.done!);
           worker.stale.push(...message.stale!);
           worker.failed.push(...message.failed!);
         } else if (message.type === 'stopped') stopped?.(message.errors ?? 0);

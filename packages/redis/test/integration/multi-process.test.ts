@@ -75,7 +75,7 @@ describe('RedisTimers across processes', () => {
     expect(new Set(firedIds(survivors))).toEqual(new Set(ids));
     expect(bySurvivors).toHaveLength(500); // no crash among them: none twice
     const attempts = new Map(bySurvivors.map(([id, n]) => [id, n]));
-    for (const id of held) expect(attempts.get(id)).toBe(2);
+    for (const id of held) expect(attempts.get(id)).toBe(1); // a stall: redelivered on the same attempt
     expect(await timers.get(held[0])).toBeUndefined();
     await Promise.all(survivors.map((w) => w.stop()));
   });

@@ -110,10 +110,15 @@ if limit > 0 then
   end
   limit = limit - #expired
 end
+-- A merge over the buckets in due order: from the bucket whose earliest timer is due first, take
+-- what falls due before the next bucket's earliest, so a claim takes the shard's earliest timers,
+-- as one sorted set would list them, whatever bucket each id hashed to.
 while limit > 0 do
-  local bucket = redis.call('ZRANGEBYSCORE', KEYS[8], '-inf', F(now), 'LIMIT', 0, 1)[1]
-  if not bucket then break end
-  local ids = redis.call('ZRANGEBYSCORE', dk(bucket), '-inf', F(now), 'LIMIT', 0, limit)
+  local heads = redis.call('ZRANGE', KEYS[8], 0, 1, 'WITHSCORES')
+  if not heads[2] or tonumber(heads[2]) > now then break end
+  local bucket, bound = heads[1], now
+  if heads[4] and tonumber(heads[4]) < bound then bound = tonumber(heads[4]) end
+  local ids = redis.call('ZRANGEBYSCORE', dk(bucket), '-inf', F(bound), 'LIMIT', 0, limit)
   for i = 1, #ids do
     local record = redis.call('HGET', rk(bucket), ids[i])
     redis.call('ZREM', dk(bucket), ids[i])

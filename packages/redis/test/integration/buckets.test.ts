@@ -32,6 +32,30 @@ describe('buckets', () => {
     expect(await timers.get('t2999')).toMatchObject({ payload: PAYLOAD, dueAt: due, state: 'scheduled' });
   });
 
+  it('hands out the timers of one claim in due order, across the buckets the claim took them from', async () => {
+    const namespace = uniqueNamespace('order');
+    const timers = new RedisTimers<unknown>({ redis: redis as RedisClient, namespace, batchSize: 500 });
+    const base = Number((await redis.time())[0]) * 1_000 + 1_500;
+    // 300 timers over about 10 buckets, due 1 ms apart in an order unrelated to their ids' buckets;
+    // all are due when the first claim comes, so it takes them in one reply.
+    const dueOf = (i: number) => base + ((i * 7) % 300);
+    await Promise.all(Array.from({ length: 300 }, (_, i) => timers.schedule(`t${i}`, { at: dueOf(i) })));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const fired: FiredTimer[] = [];
+    await timers.start((timer) => {
+      fired.push(timer);
+      return Promise.resolve();
+    });
+    try {
+      await until(() => fired.length >= 300, 'the 300 timers', 15_000);
+      const dues = fired.map((t) => t.dueAt);
+      expect(dues).toEqual([...dues].sort((a, b) => a - b));
+      expect(new Set(fired.map((t) => t.id)).size).toBe(300);
+    } finally {
+      await timers.stop();
+    }
+  });
+
   it('reads and then migrates the timers the previous layout wrote, and fires each once', async () => {
     const namespace = uniqueNamespace('migrate');
     const keys = shardKeys('tickwheel', namespace, 0);

@@ -33,10 +33,10 @@ export const GRPC_INSTRUCTION_CANDIDATES = ['bare-als', 'tickwheel'];
 /** The tracer's storage: entered before grpc-js loads, and around every call. */
 export const tracer = new AsyncLocalStorage();
 
-/** A server and a connected client of `candidate`, and `call()` making one unary call. */
-export async function tracedPair(grpc, candidate) {
-  const identity = (value) => value;
-  const echo = {
+const identity = (value) => value;
+/** The echo service both the suite and this count serve: raw bytes in, the same bytes out. */
+export const ECHO_SERVICE = {
+  Echo: {
     path: '/bench.Bench/Echo',
     requestStream: false,
     responseStream: false,
@@ -44,8 +44,12 @@ export async function tracedPair(grpc, candidate) {
     requestDeserialize: identity,
     responseSerialize: identity,
     responseDeserialize: identity,
-  };
-  const service = { Echo: echo };
+  },
+};
+
+/** A server and a connected client of `candidate`, and `call()` making one unary call. */
+export async function tracedPair(grpc, candidate) {
+  const service = ECHO_SERVICE;
   const tickwheel =
     candidate === 'tickwheel' ? await import(process.env.GRPC_INSTRUCTIONS_PACKAGE ?? '@tickwheel/grpc') : undefined;
   const server = new grpc.Server({ interceptors: tickwheel ? [tickwheel.serverDeadlineInterceptor()] : [] });

@@ -56,7 +56,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
-import { grpcInstructions, tracer, WARMUP as INSTRUCTION_WARMUP } from '../lib/grpc-instructions.mjs';
+import { ECHO_SERVICE, grpcInstructions, tracer, WARMUP as INSTRUCTION_WARMUP } from '../lib/grpc-instructions.mjs';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -85,17 +85,7 @@ const WORKERS = [...CANDIDATES, 'als-floor', 'traced'];
 const INSTRUCTION_SHORT = 200;
 const INSTRUCTION_LONG = 1_000;
 
-const identity = (value) => value;
-const ECHO = {
-  path: '/bench.Bench/Echo',
-  requestStream: false,
-  responseStream: false,
-  requestSerialize: identity,
-  requestDeserialize: identity,
-  responseSerialize: identity,
-  responseDeserialize: identity,
-};
-const SERVICE = { Echo: ECHO };
+const SERVICE = ECHO_SERVICE;
 const BenchClient = grpc.makeGenericClientConstructor(SERVICE, 'Bench');
 const PAYLOAD = Buffer.alloc(32, 7);
 

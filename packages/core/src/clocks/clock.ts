@@ -73,8 +73,8 @@ function isHoldingClock(clock: Clock): clock is HoldingClock {
  * A fresh reading of `clock` that its `now()` returns until {@link releaseReading}: for an
  * adapter's short synchronous section that starts a request's timers (the wheel reads the clock
  * as it files them). Outside such a section the first `now()` of a job queues the end-of-job
- * callback that drops its reading; a request would pay for that callback, which in a process
- * with AsyncLocalStorage on Node 20 and 22 also runs the async hooks of the promise it makes.
+ * callback that drops its reading; a request would pay for that callback, and in a process
+ * with AsyncLocalStorage for the async hooks of the promise it makes (see benchmarks/README.md).
  * Held, the reading is dropped by the release instead. A job whose reading was already taken
  * keeps it (renewed, as by {@link freshNow}) and its callback. Release in a `finally`: a reading
  * never released would be reused for good. Not public API (`@tickwheel/core/internal`).

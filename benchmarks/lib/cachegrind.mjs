@@ -33,7 +33,13 @@ export function valgrindAvailable() {
  * Total instructions (cachegrind's "I refs") of one kernel run under `node`; `kernel` and `env`
  * name another kernel script taking the same arguments (channel-kernels.mjs) and its environment.
  */
-export function countInstructions(node, scenario, candidate, ops, { kernel = KERNEL, env = process.env } = {}) {
+export function countInstructions(
+  node,
+  scenario,
+  candidate,
+  ops,
+  { kernel = KERNEL, env = process.env, nodeFlags = [] } = {},
+) {
   const res = spawnSync(
     'valgrind',
     [
@@ -44,6 +50,7 @@ export function countInstructions(node, scenario, candidate, ops, { kernel = KER
       '--predictable',
       '--no-concurrent-recompilation',
       '--expose-gc',
+      ...nodeFlags,
       kernel,
       scenario,
       candidate,

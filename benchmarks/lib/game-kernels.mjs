@@ -134,6 +134,15 @@ const COUNTED = (process.env.BENCH_GAME_INSTRUCTIONS ?? Object.keys(PERIODIC).jo
 const [SHORT_TICKS, LONG_TICKS] = (process.env.BENCH_GAME_TICKS ?? '20,120').split(',').map(Number);
 
 /**
+ * V8 flags that make the collector's work the same in every run of a 500,000-buff world.
+ * Incremental marking sizes its steps by time, and the heap grows by a factor computed from
+ * measured GC and mutator speeds, so under valgrind the build of the world did a different
+ * amount of marking from one run to the next: two counts of one candidate differed by more than
+ * the whole counted window (one read negative). With these flags two runs differ by 0.0001%.
+ */
+const DETERMINISTIC_GC = ['--no-incremental-marking', '--no-memory-reducer', '--heap-growing-percent=100'];
+
+/**
  * The periodic-effects world counted under cachegrind, per candidate: instructions per tick,
  * (long run - short run) / (long ticks - short ticks). A count does not move with the load of
  * the machine; it does not see cache misses either, which are most of what a TimerSet expiry
@@ -153,7 +162,7 @@ export function periodicInstructionScenario() {
       'periodic',
       candidate,
       { shortOps: SHORT_TICKS, longOps: LONG_TICKS },
-      { kernel },
+      { kernel, nodeFlags: DETERMINISTIC_GC },
     );
     results[candidate] = { median: count.perOp, samples: [count.perOp], counts: count };
   }
@@ -171,6 +180,7 @@ export function periodicInstructionScenario() {
       `(instructions of a ${LONG_TICKS}-tick run - those of a ${SHORT_TICKS}-tick run) / ${LONG_TICKS - SHORT_TICKS}, each after building the world and ${WARM_TICKS} warm-up ticks ` +
       `(lib/game-kernels.mjs). "core wheel + Map" is TimerSet's job done with the core wheel's levels instead of the set's own: a Map of { value, TimerHandle }, ` +
       `each buff re-armed by handle.refresh() from its callback; it is what decides whether TimerSet keeps a scheduler of its own (set-wheel.ts). ` +
+      `Node runs with ${DETERMINISTIC_GC.join(' ')} so that GC work is the same in every run (see DETERMINISTIC_GC). ` +
       `One count per candidate: a count does not depend on the machine's load.`,
   });
   printScenario(sc);

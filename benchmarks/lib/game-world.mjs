@@ -69,7 +69,7 @@ function clockTimerStep(timer, clock, buffs) {
  * may not have finished when it returns (after one, 0 to 25 B per buff of TimerSet's outgrown
  * bucket arrays were still counted, run to run; after two, the same figure every run).
  */
-function memoryUsed() {
+export function memoryUsed() {
   gc();
   gc();
   const { heapUsed, arrayBuffers } = process.memoryUsage();
@@ -82,7 +82,7 @@ function cpuMicros() {
 }
 
 /** Side figures of each round, keyed by candidate: heap per buff and expiries seen. */
-export const heapSamples = { tickwheel: [], colyseus: [], 'colyseus setInterval': [] };
+export const heapSamples = { tickwheel: [], colyseus: [], 'colyseus setInterval': [], 'core wheel + Map': [] };
 export const expirySamples = { tickwheel: [], colyseus: [], 'colyseus setInterval': [] };
 export const longSamples = { tickwheel: [], 'colyseus setInterval': [] };
 

@@ -28,7 +28,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
-import { periodicInstructionScenario } from '../lib/game-kernels.mjs';
+import { PERIODIC, periodicInstructionScenario } from '../lib/game-kernels.mjs';
 import { keyChurn, BLOCK_PAIRS } from '../lib/game-keys.mjs';
 import {
   BUFFS,
@@ -45,9 +45,10 @@ import {
   expirySamples,
   heapSamples,
   longSamples,
+  memoryUsed,
   quiet,
 } from '../lib/game-world.mjs';
-import { alternate, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /** Alternating blocks per candidate in the delete + set scenarios (BLOCK_PAIRS pairs each). */
@@ -100,6 +101,17 @@ export async function run() {
   printScenario(periodicSc);
   scenarios.push(periodicSc);
 
+  // The same buffs held by the core wheel instead (a Map of { value, TimerHandle }, lib/game-kernels.mjs):
+  // the memory that decides whether TimerSet keeps a scheduler of its own (timer-set/set-wheel.ts).
+  for (let r = 0; r < REPEATS; r++) {
+    gc();
+    const before = memoryUsed();
+    const world = PERIODIC['core wheel + Map']();
+    gc();
+    heapSamples['core wheel + Map'].push((memoryUsed() - before) / BUFFS);
+    if (typeof world.step !== 'function') throw new Error('core wheel + Map: no world built');
+  }
+
   const heapSc = scenario({
     id: 'heap-per-buff',
     title: 'Heap per buff, 500k buffs',
@@ -109,7 +121,7 @@ export async function run() {
     baseline: 'colyseus',
     results: summarize(heapSamples),
     target: { max: 200 },
-    note: `Memory delta of building the world, V8 heapUsed plus ArrayBuffer backing stores (gc before and after): the timer, plus the buff object and the world's array slot (the same in both). TimerSet: a Map entry, the key and value cells of its key slot, its key record, its share of the slab and its entry in a wheel bucket (typed arrays, no object per buff, capacity doubled when full); ClockTimer: Delayed, its args array, the re-apply closure. Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
+    note: `Memory delta of building the world, V8 heapUsed plus ArrayBuffer backing stores (gc before and after): the timer, plus the buff object and the world's array slot (the same in both). TimerSet: a Map entry, the key and value cells of its key slot, its key record, its share of the slab and its entry in a wheel bucket (typed arrays, no object per buff, capacity doubled when full); ClockTimer: Delayed, its args array, the re-apply closure; core wheel + Map: a Map entry, an { value, handle } object, a TimerHandle and its re-arming closure (the world of instructions-per-tick-periodic). Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
   });
   printScenario(heapSc);
   scenarios.push(heapSc);

@@ -13,6 +13,7 @@
  * the counted ticks, so that a short and a long run differ only in the ticks counted, and the
  * refresh order is generated for the longest run and read from its start.
  */
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ClockTimer } from '@colyseus/timer';
 import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
@@ -187,11 +188,42 @@ export function periodicInstructionScenario() {
   return [sc];
 }
 
+/** Bytes in use (V8 heap plus ArrayBuffer backing stores) after a full collection. */
+function memoryAfterGc() {
+  globalThis.gc();
+  globalThis.gc();
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+}
+
+/**
+ * Heap per buff of a candidate's world, built in a fresh process (`heap <candidate>`, with
+ * --expose-gc): in the suite's process a world measured after another could still be held by a
+ * stale register of the loop that built the previous one, and read as 0 bytes.
+ */
+export function heapPerBuff(candidate) {
+  const res = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'heap', candidate], {
+    encoding: 'utf8',
+  });
+  if (res.status !== 0) throw new Error(`game-kernels heap ${candidate} failed: ${res.stderr}`);
+  return JSON.parse(res.stdout).bytesPerBuff;
+}
+
 if (process.argv[1] && process.argv[1].endsWith('game-kernels.mjs')) {
   const [scenario, candidate, ticksText] = process.argv.slice(2);
+  if (scenario === 'heap' && candidate in PERIODIC) {
+    const before = memoryAfterGc();
+    const world = PERIODIC[candidate]();
+    const bytesPerBuff = (memoryAfterGc() - before) / BUFFS;
+    if (typeof world.step !== 'function') throw new Error(`${candidate}: no world built`);
+    console.log(JSON.stringify({ bytesPerBuff }));
+    process.exit(0);
+  }
   const ticks = Number(ticksText);
   if (scenario !== 'periodic' || !(candidate in PERIODIC) || !(ticks >= 0 && ticks <= MAX_TICKS)) {
-    console.error(`usage: game-kernels.mjs periodic <${Object.keys(PERIODIC).join('|')}> <ticks 0..${MAX_TICKS}>`);
+    console.error(
+      `usage: game-kernels.mjs periodic <${Object.keys(PERIODIC).join('|')}> <ticks 0..${MAX_TICKS}> | heap <candidate>`,
+    );
     process.exit(2);
   }
   const expired = runPeriodic(candidate, ticks);

@@ -69,7 +69,7 @@ function clockTimerStep(timer, clock, buffs) {
  * may not have finished when it returns (after one, 0 to 25 B per buff of TimerSet's outgrown
  * bucket arrays were still counted, run to run; after two, the same figure every run).
  */
-export function memoryUsed() {
+function memoryUsed() {
   gc();
   gc();
   const { heapUsed, arrayBuffers } = process.memoryUsage();

@@ -28,7 +28,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
-import { PERIODIC, periodicInstructionScenario } from '../lib/game-kernels.mjs';
+import { heapPerBuff, periodicInstructionScenario } from '../lib/game-kernels.mjs';
 import { keyChurn, BLOCK_PAIRS } from '../lib/game-keys.mjs';
 import {
   BUFFS,
@@ -45,10 +45,9 @@ import {
   expirySamples,
   heapSamples,
   longSamples,
-  memoryUsed,
   quiet,
 } from '../lib/game-world.mjs';
-import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import { alternate, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /** Alternating blocks per candidate in the delete + set scenarios (BLOCK_PAIRS pairs each). */
@@ -103,14 +102,7 @@ export async function run() {
 
   // The same buffs held by the core wheel instead (a Map of { value, TimerHandle }, lib/game-kernels.mjs):
   // the memory that decides whether TimerSet keeps a scheduler of its own (timer-set/set-wheel.ts).
-  for (let r = 0; r < REPEATS; r++) {
-    gc();
-    const before = memoryUsed();
-    const world = PERIODIC['core wheel + Map']();
-    gc();
-    heapSamples['core wheel + Map'].push((memoryUsed() - before) / BUFFS);
-    if (typeof world.step !== 'function') throw new Error('core wheel + Map: no world built');
-  }
+  for (let r = 0; r < REPEATS; r++) heapSamples['core wheel + Map'].push(heapPerBuff('core wheel + Map'));
 
   const heapSc = scenario({
     id: 'heap-per-buff',

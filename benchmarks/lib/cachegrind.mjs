@@ -31,7 +31,8 @@ export function valgrindAvailable() {
 
 /**
  * Total instructions (cachegrind's "I refs") of one kernel run under `node`; `kernel` and `env`
- * name another kernel script taking the same arguments (channel-kernels.mjs) and its environment.
+ * name another kernel script taking the same arguments (channel-kernels.mjs) and its environment,
+ * `nodeFlags` more flags for node (fetch-instructions.mjs sizes the old generation with them).
  */
 export function countInstructions(
   node,

@@ -56,7 +56,7 @@ const TALK_MESSAGE = 'x'.repeat(16);
 const SETTLE_MS = 200;
 const settle = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 /** Periods every run starts with (in the short and the long run alike). */
-export const WARM_PERIODS = 3;
+export const WARM_PERIODS = Number(process.env.BENCH_WS_KERNEL_WARM ?? 10);
 
 /**
  * The system clock moved forward by hand: `now()` is `performance.now()` plus the steps taken,

@@ -10,7 +10,8 @@
  *
  * BENCH_WS_KERNEL_CONNECTIONS sets the connections (default 1 000), BENCH_WS_KERNEL_WARM the
  * warm-up periods (default 10), BENCH_WS_COUNT_JOBS the counts run at once (default 2, as the
- * channel counts: each valgrind run is single-threaded).
+ * channel counts: each valgrind run is single-threaded); BENCH_WS_COUNTS=0 leaves the counts (and
+ * their rows) out, for a machine too busy for them.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -157,6 +158,10 @@ export async function periodInstructionScenarios() {
     console.warn(
       '  instructions: valgrind is not installed (Debian: apt-get install valgrind); no instruction counts this run',
     );
+    return [];
+  }
+  if (process.env.BENCH_WS_COUNTS === '0') {
+    console.warn('  instructions: BENCH_WS_COUNTS=0, no ws instruction counts this run');
     return [];
   }
   const { idle, mixed } = await countPeriods(['idle', 'mixed']);

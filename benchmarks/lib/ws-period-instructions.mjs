@@ -214,9 +214,10 @@ export async function periodInstructionScenarios() {
   return scenarios;
 }
 
-if (process.argv[2] === '--count') {
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain && process.argv[2] === '--count') {
   process.stdout.write(JSON.stringify(countOne(process.argv[3], process.argv[4])));
-} else if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+} else if (isMain) {
   const names = process.argv.slice(2);
   await countPeriods(names.length > 0 ? names : ['idle', 'mixed']);
 }

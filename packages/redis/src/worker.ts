@@ -148,20 +148,6 @@ export class Worker {
     return promise;
   }
 
-  /** @internal DeliveryHost */
-  budgeted<T>(call: () => Promise<T>, what: string): Promise<T> {
-    return this.track(
-      withFailoverBudget(
-        call,
-        this.ctx.failoverBudgetMs,
-        what,
-        'the timer is redelivered after its lease',
-        TRY_TIMEOUT_MS,
-        () => refreshSlots(this.ctx.client),
-      ),
-    );
-  }
-
   private onMessage(channel: string, message: string): void {
     if (channel !== this.ctx.channel) return;
     const colon = message.indexOf(':');
@@ -266,6 +252,8 @@ export class Worker {
         const leaseExpiresAt = Number(reply[3]);
         for (let i = 4; i < reply.length; i += 7) {
           const maxAttempts = Number(reply[i + 4]);
+          // The backoff, then `s<stalls>` once it stalled (worker-scripts.ts, CLAIM).
+          const [backoff, stalls = '0'] = reply[i + 5].split('s');
           const timer = this.deliveries.fired(
             shard,
             reply[i],
@@ -275,9 +263,10 @@ export class Worker {
             maxAttempts === 0 ? Infinity : maxAttempts,
             leaseExpiresAt,
             reply[i + 6],
+            Number(stalls),
           );
           publishFired(this.ctx.namespace, timer.id, timer.dueAt, serverNow, timer.attempts);
-          this.deliveries.run(shard, { timer, backoff: reply[i + 5] });
+          this.deliveries.run(shard, { timer, backoff });
         }
         this.arm();
       },

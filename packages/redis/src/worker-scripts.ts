@@ -99,8 +99,10 @@ local function take(id, record, b, expired)
   hand(id, b, token, due, attempts, max, backoff)
 end
 -- Timers of the previous layout move over earliest first, so none is missed when due.
-local old = redis.call('ZRANGE', KEYS[1], 0, limit + 99)
-for i = 1, #old do load(old[i]) end
+if OLD then
+  local old = redis.call('ZRANGE', KEYS[1], 0, limit + 99)
+  for i = 1, #old do load(old[i]) end
+end
 if limit > 0 then
   local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', F(now), 'LIMIT', 0, limit)
   for i = 1, #expired do
@@ -131,7 +133,8 @@ end
 redis.call('HSET', KEYS[7], worker, ARGV[4] .. '|' .. table.concat(taken))
 local nextDue = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
 if nextDue[2] then out[2] = nextDue[2] end
-local oldDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local oldDue = {}
+if OLD then oldDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES') end
 if oldDue[2] and (out[2] == '' or tonumber(oldDue[2]) < tonumber(out[2])) then out[2] = oldDue[2] end
 local nextLease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if nextLease[2] then out[3] = nextLease[2] end

@@ -40,6 +40,7 @@ import type { TimerHandle } from '@tickwheel/core';
 import { publishFired } from './channels.js';
 import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList } from './keys.js';
+import type { Cluster } from 'ioredis';
 import type { RedisClient } from './types.js';
 import { Deliveries, type DeliveryShard, type WorkerContext } from './delivery.js';
 
@@ -89,7 +90,7 @@ export class Worker {
       answered: '0',
       acks: [],
     }));
-    this.subscriber = ctx.client.duplicate();
+    this.subscriber = subscriberOf(ctx.client);
     this.subscriber.on('error', (error: unknown) => this.report(error));
     this.subscriber.on('message', (channel: string, message: string) => this.onMessage(channel, message));
   }
@@ -104,6 +105,10 @@ export class Worker {
     );
     // From now on a reconnect may have lost messages: poll everything once it is back.
     this.subscriber.on('ready', () => {
+      if (!isCluster(this.subscriber) && !this.stopping) {
+        // Our own resubscribe (see subscriberOf): a rejection, say the connection closing again, is handled.
+        this.subscriber.subscribe(this.ctx.channel).catch((error: unknown) => this.report(error));
+      }
       this.lastPoll = Number.NEGATIVE_INFINITY;
       this.arm();
     });
@@ -289,4 +294,20 @@ export class Worker {
       },
     );
   }
+}
+
+function isCluster(client: RedisClient): client is Cluster {
+  return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/**
+ * The worker's pub/sub connection. A Redis client's own resubscribe after a reconnect (ioredis's
+ * readyHandler) leaves its promise without a rejection handler, so a `stop()` while it is in
+ * flight would surface as an unhandled 'Connection is closed' in the user's process: the
+ * duplicate resubscribes nothing itself, and the worker subscribes again on 'ready'. A Cluster's
+ * subscriber connection (ClusterSubscriber) never reconnects: it is replaced, and its
+ * resubscribe handles its rejections.
+ */
+function subscriberOf(client: RedisClient): RedisClient {
+  return isCluster(client) ? client.duplicate() : client.duplicate({ autoResubscribe: false });
 }

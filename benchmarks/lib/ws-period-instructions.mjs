@@ -8,50 +8,163 @@
  *
  *   node lib/ws-period-instructions.mjs [idle|mixed ...]      # prints the counts (this Node)
  *
- * BENCH_WS_KERNEL_CONNECTIONS sets the connections (default 1 000).
+ * BENCH_WS_KERNEL_CONNECTIONS sets the connections (default 1 000), BENCH_WS_KERNEL_WARM the
+ * warm-up periods (default 10), BENCH_WS_COUNT_JOBS the counts run at once (default 2, as the
+ * channel counts: each valgrind run is single-threaded); BENCH_WS_COUNTS=0 leaves the counts (and
+ * their rows) out, for a machine too busy for them.
  */
-import { pathToFileURL } from 'node:url';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
-import { instructionsPerOp, valgrindAvailable } from './cachegrind.mjs';
+import { valgrindAvailable } from './cachegrind.mjs';
 import { printScenario, scenario } from './harness.mjs';
 import { KERNEL_CONNECTIONS, WARM_PERIODS } from './ws-period-kernel.mjs';
 
 const KERNEL = path.join(path.dirname(new URL(import.meta.url).pathname), 'ws-period-kernel.mjs');
 const SHORT_PERIODS = 2;
-const LONG_PERIODS = 32;
+const LONG_PERIODS = 16;
 const CANDIDATES = ['tickwheel', 'readme', 'none'];
+const JOBS = Math.max(1, Number(process.env.BENCH_WS_COUNT_JOBS ?? 2));
 
-/** Instructions per connection per period of each candidate in `scenario` (idle or mixed). */
-export function countPeriods(scenarioName, node = process.execPath) {
-  const out = {};
-  for (const candidate of CANDIDATES) {
-    const count = instructionsPerOp(
-      node,
-      scenarioName,
-      candidate,
-      { shortOps: SHORT_PERIODS, longOps: LONG_PERIODS },
-      { kernel: KERNEL },
+/**
+ * V8's compilers, by symbol: TurboFan/Turboshaft, Maglev, Sparkplug. A function is compiled once,
+ * but when depends on the type feedback that the run's timing gave it (how many pongs one poll
+ * read): two runs of one candidate compiled up to ~120M instructions apart (Node 20, the README
+ * pattern, 1 000 connections), ~7k per connection per period of a 16-period window. Their
+ * instructions are counted apart and left out of the per-period figure, which is the work every
+ * period repeats (garbage collection included).
+ */
+const COMPILER_SYMBOL = /v8::internal::(compiler|maglev|baseline)::|turboshaft/;
+
+/**
+ * Instructions of one kernel run under cachegrind: `{ total, compiler }`, every instruction of
+ * the server process and those of them in V8's compilers (by function, cg_annotate).
+ */
+function countRun(scenarioName, candidate, periods) {
+  const out = path.join(os.tmpdir(), `ws-period-${process.pid}-${scenarioName}-${candidate}-${periods}.cg`);
+  try {
+    const res = spawnSync(
+      'valgrind',
+      [
+        '--tool=cachegrind',
+        '--cache-sim=no',
+        `--cachegrind-out-file=${out}`,
+        process.execPath,
+        '--predictable',
+        '--no-concurrent-recompilation',
+        '--expose-gc',
+        KERNEL,
+        scenarioName,
+        candidate,
+        String(periods),
+      ],
+      { encoding: 'utf8', maxBuffer: 16 * 2 ** 20, timeout: 20 * 60_000 },
     );
-    const perConnection = count.perOp / KERNEL_CONNECTIONS;
-    console.log(`  instructions ${scenarioName} ${candidate}: ${Math.round(perConnection)} per connection per period`);
-    out[candidate] = { median: perConnection, samples: [perConnection], counts: count };
+    const match = /I\s+refs:\s+([\d,]+)/.exec(res.stderr ?? '');
+    if (res.status !== 0 || match === null) {
+      throw new Error(
+        `cachegrind: ${scenarioName}/${candidate} with ${periods} periods failed (status ${res.status}): ${(res.stderr ?? '').split('\n').slice(-5).join(' | ')}`,
+      );
+    }
+    const annotated = spawnSync('cg_annotate', ['--auto=no', '--threshold=0', out], {
+      encoding: 'utf8',
+      maxBuffer: 256 * 2 ** 20,
+    });
+    if (annotated.status !== 0) throw new Error(`cg_annotate failed: ${annotated.stderr}`);
+    let compiler = 0;
+    for (const line of annotated.stdout.split('\n')) {
+      const fn = /^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$/.exec(line);
+      if (fn !== null && COMPILER_SYMBOL.test(fn[2])) compiler += Number(fn[1].replaceAll(',', ''));
+    }
+    return { total: Number(match[1].replaceAll(',', '')), compiler };
+  } finally {
+    fs.rmSync(out, { force: true });
   }
+}
+
+/**
+ * One candidate's count under this process's runtime: (long run - short run) / the periods
+ * between, without the compilers' instructions (see COMPILER_SYMBOL); `perOpAll` keeps them.
+ */
+function countOne(scenarioName, candidate) {
+  const short = countRun(scenarioName, candidate, SHORT_PERIODS);
+  const long = countRun(scenarioName, candidate, LONG_PERIODS);
+  const periods = LONG_PERIODS - SHORT_PERIODS;
+  return {
+    perOp: (long.total - long.compiler - (short.total - short.compiler)) / periods,
+    perOpAll: (long.total - short.total) / periods,
+    short,
+    long,
+    shortOps: SHORT_PERIODS,
+    longOps: LONG_PERIODS,
+  };
+}
+
+/** {@link countOne} in a child process (this file with `--count`), so that JOBS counts run at once. */
+function countAsync(scenarioName, candidate) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--count', scenarioName, candidate], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (status) =>
+      status === 0
+        ? resolve(JSON.parse(out))
+        : reject(new Error(`ws-period-instructions: ${scenarioName}/${candidate} failed (status ${status})`)),
+    );
+  });
+}
+
+/**
+ * Instructions per connection per period of each candidate in each of `scenarioNames` (idle,
+ * mixed): `{ [scenario]: { [candidate]: { median, samples, counts } } }`, JOBS counts at a time.
+ */
+export async function countPeriods(scenarioNames) {
+  const jobs = scenarioNames.flatMap((name) => CANDIDATES.map((candidate) => [name, candidate]));
+  const out = Object.fromEntries(scenarioNames.map((name) => [name, {}]));
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const [name, candidate] = jobs[next++];
+      const count = await countAsync(name, candidate);
+      const perConnection = count.perOp / KERNEL_CONNECTIONS;
+      const all = count.perOpAll / KERNEL_CONNECTIONS;
+      console.log(
+        `  instructions ${name} ${candidate}: ${Math.round(perConnection)} per connection per period (${Math.round(all)} with the compilers)`,
+      );
+      out[name][candidate] = { median: perConnection, samples: [perConnection], counts: count };
+    }
+  };
+  await Promise.all(Array.from({ length: JOBS }, worker));
   return out;
 }
 
-const method = (what) =>
-  `valgrind --tool=cachegrind, node --predictable --no-concurrent-recompilation, the server process only (clients in a child process valgrind does not follow); (instructions of a ${LONG_PERIODS}-period run - those of a ${SHORT_PERIODS}-period run) / ${LONG_PERIODS - SHORT_PERIODS} periods / ${KERNEL_CONNECTIONS.toLocaleString('en-US')} connections, each run after the same ${WARM_PERIODS} periods and connection set-up (lib/ws-period-kernel.mjs). ${what} A period is a step of the clock: the wheel's clock (the system clock plus an offset) jumps one pingIntervalMs + pingSlackMs, the README pattern's setInterval pass runs once; then every pong is read. Every instruction of the server process, syscalls' user side and GC included. One count per candidate: it does not depend on the machine's load.`;
+const method = (what, results) =>
+  `valgrind --tool=cachegrind, node --predictable --no-concurrent-recompilation, the server process only (clients in a child process valgrind does not follow); (instructions of a ${LONG_PERIODS}-period run - those of a ${SHORT_PERIODS}-period run) / ${LONG_PERIODS - SHORT_PERIODS} periods / ${KERNEL_CONNECTIONS.toLocaleString('en-US')} connections, each run after the same connection set-up and ${WARM_PERIODS} warm-up periods (lib/ws-period-kernel.mjs): V8 optimizes a function that runs once per period (the wheel pass that visits the connections due) only after several periods, and a warm-up that ends before that counts its one-off compilation as a per-period cost. ${what} A period is a step of the clock: the wheel's clock (the system clock plus an offset) jumps one pingIntervalMs + pingSlackMs, the README pattern's setInterval pass runs once; then every pong is read. Every instruction of the server process (syscalls' user side and GC included) except those of V8's compilers (TurboFan/Turboshaft, Maglev, Sparkplug, by symbol), which compile a function once but at a point that depends on the feedback the run's timing gave it: two runs of one candidate differed by up to ~120M compiler instructions. ${withCompilers(results)} One count per candidate: it does not depend on the machine's load.`;
+
+/** The counts with the compilers' instructions, for the note. */
+const withCompilers = (results) =>
+  `With them (every instruction): ${Object.entries(results)
+    .map(([name, r]) => `${name} ${Math.round(r.counts.perOpAll / KERNEL_CONNECTIONS).toLocaleString('en-US')}`)
+    .join(', ')} per connection per period.`;
 
 /** The suite's rows: idle (ours against the pattern) and mixed (ours above the floor against the pattern above it). */
-export function periodInstructionScenarios() {
+export async function periodInstructionScenarios() {
   if (!valgrindAvailable()) {
     console.warn(
       '  instructions: valgrind is not installed (Debian: apt-get install valgrind); no instruction counts this run',
     );
     return [];
   }
-  const idle = countPeriods('idle');
-  const mixed = countPeriods('mixed');
+  if (process.env.BENCH_WS_COUNTS === '0') {
+    console.warn('  instructions: BENCH_WS_COUNTS=0, no ws instruction counts this run');
+    return [];
+  }
+  const { idle, mixed } = await countPeriods(['idle', 'mixed']);
   const above = (r, name) => r[name].median - r.none.median;
   const own = {
     tickwheel: { median: above(mixed, 'tickwheel'), samples: [above(mixed, 'tickwheel')] },
@@ -69,6 +182,7 @@ export function periodInstructionScenarios() {
       target: { ratio: 1 },
       note: method(
         "Idle connections: each is pinged and answers once per period with either design; 'none' is the floor (no heartbeat). Target: no more than the README pattern (ratio >= 1).",
+        idle,
       ),
     }),
     scenario({
@@ -81,6 +195,7 @@ export function periodInstructionScenarios() {
       results: mixed,
       note: method(
         "Every other connection sends 2 messages of 16 bytes per period, the app listening to messages in every candidate; 'none' is the floor: the same traffic with no heartbeat.",
+        mixed,
       ),
     }),
     scenario({
@@ -99,7 +214,10 @@ export function periodInstructionScenarios() {
   return scenarios;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain && process.argv[2] === '--count') {
+  process.stdout.write(JSON.stringify(countOne(process.argv[3], process.argv[4])));
+} else if (isMain) {
   const names = process.argv.slice(2);
-  for (const name of names.length > 0 ? names : ['idle', 'mixed']) countPeriods(name);
+  await countPeriods(names.length > 0 ? names : ['idle', 'mixed']);
 }

@@ -32,6 +32,7 @@
  *   node --expose-gc lib/ws-period-kernel.mjs <idle|mixed> <tickwheel|readme|none> <periods>
  */
 import { fork } from 'node:child_process';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { SystemClock, TimingWheel } from '@tickwheel/core';
@@ -56,7 +57,7 @@ const TALK_MESSAGE = 'x'.repeat(16);
 const SETTLE_MS = 200;
 const settle = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 /** Periods every run starts with (in the short and the long run alike). */
-export const WARM_PERIODS = 3;
+export const WARM_PERIODS = Number(process.env.BENCH_WS_KERNEL_WARM ?? 10);
 
 /**
  * The system clock moved forward by hand: `now()` is `performance.now()` plus the steps taken,
@@ -236,9 +237,12 @@ function clientMain() {
   process.send({ ready: true });
 }
 
-if (process.argv[2] === '--clients') {
+// Only as the main module: the suite imports this file for its constants, and its own client
+// process (suites/ws.mjs --clients) must not become this kernel's client too.
+const isMain = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isMain && process.argv[2] === '--clients') {
   clientMain();
-} else if (process.argv[1] && process.argv[1].endsWith('ws-period-kernel.mjs')) {
+} else if (isMain) {
   const [scenario, name, periodsText] = process.argv.slice(2);
   const periods = Number(periodsText);
   if (!['idle', 'mixed'].includes(scenario) || !(name in CANDIDATES) || !(periods >= 0)) {

@@ -23,7 +23,7 @@ const CANDIDATES = {
   'due-schedule'(ops) {
     const clock = new ManualClock(0);
     const wheel = new TimingWheel({ clock });
-    const schedule = new DueSchedule(wheel, () => undefined);
+    const schedule = new DueSchedule(wheel, { run: () => undefined });
     const entries = Array.from({ length: CONNECTIONS }, () => ({ prev: undefined, next: undefined }));
     for (const e of entries) schedule.file(e, dueAt(0));
     for (let i = 0; i < ops; i++) {

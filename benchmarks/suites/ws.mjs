@@ -65,6 +65,7 @@ import { heartbeat } from '@tickwheel/ws';
 import { WebSocket, WebSocketServer } from 'ws';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { gc, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import { periodInstructionScenarios } from '../lib/ws-period-instructions.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const HEAP_ROUNDS = Number(process.env.BENCH_WS_HEAP_ROUNDS ?? 5);
@@ -701,6 +702,9 @@ export async function run() {
   );
   for (const sc of scenarios) printScenario(sc);
   console.log(`  (ws suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  // Issue 27: the same comparisons in instructions per connection per period, which the load
+  // does not move (lib/ws-period-instructions.mjs), with the no-heartbeat floor of the same count.
+  scenarios.push(...(await periodInstructionScenarios()));
   // Issue 18: what the diagnostics channels cost here, in instructions (lib/channel-overhead.mjs).
   scenarios.push(...(await channelInstructionScenarios('ws')));
   return { scenarios, connections };

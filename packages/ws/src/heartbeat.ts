@@ -55,7 +55,7 @@ import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { CloseWatch } from './close-watch.js';
 import { Connection, controlFrameBytes, MarkedConnection } from './connection.js';
-import { DueSchedule } from './due-schedule.js';
+import type { DueSchedule } from './due-schedule.js';
 import { startLimits } from './limits.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
@@ -130,13 +130,10 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.target = target;
     const o = this.options;
     const clock = o.wheel.clock;
-    const schedule = new DueSchedule<Connection<S>>(
-      o.wheel,
-      (c, now) => this.liveness.run(c, now),
-      () => this.liveness.endPass(),
-    );
+    this.liveness = new LivenessCheck<S>(o, this.checkHost(), isServer(target) ? 'server' : 'client');
+    // The check runs what comes due in the schedule it owns.
+    const schedule = this.liveness.schedule;
     this.schedule = schedule;
-    this.liveness = new LivenessCheck<S>(o, schedule, this.checkHost(), isServer(target) ? 'server' : 'client');
     // Fresh readings: a read is a job of its own, and `clock.now()` would queue a microtask to
     // end its cached reading, for every frame.
     const liveness = this.liveness;

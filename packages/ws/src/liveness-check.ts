@@ -43,7 +43,7 @@ import {
   type Connection,
   type WriteProgress,
 } from './connection.js';
-import { heldRing, type DueGroup, type DueSchedule } from './due-schedule.js';
+import { DueSchedule, heldRing, type DueGroup, type DueRunner } from './due-schedule.js';
 import { dueIdle } from './idle.js';
 import { dueLimit } from './limits.js';
 import type { ResolvedOptions } from './options.js';
@@ -68,7 +68,7 @@ export interface CheckHost<S extends WebSocket> {
 }
 
 /** See the module comment. */
-export class LivenessCheck<S extends WebSocket> {
+export class LivenessCheck<S extends WebSocket> implements DueRunner<Connection<S>> {
   readonly counters: Omit<HeartbeatStats, 'connections'> = {
     pingsSent: 0,
     dead: 0,
@@ -100,13 +100,16 @@ export class LivenessCheck<S extends WebSocket> {
   /** The keepalive's payload in bytes (UTF-8). */
   private readonly keepaliveBytes: number;
 
+  /** Where its records are filed; it runs them when they come due (it is the schedule's runner). */
+  readonly schedule: DueSchedule<Connection<S>>;
+
   constructor(
     private readonly o: ResolvedOptions,
-    private readonly schedule: DueSchedule<Connection<S>>,
     private readonly host: CheckHost<S>,
     private readonly side: 'server' | 'client',
   ) {
     this.keepaliveBytes = Buffer.byteLength(o.keepaliveMessage);
+    this.schedule = new DueSchedule<Connection<S>>(o.wheel, this);
   }
 
   /** Compares `c` with the clock reading `now`, acts, and files it again. */

@@ -17,7 +17,7 @@ beforeEach(() => {
   clock = new ManualClock(0);
   wheel = new TimingWheel({ clock });
   ran = [];
-  schedule = new DueSchedule<Entry>(wheel, (e) => ran.push(`${e.name}@${clock.now()}`));
+  schedule = new DueSchedule<Entry>(wheel, { run: (e) => ran.push(`${e.name}@${clock.now()}`) });
 });
 
 afterEach(() => {
@@ -71,8 +71,10 @@ describe('DueSchedule', () => {
     it('lets the runner file the entry again, even at the time that is running', () => {
       const a = new Entry('a');
       let rounds = 0;
-      const again = new DueSchedule<Entry>(wheel, (e) => {
-        if (++rounds < 3) again.file(e, clock.now() + 5);
+      const again = new DueSchedule<Entry>(wheel, {
+        run: (e) => {
+          if (++rounds < 3) again.file(e, clock.now() + 5);
+        },
       });
       again.file(a, 5);
       clock.advanceTo(100);
@@ -98,9 +100,11 @@ describe('DueSchedule', () => {
 
     it('takes an entry out of a group that is running, before its turn', () => {
       const [a, b] = [new Entry('a'), new Entry('b')];
-      const s = new DueSchedule<Entry>(wheel, (e) => {
-        ran.push(e.name);
-        if (e === a) s.unfile(b);
+      const s = new DueSchedule<Entry>(wheel, {
+        run: (e) => {
+          ran.push(e.name);
+          if (e === a) s.unfile(b);
+        },
       });
       s.file(a, 10);
       s.file(b, 10);
@@ -112,12 +116,14 @@ describe('DueSchedule', () => {
   it('runs every entry of a group even when the runner throws, then throws what it threw', () => {
     const [a, b, c] = [new Entry('a'), new Entry('b'), new Entry('c')];
     let thrown = false;
-    const s = new DueSchedule<Entry>(wheel, (e) => {
-      ran.push(`${e.name}@${clock.now()}`);
-      if (e === a && !thrown) {
-        thrown = true;
-        throw new Error('runner bug');
-      }
+    const s = new DueSchedule<Entry>(wheel, {
+      run: (e) => {
+        ran.push(`${e.name}@${clock.now()}`);
+        if (e === a && !thrown) {
+          thrown = true;
+          throw new Error('runner bug');
+        }
+      },
     });
     s.file(a, 10);
     s.file(b, 10);
@@ -130,9 +136,11 @@ describe('DueSchedule', () => {
 
   it('runs 1,500 entries whose runner always throws in one round (no loop limit), one AggregateError', () => {
     const entries = Array.from({ length: 1_500 }, (_, i) => new Entry(`e${i}`));
-    const s = new DueSchedule<Entry>(wheel, (e) => {
-      ran.push(e.name);
-      throw new Error(`listener bug ${e.name}`);
+    const s = new DueSchedule<Entry>(wheel, {
+      run: (e) => {
+        ran.push(e.name);
+        throw new Error(`listener bug ${e.name}`);
+      },
     });
     for (const e of entries) s.file(e, 10);
     let caught: unknown;

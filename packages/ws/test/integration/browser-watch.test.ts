@@ -17,6 +17,12 @@ import { closeAll, next, onCleanup, sleep, startNoServer } from '../helpers/serv
 // (Chromium then delivers the queued keepalives before the overdue timer: a hand-written timer
 // restarted by each message survives the block too. The order that fools it, a timer first, is
 // covered by the unit tests' fake page; here the late check is seen in when the dead server is found.)
+// A page is also frozen the way DevTools freezes one: CDP's Debugger.pause stops the page's
+// JavaScript at the next statement it runs (a keepalive's handler, the watch's timer), and nothing
+// else runs until Debugger.resume: timers come due and wait, messages queue, as in a frozen tab.
+// Page.setWebLifecycleState({ state: 'frozen' }) is sent too, but headless Chromium 156 returns
+// success and keeps running the page (a 50 ms interval kept ticking through a 1 s "freeze", with
+// or without playwright's --disable-renderer-backgrounding), so the pause is what freezes it here.
 
 const KEEPALIVE_MS = 100;
 const SILENCE_MS = 500;
@@ -102,6 +108,34 @@ const blockPage = (page: Page, ms: number): Promise<number> =>
     return performance.now();
   }, ms);
 const pageNow = (page: Page): Promise<number> => page.evaluate(() => performance.now());
+/**
+ * Freezes the page's JavaScript for `ms` through CDP (see the file comment), hidden meanwhile, and
+ * shows it again. `whileFrozen` runs once the page is paused. Resolves with the page's clock
+ * right after the resume.
+ */
+async function freezePage(page: Page, ms: number, whileFrozen: () => void = () => undefined): Promise<number> {
+  await setVisibility(page, 'hidden');
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    await cdp.send('Debugger.enable');
+    const paused = new Promise<void>((resolve) => cdp.once('Debugger.paused', () => resolve()));
+    await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+    await cdp.send('Debugger.pause');
+    // It pauses at the next statement the page runs: a keepalive arrives every KEEPALIVE_MS, and the
+    // watch's own timer runs within silenceMs even when nothing arrives.
+    await paused;
+    whileFrozen();
+    await sleep(ms);
+    await cdp.send('Debugger.resume');
+    await cdp.send('Page.setWebLifecycleState', { state: 'active' });
+    await cdp.send('Debugger.disable');
+  } finally {
+    await cdp.detach();
+  }
+  const resumedAt = await pageNow(page);
+  await setVisibility(page, 'visible');
+  return resumedAt;
+}
 const readyState = (page: Page): Promise<number> =>
   page.evaluate(() => (globalThis as unknown as { testSocket: WebSocket }).testSocket.readyState);
 
@@ -185,6 +219,44 @@ describe('watch() in headless Chromium, against heartbeat(wss, { keepaliveMs })'
     // from shownAt instead, a loaded machine's gap between the block's end and the show eats the margin.)
     expect(dead.at - blockEndedAt).toBeGreaterThanOrEqual(SILENCE_MS - 20);
     expect(dead.at - shownAt).toBeLessThan(1_000 + SILENCE_MS + 1_000);
+  }, 90_000);
+
+  it('never declares a live server dead: hidden and frozen by CDP (Debugger.pause) well past silenceMs, then resumed', async () => {
+    const { port } = await startPageServer();
+    const page = await openPage(port, port);
+    await sleep(2 * SILENCE_MS);
+    for (let round = 0; round < 2; round++) {
+      const before = (await pageState(page)).keepalives;
+      await freezePage(page, 5 * SILENCE_MS);
+      await sleep(2 * SILENCE_MS);
+      // Frozen for real: the keepalives sent meanwhile were delivered only after the resume, and
+      // keepalives flow again.
+      expect((await pageState(page)).keepalives).toBeGreaterThan(before);
+    }
+    const state = await pageState(page);
+    expect(state.dead).toEqual([]);
+    expect(await readyState(page)).toBe(1);
+  }, 90_000);
+
+  it('declares a server that stalled while the page was frozen dead after the resume, not before it hears silenceMs awake', async () => {
+    const { port } = await startPageServer();
+    const { proxy, port: proxyPort } = await PartitionProxy.start(port);
+    onCleanup(() => proxy.close());
+    const page = await openPage(port, proxyPort);
+    await sleep(2 * SILENCE_MS);
+    const frozenAfter = await pageNow(page);
+    const resumedAt = await freezePage(page, 5 * SILENCE_MS, () => proxy.stall());
+    await page.waitForFunction(() => (globalThis as unknown as { testState: PageState }).testState.dead.length > 0, {
+      timeout: 10_000,
+    });
+    const [dead] = (await pageState(page)).dead;
+    // Nothing ran while frozen, and the freeze is not silence it heard: it waits out silenceMs awake
+    // after the resume (a watch timing silence from the last message would have called it dead at
+    // once), then finds the dead server within one more LATE_MS and a loaded machine's margin.
+    expect(dead.at - frozenAfter).toBeGreaterThanOrEqual(5 * SILENCE_MS + SILENCE_MS - 20);
+    expect(dead.at - resumedAt).toBeLessThan(SILENCE_MS + 1_000 + 1_000);
+    expect(dead.silentMs).toBeGreaterThanOrEqual(SILENCE_MS);
+    expect(dead.readyState).toBe(2);
   }, 90_000);
 
   it("adds no own property to the browser's WebSocket, and removes its listeners once the socket closes", async () => {

@@ -49,7 +49,9 @@ export class TransparencyServer {
         this.handle(url, req, res);
       });
     });
-    this.server.keepAliveTimeout = 10_000;
+    // Longer than any scenario's pause between two requests on one connection, even on a loaded
+    // machine: a socket the server times out just as the client reuses it is reset (ECONNRESET).
+    this.server.keepAliveTimeout = 60_000;
     this.server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));

@@ -31,9 +31,16 @@ export function valgrindAvailable() {
 
 /**
  * Total instructions (cachegrind's "I refs") of one kernel run under `node`; `kernel` and `env`
- * name another kernel script taking the same arguments (channel-kernels.mjs) and its environment.
+ * name another kernel script taking the same arguments (channel-kernels.mjs) and its environment,
+ * `nodeFlags` more flags for node (fetch-instructions.mjs sizes the old generation with them).
  */
-export function countInstructions(node, scenario, candidate, ops, { kernel = KERNEL, env = process.env } = {}) {
+export function countInstructions(
+  node,
+  scenario,
+  candidate,
+  ops,
+  { kernel = KERNEL, env = process.env, nodeFlags = [] } = {},
+) {
   const res = spawnSync(
     'valgrind',
     [
@@ -44,6 +51,7 @@ export function countInstructions(node, scenario, candidate, ops, { kernel = KER
       '--predictable',
       '--no-concurrent-recompilation',
       '--expose-gc',
+      ...nodeFlags,
       kernel,
       scenario,
       candidate,

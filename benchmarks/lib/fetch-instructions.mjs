@@ -10,10 +10,25 @@
  * compilation made up over half of the count, moving it by ~100k between candidates and runs. The
  * window therefore starts after WARMUP requests, where each candidate runs its steady-state code.
  *
+ * The old generation starts at OLD_SPACE_MB, so no mark-compact runs in either run. undici's fetch
+ * keeps every request's objects past two scavenges (its FinalizationRegistry cells are cleared only
+ * by a full collection), so the old generation grows by 15-19 KB per request for every candidate,
+ * and a full collection comes every ~1,500 requests at tens of millions of instructions. Whether
+ * the long run held one, two or three more of them than the short one decided the difference
+ * between candidates (0 to +3 per candidate over one 2,000-request window on Node 20). Held off,
+ * the count is the work of a request, scavenges included; what each candidate leaves to the old
+ * generation is measured beside it (benchmarks/README.md, "fetch: measurements behind the source
+ * comments").
+ *
  * Candidates, each request sequential with its body read by text():
  * - `bare fetch`: `fetch(url)`;
- * - `AbortSignal.timeout`: `fetch(url, { signal: AbortSignal.timeout(60_000) })`;
- * - `tickwheel`: `withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs })`, 60 s each.
+ * - `AbortSignal.timeout`: `fetch(url, { signal: AbortSignal.timeout(LIMIT_MS) })`;
+ * - `tickwheel`: `withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs })`, LIMIT_MS each.
+ *
+ * LIMIT_MS is an hour, longer than any run under valgrind: `AbortSignal.timeout`'s timer is never
+ * cleared, and one that fired inside a run would count its abort (which reaches the finished
+ * request's own controller through undici's WeakRef to it) as often as the machine's load
+ * stretched the run past the limit.
  *
  *   node lib/fetch-instructions.mjs [shortN] [longN]   # prints the counts for this Node (default 1000 3000)
  */
@@ -25,7 +40,11 @@ import { countInstructions, valgrindAvailable } from './cachegrind.mjs';
 const SELF = fileURLToPath(import.meta.url);
 /** Requests before the counted window: past fetch's tiering up (see the header). */
 export const WARMUP = 3_000;
-const LIMIT_MS = 60_000;
+/** The old generation's initial size: above what the longest run promotes, so no mark-compact lands in a window (see the header). */
+export const OLD_SPACE_MB = 1_024;
+const NODE_FLAGS = [`--initial-old-space-size=${OLD_SPACE_MB}`];
+/** Far longer than a run (see the header): no candidate's timer fires while it is counted. */
+export const LIMIT_MS = 3_600_000;
 const BODY = Buffer.alloc(512, 'x');
 
 export const INSTRUCTION_CANDIDATES = ['bare fetch', 'AbortSignal.timeout', 'tickwheel'];
@@ -77,8 +96,8 @@ export async function fetchInstructions(node = process.execPath, shortN = 1_000,
     const env = { ...process.env, FETCH_INSTRUCTIONS_URL: server.url };
     const results = {};
     for (const candidate of INSTRUCTION_CANDIDATES) {
-      const short = countInstructions(node, 'request', candidate, shortN, { kernel: SELF, env });
-      const long = countInstructions(node, 'request', candidate, longN, { kernel: SELF, env });
+      const short = countInstructions(node, 'request', candidate, shortN, { kernel: SELF, env, nodeFlags: NODE_FLAGS });
+      const long = countInstructions(node, 'request', candidate, longN, { kernel: SELF, env, nodeFlags: NODE_FLAGS });
       const perRequest = Math.round((long - short) / (longN - shortN));
       results[candidate] = { median: perRequest, samples: [perRequest] };
     }

@@ -13,6 +13,7 @@
  * the counted ticks, so that a short and a long run differ only in the ticks counted, and the
  * refresh order is generated for the longest run and read from its start.
  */
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ClockTimer } from '@colyseus/timer';
 import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
@@ -134,6 +135,15 @@ const COUNTED = (process.env.BENCH_GAME_INSTRUCTIONS ?? Object.keys(PERIODIC).jo
 const [SHORT_TICKS, LONG_TICKS] = (process.env.BENCH_GAME_TICKS ?? '20,120').split(',').map(Number);
 
 /**
+ * V8 flags that make the collector's work the same in every run of a 500,000-buff world.
+ * Incremental marking sizes its steps by time, and the heap grows by a factor computed from
+ * measured GC and mutator speeds, so under valgrind the build of the world did a different
+ * amount of marking from one run to the next: two counts of one candidate differed by more than
+ * the whole counted window (one read negative). With these flags two runs differ by 0.0001%.
+ */
+const DETERMINISTIC_GC = ['--no-incremental-marking', '--no-memory-reducer', '--heap-growing-percent=100'];
+
+/**
  * The periodic-effects world counted under cachegrind, per candidate: instructions per tick,
  * (long run - short run) / (long ticks - short ticks). A count does not move with the load of
  * the machine; it does not see cache misses either, which are most of what a TimerSet expiry
@@ -153,7 +163,7 @@ export function periodicInstructionScenario() {
       'periodic',
       candidate,
       { shortOps: SHORT_TICKS, longOps: LONG_TICKS },
-      { kernel },
+      { kernel, nodeFlags: DETERMINISTIC_GC },
     );
     results[candidate] = { median: count.perOp, samples: [count.perOp], counts: count };
   }
@@ -171,17 +181,49 @@ export function periodicInstructionScenario() {
       `(instructions of a ${LONG_TICKS}-tick run - those of a ${SHORT_TICKS}-tick run) / ${LONG_TICKS - SHORT_TICKS}, each after building the world and ${WARM_TICKS} warm-up ticks ` +
       `(lib/game-kernels.mjs). "core wheel + Map" is TimerSet's job done with the core wheel's levels instead of the set's own: a Map of { value, TimerHandle }, ` +
       `each buff re-armed by handle.refresh() from its callback; it is what decides whether TimerSet keeps a scheduler of its own (set-wheel.ts). ` +
+      `Node runs with ${DETERMINISTIC_GC.join(' ')} so that GC work is the same in every run (see DETERMINISTIC_GC). ` +
       `One count per candidate: a count does not depend on the machine's load.`,
   });
   printScenario(sc);
   return [sc];
 }
 
+/** Bytes in use (V8 heap plus ArrayBuffer backing stores) after a full collection. */
+function memoryAfterGc() {
+  globalThis.gc();
+  globalThis.gc();
+  const { heapUsed, arrayBuffers } = process.memoryUsage();
+  return heapUsed + arrayBuffers;
+}
+
+/**
+ * Heap per buff of a candidate's world, built in a fresh process (`heap <candidate>`, with
+ * --expose-gc): in the suite's process a world measured after another could still be held by a
+ * stale register of the loop that built the previous one, and read as 0 bytes.
+ */
+export function heapPerBuff(candidate) {
+  const res = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'heap', candidate], {
+    encoding: 'utf8',
+  });
+  if (res.status !== 0) throw new Error(`game-kernels heap ${candidate} failed: ${res.stderr}`);
+  return JSON.parse(res.stdout).bytesPerBuff;
+}
+
 if (process.argv[1] && process.argv[1].endsWith('game-kernels.mjs')) {
   const [scenario, candidate, ticksText] = process.argv.slice(2);
+  if (scenario === 'heap' && candidate in PERIODIC) {
+    const before = memoryAfterGc();
+    const world = PERIODIC[candidate]();
+    const bytesPerBuff = (memoryAfterGc() - before) / BUFFS;
+    if (typeof world.step !== 'function') throw new Error(`${candidate}: no world built`);
+    console.log(JSON.stringify({ bytesPerBuff }));
+    process.exit(0);
+  }
   const ticks = Number(ticksText);
   if (scenario !== 'periodic' || !(candidate in PERIODIC) || !(ticks >= 0 && ticks <= MAX_TICKS)) {
-    console.error(`usage: game-kernels.mjs periodic <${Object.keys(PERIODIC).join('|')}> <ticks 0..${MAX_TICKS}>`);
+    console.error(
+      `usage: game-kernels.mjs periodic <${Object.keys(PERIODIC).join('|')}> <ticks 0..${MAX_TICKS}> | heap <candidate>`,
+    );
     process.exit(2);
   }
   const expired = runPeriodic(candidate, ticks);

@@ -82,7 +82,7 @@ function cpuMicros() {
 }
 
 /** Side figures of each round, keyed by candidate: heap per buff and expiries seen. */
-export const heapSamples = { tickwheel: [], colyseus: [], 'colyseus setInterval': [] };
+export const heapSamples = { tickwheel: [], colyseus: [], 'colyseus setInterval': [], 'core wheel + Map': [] };
 export const expirySamples = { tickwheel: [], colyseus: [], 'colyseus setInterval': [] };
 export const longSamples = { tickwheel: [], 'colyseus setInterval': [] };
 

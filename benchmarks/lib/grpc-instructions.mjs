@@ -10,7 +10,14 @@
  * - `bare-als`: bare grpc-js, every call with `{ deadline: Date.now() + 60 s }`; the process never
  *   loads @tickwheel/grpc;
  * - `tickwheel`: `deadlineInterceptor({ timeoutMs: 60 s })` on the client and
- *   `serverDeadlineInterceptor()` on the server, no call options.
+ *   `serverDeadlineInterceptor()` on the server, no call options;
+ * - `floor-als`: the floor under any interceptor pair that gives handlers an ambient deadline of
+ *   its own: bare-als's calls, through interceptors that do nothing (`(options, next) =>
+ *   next(options)` on the client, `(method, call) => call` on the server), in a process where a
+ *   second AsyncLocalStorage is switched on, as tickwheel's ambient store is. What it costs above
+ *   bare-als is grpc-js's price of having interceptors at all plus Node's price of a second store
+ *   (on Node 20 and 22 every async resource carries each enabled store); lib/grpc-ablation.mjs
+ *   counts the two apart.
  *
  * Calls are made one at a time, as the fetch suite's requests are: with calls in flight, how many
  * of them one socket read or write carries depends on timing, which valgrind and the machine's
@@ -28,7 +35,7 @@ const SELF = fileURLToPath(import.meta.url);
 export const WARMUP = 1_000;
 const DEADLINE_MS = 600_000;
 
-export const GRPC_INSTRUCTION_CANDIDATES = ['bare-als', 'tickwheel'];
+export const GRPC_INSTRUCTION_CANDIDATES = ['bare-als', 'floor-als', 'tickwheel'];
 
 /** The tracer's storage: entered before grpc-js loads, and around every call. */
 export const tracer = new AsyncLocalStorage();
@@ -52,7 +59,12 @@ export async function tracedPair(grpc, candidate) {
   const service = ECHO_SERVICE;
   const tickwheel =
     candidate === 'tickwheel' ? await import(process.env.GRPC_INSTRUCTIONS_PACKAGE ?? '@tickwheel/grpc') : undefined;
-  const server = new grpc.Server({ interceptors: tickwheel ? [tickwheel.serverDeadlineInterceptor()] : [] });
+  const floor = candidate === 'floor-als';
+  // Switched on as tickwheel's is (core's enableAmbientDeadlines): a run() of nothing.
+  if (floor) new AsyncLocalStorage().run(null, () => undefined);
+  const server = new grpc.Server({
+    interceptors: tickwheel ? [tickwheel.serverDeadlineInterceptor()] : floor ? [(method, call) => call] : [],
+  });
   server.addService(service, {
     Echo(call, callback) {
       callback(null, call.request);
@@ -65,7 +77,11 @@ export async function tracedPair(grpc, candidate) {
   );
   const Client = grpc.makeGenericClientConstructor(service, 'Bench');
   const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), {
-    interceptors: tickwheel ? [tickwheel.deadlineInterceptor({ timeoutMs: DEADLINE_MS })] : [],
+    interceptors: tickwheel
+      ? [tickwheel.deadlineInterceptor({ timeoutMs: DEADLINE_MS })]
+      : floor
+        ? [(options, next) => next(options)]
+        : [],
   });
   await new Promise((resolve, reject) =>
     client.waitForReady(Date.now() + 120_000, (err) => (err ? reject(err) : resolve())),

@@ -28,7 +28,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
-import { periodicInstructionScenario } from '../lib/game-kernels.mjs';
+import { heapPerBuff, periodicInstructionScenario } from '../lib/game-kernels.mjs';
 import { keyChurn, BLOCK_PAIRS } from '../lib/game-keys.mjs';
 import {
   BUFFS,
@@ -100,6 +100,10 @@ export async function run() {
   printScenario(periodicSc);
   scenarios.push(periodicSc);
 
+  // The same buffs held by the core wheel instead (a Map of { value, TimerHandle }, lib/game-kernels.mjs):
+  // the memory that decides whether TimerSet keeps a scheduler of its own (timer-set/set-wheel.ts).
+  for (let r = 0; r < REPEATS; r++) heapSamples['core wheel + Map'].push(heapPerBuff('core wheel + Map'));
+
   const heapSc = scenario({
     id: 'heap-per-buff',
     title: 'Heap per buff, 500k buffs',
@@ -109,7 +113,7 @@ export async function run() {
     baseline: 'colyseus',
     results: summarize(heapSamples),
     target: { max: 200 },
-    note: `Memory delta of building the world, V8 heapUsed plus ArrayBuffer backing stores (gc before and after): the timer, plus the buff object and the world's array slot (the same in both). TimerSet: a Map entry, the key and value cells of its key slot, its key record, its share of the slab and its entry in a wheel bucket (typed arrays, no object per buff, capacity doubled when full); ClockTimer: Delayed, its args array, the re-apply closure. Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
+    note: `Memory delta of building the world, V8 heapUsed plus ArrayBuffer backing stores (gc before and after): the timer, plus the buff object and the world's array slot (the same in both). TimerSet: a Map entry, the key and value cells of its key slot, its key record, its share of the slab and its entry in a wheel bucket (typed arrays, no object per buff, capacity doubled when full); ClockTimer: Delayed, its args array, the re-apply closure; core wheel + Map: a Map entry, an { value, handle } object, a TimerHandle and its re-arming closure (the world of instructions-per-tick-periodic). Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,
   });
   printScenario(heapSc);
   scenarios.push(heapSc);

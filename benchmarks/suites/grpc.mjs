@@ -476,6 +476,16 @@ async function measureAll(workers) {
             target: { ratio: 0.97 },
             note: `Instructions of one process holding client and server, under valgrind --tool=cachegrind: (run of ${INSTRUCTION_LONG} calls - run of ${INSTRUCTION_SHORT}) / ${INSTRUCTION_LONG - INSTRUCTION_SHORT}, after ${INSTRUCTION_WARMUP} warm-up calls, one call at a time (lib/grpc-instructions.mjs). The process enters a tracer's AsyncLocalStorage first and makes each call inside a run() of it; bare-als never loads @tickwheel/grpc. Target (issue 28): at least 0.97x bare's calls per CPU-second, i.e. at most bare's instructions / 0.97.`,
           }),
+          scenario({
+            id: 'unary-instructions-traced-floor',
+            title: `Instructions per unary call (client and server, one call at a time), interceptors that do nothing plus a second AsyncLocalStorage vs grpc-js deadline option, both in a process that uses AsyncLocalStorage (cachegrind)`,
+            unit: 'instructions',
+            higherIsBetter: false,
+            subject: 'floor-als',
+            baseline: 'bare-als',
+            results: tracedInstructions,
+            note: `The floor under the row above, from the same runs: bare-als's calls through a client interceptor (options, next) => next(options) and a server interceptor (method, call) => call, in a process where a second AsyncLocalStorage is switched on, as tickwheel's ambient store is. No interceptor design that gives handlers an ambient deadline of its own can count fewer; lib/grpc-ablation.mjs splits it into the interceptors' part and the second store's.`,
+          }),
         ]),
     scenario({
       id: 'heap-per-in-flight-call-traced',

@@ -40,13 +40,17 @@ export async function runDurable({ redisUrl } = {}) {
   const client1 = connect(redisUrl);
   const server1 = new RedisTimers({ redis: client1, ...options });
   try {
-    await server1.schedule('player:42:xp-boost', 900, { player: 42, effect: 'XP x2' });
-    await server1.schedule('player:7:rested', 700, { player: 7, effect: 'rested bonus' });
-    await server1.schedule('player:9:curse', 800, { player: 9, effect: 'curse' });
+    // Over 2 s out, so that server 1 is gone before the first is due even on a busy machine (on
+    // the stand-in each call runs its script in a Lua VM written in JavaScript, which a loaded
+    // machine slows to a fraction of a second per call).
+    // The earlier one first: each call takes time, so the one scheduled later is also due later.
+    await server1.schedule('player:7:rested', 2_200, { player: 7, effect: 'rested bonus' });
+    await server1.schedule('player:42:xp-boost', 2_400, { player: 42, effect: 'XP x2' });
+    await server1.schedule('player:9:curse', 2_300, { player: 9, effect: 'curse' });
     events.push({
       t: at(),
       server: 1,
-      text: 'schedules player:42:xp-boost (900 ms), player:7:rested (700 ms), player:9:curse (800 ms)',
+      text: 'schedules player:7:rested (2.2 s), player:42:xp-boost (2.4 s), player:9:curse (2.3 s)',
     });
     const cancelled = await server1.cancel('player:9:curse');
     events.push({ t: at(), server: 1, text: `a priest lifts the curse: cancel(player:9:curse) = ${cancelled}` });
@@ -91,7 +95,7 @@ export async function runDurable({ redisUrl } = {}) {
     });
     // Wait for both, and until past the cancelled curse's due time, to show that it never fires.
     const waitUntil = Date.now() + 5_000;
-    while ((fired.length < 2 || at() < 950) && Date.now() < waitUntil) await sleep(10);
+    while ((fired.length < 2 || at() < 2_450) && Date.now() < waitUntil) await sleep(10);
     return { backend: redisUrl ? 'redis' : 'ioredis-mock', events, fired, pending };
   } finally {
     await server2.stop();

@@ -45,7 +45,10 @@
  * and `due` (ZSET id -> next attempt). Its records are migrated on first touch: {@link LAYOUT}'s
  * `load(id)` moves a timer it finds there, and every claim first moves the earliest of the old
  * `due` set, so an old timer is never missed when it is due. Read-only scripts (get,
- * listFailed) read the old keys without moving anything.
+ * listFailed) read the old keys without moving anything. Each script asks once whether the old
+ * `timers` hash exists at all (`OLD`; Redis deletes it with its last record): without it, no id
+ * is looked up there and a claim reads no old `due`, so a namespace that never had old records
+ * pays one EXISTS per script, not a lookup per id.
  */
 /** Timers per bucket on average; see the header. */
 export const LOAD = 32;
@@ -56,6 +59,7 @@ export const LOAD = 32;
  *
  * - `bucketOf(id)`, `rk(b)`, `pk(b)`, `dk(b)`: an id's bucket and that bucket's keys
  * - `to36(n)`, `from36(s)`: due times in records are written in base 36 (8 digits, not 13)
+ * - `OLD`: whether the old `timers` hash exists (a shard with records of the previous layout)
  * - `peek(id)`: meta, payload ('' for none), next attempt or false; reads old records too
  * - `load(id)`: meta (or nil) and bucket, migrating an old record first (the newer of the two wins)
  * - `reindex(b)`: sets bucket b's entry in the index from its earliest due timer
@@ -65,8 +69,10 @@ export const LOAD = 32;
  * - `held(id, token)`: its meta and bucket while it is claimed under that very token
  */
 export const LAYOUT = `local BASE = string.sub(KEYS[9], 1, -2)
-local level = tonumber(redis.call('HGET', KEYS[9], 'l') or '0')
-local split = tonumber(redis.call('HGET', KEYS[9], 's') or '0')
+local state = redis.call('HMGET', KEYS[9], 'l', 's')
+local level = tonumber(state[1]) or 0
+local split = tonumber(state[2]) or 0
+local OLD = redis.call('EXISTS', KEYS[3]) == 1
 local function hashOf(id)
   local h = 0
   for i = 1, #id do h = (h * 1103 + string.byte(id, i)) % 1048573 end
@@ -103,6 +109,7 @@ local function reindex(b)
   if head[2] then redis.call('ZADD', KEYS[8], head[2], b) else redis.call('ZREM', KEYS[8], b) end
 end
 local function legacy(id)
+  if not OLD then return nil end
   local old = redis.call('HGET', KEYS[3], id)
   if not old then return nil end
   local token, due, rest, payload = string.match(old, '^(%d+):(%d+):(%d+:%d+:[^:]*):(.*)$')

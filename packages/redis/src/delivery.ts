@@ -27,7 +27,12 @@ export interface WorkerContext {
    * Runs a write script wrapped by once (lua-prelude.ts) on shard `index` within the failover
    * budget: every try carries the call's id, so a second try of one that landed answers as it did.
    */
-  write<T>(command: 'tickwheelAck' | 'tickwheelFail', index: number, args: string[], what: string): Promise<T>;
+  write<T>(
+    command: 'tickwheelAck' | 'tickwheelExtend' | 'tickwheelFail',
+    index: number,
+    args: string[],
+    what: string,
+  ): Promise<T>;
   /** For the diagnostics channels. */
   namespace: string;
   /** The scripts' trailing time argument. */
@@ -59,8 +64,6 @@ export interface DeliveryHost {
   serverNow(local: number): number;
   /** Keeps `promise` among the work `stop()` waits for. */
   track<T>(promise: Promise<T>): Promise<T>;
-  /** Runs a fenced call within the failover budget, tracked. */
-  budgeted<T>(call: () => Promise<T>, what: string): Promise<T>;
   /** Re-arms the worker's wake-up (a handler slot came free). */
   arm(): void;
   /** Reports a background error unless stopping. */
@@ -91,6 +94,7 @@ export class Deliveries {
     maxAttempts: number,
     leaseExpiresAt: number,
     payload: string,
+    stalls = 0,
   ): FiredTimer {
     const timer: FiredTimer = {
       id,
@@ -98,13 +102,18 @@ export class Deliveries {
       dueAt,
       attempts,
       maxAttempts,
+      stalls,
       token,
       leaseExpiresAt,
       extendLease: async (ms = this.ctx.leaseMs) => {
         kit.durationMs(ms, 'extendLease(ms)', 1);
-        const until = await this.host.budgeted(
-          () => this.ctx.client.tickwheelExtend(...shard.keys, id, token, String(Math.ceil(ms)), this.ctx.now()),
-          `extendLease("${id}")`,
+        const until = await this.host.track(
+          this.ctx.write<string>(
+            'tickwheelExtend',
+            shard.index,
+            [id, token, String(Math.ceil(ms))],
+            `extendLease("${id}")`,
+          ),
         );
         if (until === '') return undefined;
         timer.leaseExpiresAt = Number(until);

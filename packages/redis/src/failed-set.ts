@@ -46,11 +46,7 @@ export async function listFailed<P>(calls: ShardCalls, limit: number): Promise<F
 
 /** Gives one failed timer (or, without `id`, every one) a fresh start; returns how many. */
 export function retryFailed(calls: ShardCalls, id: string | undefined): Promise<number> {
-  return eachFailed(calls, id, 'tickwheelRetryFailed', 'retryFailed', (index) => [
-    calls.channel,
-    String(index),
-    calls.now(),
-  ]);
+  return eachFailed(calls, id, 'tickwheelRetryFailed', 'retryFailed', (index) => [calls.channel, String(index)]);
 }
 
 /** Deletes one failed timer (or, without `id`, every one) for good; returns how many. */
@@ -67,10 +63,10 @@ async function eachFailed(
 ): Promise<number> {
   if (id !== undefined) {
     requireId(id);
-    const { index, keys } = calls.shardOf(id);
-    return calls.run<number>(
+    const { index } = calls.shardOf(id);
+    return calls.write<number>(
       command,
-      keys,
+      index,
       [id, '1', ...extra(index)],
       `${what}(${JSON.stringify(id)})`,
       RETRY_SAFE.other,
@@ -79,9 +75,9 @@ async function eachFailed(
   let total = 0;
   for (let index = 0; index < calls.keys.length; index++) {
     for (;;) {
-      const n = await calls.run<number>(
+      const n = await calls.write<number>(
         command,
-        keyList(calls.keys[index]),
+        index,
         ['', String(FAILED_BATCH), ...extra(index)],
         what,
         RETRY_SAFE.other,

@@ -29,12 +29,12 @@ export interface ScriptCommands {
   tickwheelGet(...args: [...Keys, string]): Promise<string | [string, string, string, string, string, string]>;
   tickwheelClaim(...args: [...Keys, string, string, string, string, string, string, string]): Promise<string[]>;
   tickwheelAck(...args: [...CallKeys, ...string[]]): Promise<string[]>;
-  tickwheelExtend(...args: [...Keys, string, string, string, string]): Promise<string>;
+  tickwheelExtend(...args: [...CallKeys, ...string[]]): Promise<string>;
   tickwheelFail(...args: [...CallKeys, ...string[]]): Promise<string>;
   tickwheelForgetWorker(...args: [...Keys, string]): Promise<number>;
   tickwheelListFailed(...args: [...Keys, string, string]): Promise<string[]>;
-  tickwheelRetryFailed(...args: [...Keys, ...string[]]): Promise<number>;
-  tickwheelPurgeFailed(...args: [...Keys, string, string]): Promise<number>;
+  tickwheelRetryFailed(...args: [...CallKeys, ...string[]]): Promise<number>;
+  tickwheelPurgeFailed(...args: [...CallKeys, ...string[]]): Promise<number>;
 }
 
 /** The scripts wrapped by once: they take an eighth key. */
@@ -43,7 +43,10 @@ const CALL_SCRIPTS: ReadonlySet<string> = new Set([
   'tickwheelReschedule',
   'tickwheelCancel',
   'tickwheelAck',
+  'tickwheelExtend',
   'tickwheelFail',
+  'tickwheelRetryFailed',
+  'tickwheelPurgeFailed',
 ]);
 
 const SCRIPTS: Record<keyof ScriptCommands, string> = {

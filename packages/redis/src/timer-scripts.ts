@@ -118,9 +118,12 @@ return {unpack(out)}`;
 
 /**
  * Gives failed timers a fresh start, due now with zero attempts and stalls. ARGV: id ('' for up to
- * `count` of them), count, channel, shard. Returns how many were moved.
+ * `count` of them), count, channel, shard, then the call's arguments, deadline and time (see
+ * once). Returns how many were moved; a second try of a call that landed answers the same and
+ * moves nothing, so it cannot restart a timer that failed again in between.
  */
-export const RETRY_FAILED = `${NOW}
+export const RETRY_FAILED = once(`${NOW}
+${LATE}
 ${WAKE}
 ${LAYOUT}
 local ids = {ARGV[1]}
@@ -140,10 +143,16 @@ for i = 1, #ids do
   end
 end
 if n > 0 then wake(head, now, ARGV[3], ARGV[4]) end
-return n`;
+return n`);
 
-/** Deletes failed timers. ARGV: id ('' for up to `count` of them), count. Returns how many. */
-export const PURGE_FAILED = `${LAYOUT_ALONE}
+/**
+ * Deletes failed timers. ARGV: id ('' for up to `count` of them), count, then the call's
+ * arguments, deadline and time (see once). Returns how many; a second try of a call that landed
+ * answers the same and deletes nothing, so it cannot delete a timer that failed after it.
+ */
+export const PURGE_FAILED = once(`${NOW}
+${LATE}
+${LAYOUT}
 local ids = {ARGV[1]}
 if ARGV[1] == '' then ids = redis.call('ZRANGE', KEYS[5], 0, tonumber(ARGV[2]) - 1) end
 local n = 0
@@ -154,4 +163,4 @@ for i = 1, #ids do
     n = n + 1
   end
 end
-return n`;
+return n`);

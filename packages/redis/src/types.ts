@@ -110,6 +110,14 @@ export interface FiredTimer<P = unknown> {
   attempts: number;
   /** Deliveries it gets in all (Infinity: no limit); when `attempts` reaches it, a failure is final. */
   maxAttempts: number;
+  /**
+   * Times a lease of this timer expired before its ack (BullMQ's `stalledCounter`): its worker
+   * died or lost Redis, or the handler outlived the lease. Such a stall is delivered again on the
+   * same attempt; once stalls exceed `maxStalledCount` the timer fails. 0 until it first stalls;
+   * `reschedule` and `retryFailed` set it back to 0. A handler that sees `stalls > 0` may find
+   * the side effects of an earlier run of the same attempt in place.
+   */
+  stalls: number;
   /** This claim's fencing token, unique and increasing per shard: pass it on to guard your own writes. */
   token: string;
   /** When this claim's lease ends, epoch ms of the server's clock. */

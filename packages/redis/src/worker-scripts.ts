@@ -2,7 +2,7 @@
  * The scripts a worker runs: claim due timers under a lease, and ack, extend or fail them, fenced by the claim's token.
  */
 import { LAYOUT, LAYOUT_ALONE } from './buckets.js';
-import { NOW, once, WAKE } from './lua-prelude.js';
+import { LATE, NOW, once, WAKE } from './lua-prelude.js';
 
 /**
  * Claims up to ARGV[1] timers for ARGV[2] ms: first those whose lease expired, then those due.
@@ -13,7 +13,7 @@ import { NOW, once, WAKE } from './lua-prelude.js';
  * once that count exceeds ARGV[6] (maxStalledCount; '' for no limit). Only a handler that
  * failed uses up an attempt (FAIL). Returns
  * {now, nextDue, nextLease, leaseUntil, then per timer: id, token, dueAt, attempts, maxAttempts,
- * backoff, payload}, '' for an empty ZSET.
+ * backoff (followed by `s<stalls>` once it stalled), payload}, '' for an empty ZSET.
  *
  * ARGV[3] and ARGV[4] name the claim: the worker's id and the claim's sequence number on this
  * shard (one claim of a worker per shard at a time, so they only grow). The claims hash keeps each
@@ -41,7 +41,10 @@ if last then
 end
 if lastSeq and lastSeq > seq then return {unpack(out)} end
 local taken = {}
-local function hand(id, b, token, due, attempts, max, backoff)
+local function hand(id, b, token, due, attempts, max, policy)
+  local backoff = string.match(policy, '^[^ws]*')
+  local stalls = string.match(policy, 's(%d+)$')
+  if stalls then backoff = backoff .. 's' .. stalls end
   local n = #out
   out[n + 1] = id
   out[n + 2] = token
@@ -96,11 +99,13 @@ local function take(id, record, b, expired)
   if stalls > 0 then kept = kept .. 's' .. stalls end
   redis.call('HSET', rk(b), id, token .. ':' .. due .. ':' .. attempts .. ':' .. max .. ':' .. kept)
   redis.call('ZADD', KEYS[2], leaseUntil, id)
-  hand(id, b, token, due, attempts, max, backoff)
+  hand(id, b, token, due, attempts, max, kept)
 end
 -- Timers of the previous layout move over earliest first, so none is missed when due.
-local old = redis.call('ZRANGE', KEYS[1], 0, limit + 99)
-for i = 1, #old do load(old[i]) end
+if OLD then
+  local old = redis.call('ZRANGE', KEYS[1], 0, limit + 99)
+  for i = 1, #old do load(old[i]) end
+end
 if limit > 0 then
   local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', F(now), 'LIMIT', 0, limit)
   for i = 1, #expired do
@@ -131,7 +136,8 @@ end
 redis.call('HSET', KEYS[7], worker, ARGV[4] .. '|' .. table.concat(taken))
 local nextDue = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
 if nextDue[2] then out[2] = nextDue[2] end
-local oldDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local oldDue = {}
+if OLD then oldDue = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES') end
 if oldDue[2] and (out[2] == '' or tonumber(oldDue[2]) < tonumber(out[2])) then out[2] = oldDue[2] end
 local nextLease = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if nextLease[2] then out[3] = nextLease[2] end
@@ -167,15 +173,18 @@ end
 return {unpack(refused)}`);
 
 /**
- * Extends a lease. ARGV: id, token, leaseMs. Returns the new lease expiry, or '' when the
- * timer is no longer claimed under that token.
+ * Extends a lease. ARGV: id, token, leaseMs, then the call's arguments, deadline (see LATE) and
+ * time (see once). Returns the new lease expiry, or '' when the timer is no longer claimed under
+ * that token. A second try of an extend that landed answers with the expiry the first set, and
+ * a try that arrives after its client gave up is refused: neither moves the lease again.
  */
-export const EXTEND = `${NOW}
+export const EXTEND = once(`${NOW}
+${LATE}
 ${LAYOUT}
 if not held(ARGV[1], ARGV[2]) then return '' end
 local untilMs = F(now + math.floor(tonumber(ARGV[3])))
 redis.call('ZADD', KEYS[2], untilMs, ARGV[1])
-return untilMs`;
+return untilMs`);
 
 /**
  * Reports a failed attempt. ARGV: id, token, retry delay ms, reason, channel, shard, then the

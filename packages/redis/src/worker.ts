@@ -40,6 +40,7 @@ import type { TimerHandle } from '@tickwheel/core';
 import { publishFired } from './channels.js';
 import { raced, refreshSlots, retryDelayMs, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList } from './keys.js';
+import type { Cluster } from 'ioredis';
 import type { RedisClient } from './types.js';
 import { Deliveries, type DeliveryShard, type WorkerContext } from './delivery.js';
 
@@ -89,7 +90,7 @@ export class Worker {
       answered: '0',
       acks: [],
     }));
-    this.subscriber = ctx.client.duplicate();
+    this.subscriber = subscriberOf(ctx.client);
     this.subscriber.on('error', (error: unknown) => this.report(error));
     this.subscriber.on('message', (channel: string, message: string) => this.onMessage(channel, message));
   }
@@ -104,6 +105,10 @@ export class Worker {
     );
     // From now on a reconnect may have lost messages: poll everything once it is back.
     this.subscriber.on('ready', () => {
+      if (!isCluster(this.subscriber) && !this.stopping) {
+        // Our own resubscribe (see subscriberOf): a rejection, say the connection closing again, is handled.
+        this.subscriber.subscribe(this.ctx.channel).catch((error: unknown) => this.report(error));
+      }
       this.lastPoll = Number.NEGATIVE_INFINITY;
       this.arm();
     });
@@ -141,20 +146,6 @@ export class Worker {
     this.busy.add(promise);
     void promise.finally(() => this.busy.delete(promise)).catch(() => undefined);
     return promise;
-  }
-
-  /** @internal DeliveryHost */
-  budgeted<T>(call: () => Promise<T>, what: string): Promise<T> {
-    return this.track(
-      withFailoverBudget(
-        call,
-        this.ctx.failoverBudgetMs,
-        what,
-        'the timer is redelivered after its lease',
-        TRY_TIMEOUT_MS,
-        () => refreshSlots(this.ctx.client),
-      ),
-    );
   }
 
   private onMessage(channel: string, message: string): void {
@@ -261,6 +252,8 @@ export class Worker {
         const leaseExpiresAt = Number(reply[3]);
         for (let i = 4; i < reply.length; i += 7) {
           const maxAttempts = Number(reply[i + 4]);
+          // The backoff, then `s<stalls>` once it stalled (worker-scripts.ts, CLAIM).
+          const [backoff, stalls = '0'] = reply[i + 5].split('s');
           const timer = this.deliveries.fired(
             shard,
             reply[i],
@@ -270,9 +263,10 @@ export class Worker {
             maxAttempts === 0 ? Infinity : maxAttempts,
             leaseExpiresAt,
             reply[i + 6],
+            Number(stalls),
           );
           publishFired(this.ctx.namespace, timer.id, timer.dueAt, serverNow, timer.attempts);
-          this.deliveries.run(shard, { timer, backoff: reply[i + 5] });
+          this.deliveries.run(shard, { timer, backoff });
         }
         this.arm();
       },
@@ -289,4 +283,20 @@ export class Worker {
       },
     );
   }
+}
+
+function isCluster(client: RedisClient): client is Cluster {
+  return (client as { isCluster?: unknown }).isCluster === true;
+}
+
+/**
+ * The worker's pub/sub connection. A Redis client's own resubscribe after a reconnect (ioredis's
+ * readyHandler) leaves its promise without a rejection handler, so a `stop()` while it is in
+ * flight would surface as an unhandled 'Connection is closed' in the user's process: the
+ * duplicate resubscribes nothing itself, and the worker subscribes again on 'ready'. A Cluster's
+ * subscriber connection (ClusterSubscriber) never reconnects: it is replaced, and its
+ * resubscribe handles its rejections.
+ */
+function subscriberOf(client: RedisClient): RedisClient {
+  return isCluster(client) ? client.duplicate() : client.duplicate({ autoResubscribe: false });
 }

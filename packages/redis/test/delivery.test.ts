@@ -19,17 +19,13 @@ function setup(
   const wheel = new TimingWheel({ clock });
   wheels.push(wheel);
   const sent: string[][] = [];
-  // Acks and failure reports go through ctx.write (a call of the instance's log, see call-log.ts).
+  // Acks, extends and failure reports go through ctx.write (a call of the instance's log, see call-log.ts).
+  const NAMES: Record<string, string> = { tickwheelAck: 'ack', tickwheelExtend: 'extend', tickwheelFail: 'fail' };
   const write = (command: string, index: number, args: string[]) => {
-    sent.push([command === 'tickwheelAck' ? 'ack' : 'fail', ...args]);
+    sent.push([NAMES[command], ...args]);
     expect(index).toBe(2);
-    return Promise.resolve(command === 'tickwheelAck' ? (replies.ack ?? []) : (replies.fail ?? '5000'));
-  };
-  const client = {
-    tickwheelExtend: (...args: string[]) => (
-      sent.push(['extend', ...args.slice(9)]),
-      Promise.resolve(replies.extend ?? '9000')
-    ),
+    if (command === 'tickwheelAck') return Promise.resolve(replies.ack ?? []);
+    return Promise.resolve(command === 'tickwheelExtend' ? (replies.extend ?? '9000') : (replies.fail ?? '5000'));
   };
   const failed: Array<[string, unknown]> = [];
   const stale: Array<[string, StaleStage]> = [];
@@ -39,14 +35,12 @@ function setup(
     shards: [shard],
     serverNow: (local) => local,
     track: (promise) => promise,
-    budgeted: (call) => call(),
     arm: () => void armed++,
     report: (error) => {
       throw error;
     },
   };
   const ctx = {
-    client,
     write,
     wheel,
     leaseMs: 10_000,
@@ -87,15 +81,15 @@ describe('delivery', () => {
 
     it('extends the lease fenced by the token, in whole ms, and reports a lost lease as undefined', async () => {
       const { deliveries, sent } = setup(() => undefined, { extend: '' });
-      const timer = deliveries.fired({ index: 0, keys: KEYS, acks: [] }, 'a', '7', 900, 1, 3, 11_000, '');
+      const timer = deliveries.fired({ index: 2, keys: KEYS, acks: [] }, 'a', '7', 900, 1, 3, 11_000, '');
       expect(await timer.extendLease(1_500.2)).toBeUndefined();
-      expect(sent).toEqual([['extend', 'a', '7', '1501', '1000']]);
+      expect(sent).toEqual([['extend', 'a', '7', '1501']]);
       expect(timer.payload).toBeUndefined();
     });
 
     it('updates leaseExpiresAt when the extension is granted', async () => {
       const { deliveries } = setup(() => undefined);
-      const timer = deliveries.fired({ index: 0, keys: KEYS, acks: [] }, 'a', '7', 900, 1, 3, 11_000, '');
+      const timer = deliveries.fired({ index: 2, keys: KEYS, acks: [] }, 'a', '7', 900, 1, 3, 11_000, '');
       expect(await timer.extendLease()).toBe(9_000);
       expect(timer.leaseExpiresAt).toBe(9_000);
     });

@@ -1,5 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { claim, client, dueCount, flush, nextAt, record, schedule, shard, type Shard } from './helpers/script-shard.js';
+import {
+  callsOf,
+  claim,
+  client,
+  dueCount,
+  flush,
+  newCall,
+  nextAt,
+  raw,
+  record,
+  schedule,
+  shard,
+  type Shard,
+} from './helpers/script-shard.js';
 
 // The Lua scripts run by ioredis-mock's Lua (fengari), with the time passed in as the last ARGV
 // (`timeSource: 'local'`), so every due time and lease below is exact. The same scripts run on
@@ -165,6 +178,42 @@ describe('timer-scripts', () => {
         '"c"',
         'reason c',
       ]);
+    });
+
+    it('answers a second try of a retry or purge from the first, so it cannot act on a timer that failed since', async () => {
+      const s = await shard();
+      await failed(s, ['a', 'b']);
+      const calls = callsOf(s.keys);
+      const retry = newCall();
+      const retryA = (now: string) =>
+        raw.tickwheelRetryFailed(...s.keys, calls, 'a', '10', s.channel, '0', ...retry, '', now);
+      expect(await retryA('5000')).toBe(1);
+      // It fails again; then the first call's retry arrives a second time.
+      const [, , , , , token] = await claim(s, 1, 100, 5_000);
+      await client.tickwheelFail(...s.keys, 'a', token, '0', 'again', s.channel, '0', '5100');
+      expect(await retryA('5200')).toBe(1);
+      expect(await client.zscore(s.keys[4], 'a')).toBe('5100');
+      // The same for a purge: 'b' is purged once, then failed anew under the same id.
+      const purge = newCall();
+      const purgeB = () => raw.tickwheelPurgeFailed(...s.keys, calls, 'b', '10', ...purge, '', '6000');
+      expect(await purgeB()).toBe(1);
+      await failed(s, ['b']);
+      expect(await purgeB()).toBe(1);
+      expect(await client.zscore(s.keys[4], 'b')).not.toBeNull();
+    });
+
+    it('refuses a retry or purge try that arrives after its deadline, changing nothing', async () => {
+      const s = await shard();
+      await failed(s, ['a']);
+      const calls = callsOf(s.keys);
+      const late = /TICKWHEEL_LATE/;
+      await expect(
+        raw.tickwheelRetryFailed(...s.keys, calls, 'a', '10', s.channel, '0', ...newCall(), '4000', '5000'),
+      ).rejects.toThrow(late);
+      await expect(raw.tickwheelPurgeFailed(...s.keys, calls, 'a', '10', ...newCall(), '4000', '5000')).rejects.toThrow(
+        late,
+      );
+      expect(await client.zscore(s.keys[4], 'a')).not.toBeNull();
     });
 
     it('retries one or all failed timers, due now with zero attempts, and purges them', async () => {

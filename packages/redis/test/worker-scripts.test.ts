@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claim, client, nextAt, record, schedule, shard } from './helpers/script-shard.js';
+import { callsOf, claim, client, newCall, nextAt, raw, record, schedule, shard } from './helpers/script-shard.js';
 
 // The Lua scripts run by ioredis-mock's Lua (fengari), with the time passed in as the last ARGV
 // (`timeSource: 'local'`), so every due time and lease below is exact. The same scripts run on
@@ -101,7 +101,8 @@ describe('worker-scripts', () => {
       await client.tickwheelSchedule(...s.keys, 'a', 'in', '0', '', s.channel, '0', 'replace', '1', 'f5', '', '', '0');
       await claim(s, 10, 100, 0);
       const again = await claim(s, 10, 100, 500, { maxStalled: '1' });
-      expect(again.slice(4, 10)).toEqual(['a', again[5], '0', '1', '1', 'f5']); // attempt 1 of 1 still
+      // Attempt 1 of 1 still, its backoff followed by its stall count (FiredTimer.stalls).
+      expect(again.slice(4, 10)).toEqual(['a', again[5], '0', '1', '1', 'f5s1']);
       expect(await record(s.keys, 'a')).toMatch(/^\d+:0:1:1:f5s1:$/);
       expect(await claim(s, 10, 100, 1_000, { maxStalled: '1' })).toEqual(['1000', '', '', '1100']);
       expect(await client.zscore(s.keys[4], 'a')).toBe('1000');
@@ -155,6 +156,23 @@ describe('worker-scripts', () => {
       expect(await client.zscore(s.keys[1], 'a')).toBe('550');
       await claim(s, 10, 100, 600); // the lease passed: claimed again, new token
       expect(await client.tickwheelExtend(...s.keys, 'a', token, '500', '650')).toBe('');
+    });
+
+    it('answers a second try of an extend from the first, and refuses one that arrives after its deadline', async () => {
+      const s = await shard();
+      await schedule(s, 'a', 0, 0);
+      const [, , , , , token] = await claim(s, 10, 100, 0);
+      const call = newCall();
+      const extend = (now: string) =>
+        raw.tickwheelExtend(...s.keys, callsOf(s.keys), 'a', token, '500', ...call, '', now);
+      expect(await extend('50')).toBe('550');
+      // Arriving again later, it does not move the lease on: it answers as the first did.
+      expect(await extend('300')).toBe('550');
+      expect(await client.zscore(s.keys[1], 'a')).toBe('550');
+      await expect(
+        raw.tickwheelExtend(...s.keys, callsOf(s.keys), 'a', token, '500', ...newCall(), '250', '300'),
+      ).rejects.toThrow(/TICKWHEEL_LATE/);
+      expect(await client.zscore(s.keys[1], 'a')).toBe('550');
     });
 
     it('puts a failed attempt back after the delay, and fails it for good on its last attempt', async () => {

@@ -168,6 +168,36 @@ describe('worker', () => {
     });
   });
 
+  describe('stalls', () => {
+    it('delivers a timer whose lease expired with stalls 1 on the same attempt, and its failure still waits for its backoff', async () => {
+      let calls = 0;
+      let release!: () => void;
+      const t = setup(() => {
+        // The first run outlives its lease; the second fails.
+        if (++calls === 1) return new Promise<void>((resolve) => (release = resolve));
+        throw new Error('broke after a stall');
+      });
+      await t.schedule('a', 1_000, { attempts: 2, backoff: 'f1000' });
+      await t.worker.start();
+      t.clock.advance(1_000);
+      await until(() => t.fired.length === 1, 'the first delivery');
+      expect(t.fired[0]).toMatchObject({ attempts: 1, stalls: 0 });
+      const leaseEnd = t.fired[0].leaseExpiresAt;
+      // The worker wakes up to 1 ms early (see the first test), finds nothing yet, and claims again once past it.
+      t.clock.advance(leaseEnd - t.clock.now());
+      await settle();
+      t.clock.advance(2);
+      await until(() => t.fired.length === 2, 'the delivery after the stall');
+      expect(t.fired[1]).toMatchObject({ id: 'a', attempts: 1, stalls: 1 });
+      await until(
+        async () => (await nextAt(keyList(t.keys), 'a', client)) === String(t.clock.now() + 1_000),
+        'the retry, due after the backoff',
+      );
+      release(); // its ack is refused: the timer was claimed again
+      await until(() => t.stale.some(([id, stage]) => id === 'a' && stage === 'ack'), 'the refused ack');
+    });
+  });
+
   describe('concurrency', () => {
     it('runs at most `concurrency` handlers at once and claims more as they finish', async () => {
       const release: Array<() => void> = [];

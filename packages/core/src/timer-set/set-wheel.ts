@@ -8,10 +8,11 @@
  * table) when one comes due.
  *
  * ## Why a second wheel, and not the core wheel's levels
- * A set keeps a scheduler of its own because filing slab indices in array buckets costs fewer
- * instructions per expiry, and less memory per timer, than one `TimerHandle` per timer in
- * the core wheel's linked buckets (the game suite's `instructions-per-tick-periodic` row); the
- * digit arithmetic is the core wheel's, as the pure {@link bucketOf}.
+ * A set keeps a scheduler of its own for memory: slab indices in array buckets hold a timer in
+ * far fewer bytes than the `TimerHandle`, Map entry and closure per timer that the core wheel
+ * would need (the game suite's `heap-per-buff` row, "core wheel + Map"), while per tick the two
+ * execute about as many instructions (its `instructions-per-tick-periodic` row), so speed does
+ * not decide it. The digit arithmetic is the core wheel's, as the pure {@link bucketOf}.
  *
  * ## Levels and buckets
  * Ticks are 1 ms of game time counted from `originMs`. Level `L` has 256 buckets of 256^L ticks

@@ -433,7 +433,8 @@ export function describeRedisTimers(
         await until(() => firedA.length === 1, 'the first claim');
         const firedB = await worker(b);
         await until(() => firedB.length === 1, 'the delivery after the stall', 5_000);
-        expect(firedB[0]).toMatchObject({ id: 'stalled', attempts: 1, maxAttempts: 1 });
+        expect(firedA[0]).toMatchObject({ id: 'stalled', attempts: 1, stalls: 0 });
+        expect(firedB[0]).toMatchObject({ id: 'stalled', attempts: 1, maxAttempts: 1, stalls: 1 });
         await until(async () => (await b.get('stalled')) === undefined, 'the ack');
         release();
       });

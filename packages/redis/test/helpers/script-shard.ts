@@ -23,14 +23,18 @@ export const newCall = (): string[] => [`c${++callSeq}`, '', '60000'];
 
 /**
  * How many of a write script's own trailing arguments the tests pass after the call's (the
- * deadline and the time; the time alone for FAIL, none for ACK, which take both as '' and 0).
+ * deadline and the time; the time alone for FAIL, EXTEND and RETRY_FAILED, none for ACK and
+ * PURGE_FAILED, which take both as '' and 0).
  */
 const TRAILING = {
   tickwheelSchedule: 2,
   tickwheelReschedule: 2,
   tickwheelCancel: 2,
   tickwheelFail: 1,
+  tickwheelExtend: 1,
+  tickwheelRetryFailed: 1,
   tickwheelAck: 0,
+  tickwheelPurgeFailed: 0,
 };
 
 /**

@@ -85,6 +85,28 @@ describe('RedisTimers on a Redis Cluster (3 masters, 3 replicas)', () => {
     await worker.stop();
   });
 
+  it('leaves no unhandled rejection when workers stop while their subscriber connection is replaced', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const namespace = uniqueNamespace('cluster-resubscribe');
+      const admin = client();
+      // Stopped right after the cut, and a few ms on: before, during and after the new subscriber's SUBSCRIBE.
+      for (const delayMs of [0, 2, 10, 50]) {
+        const worker = new RedisTimers({ redis: client(), namespace, shards: 3, pollIntervalMs: 60_000 });
+        await worker.start(() => undefined);
+        await Promise.all(admin.nodes('all').map((node) => node.client('KILL', 'TYPE', 'pubsub')));
+        await sleep(delayMs);
+        await worker.stop();
+      }
+      await sleep(100); // Node reports an unhandled rejection once the microtasks after it ran
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('caps a debounced timer at maxWaitMs under four concurrent schedulers on Cluster clients', async () => {
     const { fires, calls } = await debounceUnderLoad(client, { shards: 3 });
     console.log(`maxWait on the cluster: ${calls} schedule() calls in 1.6 s fired ${fires.length} times`);

@@ -1,0 +1,138 @@
+/**
+ * Ablation of the wrapper's instructions per request (issue 26): the steps between bare fetch and
+ * withTimeouts, each counted as lib/fetch-instructions.mjs counts (cachegrind, long run minus short run,
+ * after the same warm-up), so that the difference between two rows is what one step costs.
+ *
+ * As there, the old generation is sized so that no mark-compact lands in a run; ABLATION_FULL_GC=1
+ * counts with node's default heap instead (mark-compacts included, as they fall).
+ *
+ *   node lib/fetch-ablation.mjs [variant,...] [shortN] [longN]
+ */
+import { fork } from 'node:child_process';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { countInstructions } from './cachegrind.mjs';
+
+const SELF = fileURLToPath(import.meta.url);
+const require = createRequire(import.meta.url);
+/** As lib/fetch-instructions.mjs (not imported: its own kernel would run on import). */
+const WARMUP = 3_000;
+const NODE_FLAGS = process.env.ABLATION_FULL_GC === '1' ? [] : ['--initial-old-space-size=1024'];
+const LIMIT_MS = 3_600_000;
+const BODY = Buffer.alloc(512, 'x');
+const LEGACY = Symbol.for('undici.globalDispatcher.1');
+const CURRENT = Symbol.for('undici.globalDispatcher.2');
+
+/** What each variant sends; `global` is the dispatcher fetch would use. */
+const VARIANTS = {
+  bare: () => (url) => fetch(url),
+  'AbortSignal.timeout': () => (url) => fetch(url, { signal: AbortSignal.timeout(LIMIT_MS) }),
+  'controller signal': () => (url) => fetch(url, { signal: new AbortController().signal }),
+  'global dispatcher in init': (global) => (url) => fetch(url, { dispatcher: global }),
+  'pass-through dispatcher': (global) => {
+    const through = { dispatch: (options, handler) => global.dispatch(options, handler) };
+    return (url) => fetch(url, { dispatcher: through });
+  },
+  'pass-through + lift': (global) => {
+    const through = {
+      dispatch: (options, handler) => {
+        options.headersTimeout = 0;
+        options.bodyTimeout = 0;
+        return global.dispatch(options, handler);
+      },
+    };
+    return (url) => fetch(url, { dispatcher: through });
+  },
+  'pass-through + handler wrap': (global) => {
+    const { CallbackHandler, ControllerHandler } = require('../../packages/fetch/dist/tap-handlers.js');
+    const tap = { connect() {}, data() {}, pause() {}, resume() {}, end() {} };
+    const through = {
+      dispatch: (options, handler) =>
+        global.dispatch(
+          options,
+          typeof handler.onResponseStart === 'function'
+            ? new ControllerHandler(handler, tap, 1)
+            : new CallbackHandler(handler, tap, 1),
+        ),
+    };
+    return (url) => fetch(url, { dispatcher: through });
+  },
+  'controller + pass-through': (global) => {
+    const through = { dispatch: (options, handler) => global.dispatch(options, handler) };
+    return (url) => fetch(url, { signal: new AbortController().signal, dispatcher: through });
+  },
+  'bare + wheel handle': () => {
+    const { sharedWheel, freshNow } = require('../../packages/core/dist/index.js');
+    const wheel = sharedWheel();
+    const noop = () => {};
+    return async (url) => {
+      const handle = wheel.scheduleAt(freshNow(wheel.clock) + LIMIT_MS, noop).unref();
+      const response = await fetch(url);
+      return { text: () => response.text().then((text) => (handle.cancel(), text)) };
+    };
+  },
+  'wrapper totalMs': () => wrapped({ totalMs: LIMIT_MS }),
+  'wrapper headersMs': () => wrapped({ headersMs: LIMIT_MS }),
+  'wrapper bodyIdleMs': () => wrapped({ bodyIdleMs: LIMIT_MS }),
+  'wrapper three limits': () => wrapped({ headersMs: LIMIT_MS, bodyIdleMs: LIMIT_MS, totalMs: LIMIT_MS }),
+  'wrapper three + connectMs': () =>
+    wrapped({ connectMs: LIMIT_MS, headersMs: LIMIT_MS, bodyIdleMs: LIMIT_MS, totalMs: LIMIT_MS }),
+};
+
+function wrapped(options) {
+  const { withTimeouts } = require('../../packages/fetch/dist/index.js');
+  const timed = withTimeouts(fetch, options);
+  return (url) => timed(url);
+}
+
+async function kernel(variant, ops) {
+  const url = process.env.FETCH_INSTRUCTIONS_URL;
+  await (await fetch(url)).text();
+  const global = globalThis[CURRENT] ?? globalThis[LEGACY];
+  const request = VARIANTS[variant](global);
+  for (let i = 0; i < WARMUP + ops; i++) await (await request(url)).text();
+  process.exit(0);
+}
+
+function serve() {
+  const server = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': BODY.length });
+    res.end(BODY);
+  });
+  server.keepAliveTimeout = 600_000;
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('message', (message) => {
+    if (message === 'stop') process.exit(0);
+  });
+}
+
+if (process.argv[2] === '--serve') {
+  serve();
+} else if (process.argv[2] === 'request') {
+  await kernel(process.argv[3], Number(process.argv[4]));
+} else {
+  const names = process.argv[2] ? process.argv[2].split(',') : Object.keys(VARIANTS);
+  const shortN = Number(process.argv[3] ?? 1_000);
+  const longN = Number(process.argv[4] ?? 3_000);
+  const child = fork(SELF, ['--serve'], { stdio: 'inherit' });
+  const { port } = await new Promise((resolve) => child.once('message', resolve));
+  const env = { ...process.env, FETCH_INSTRUCTIONS_URL: `http://127.0.0.1:${port}/` };
+  try {
+    for (const name of names) {
+      const short = countInstructions(process.execPath, 'request', name, shortN, {
+        kernel: SELF,
+        env,
+        nodeFlags: NODE_FLAGS,
+      });
+      const long = countInstructions(process.execPath, 'request', name, longN, {
+        kernel: SELF,
+        env,
+        nodeFlags: NODE_FLAGS,
+      });
+      console.log(`${process.version}\t${name}\t${Math.round((long - short) / (longN - shortN))}`);
+    }
+  } finally {
+    child.send('stop');
+  }
+}

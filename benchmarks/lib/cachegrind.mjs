@@ -18,7 +18,7 @@
  * side of system calls), exactly what the CPU would retire, not what it would cost in cycles:
  * cache misses, which dominate the 1M-timer scenarios, are not in this figure.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -73,4 +73,21 @@ export function instructionsPerOp(node, scenario, candidate, { shortOps, longOps
   const short = countInstructions(node, scenario, candidate, shortOps, kernelOptions);
   const long = countInstructions(node, scenario, candidate, longOps, kernelOptions);
   return { perOp: (long - short) / (longOps - shortOps), short, long, shortOps, longOps };
+}
+
+/**
+ * Runs `node <script> ...args` in a child process and resolves with the JSON it prints: how a
+ * counter runs its counts (each a valgrind run) two at a time. `label` names the count in the
+ * error when the child fails.
+ */
+export function jsonFromChild(script, args, label) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (status) =>
+      status === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${label} failed (status ${status})`)),
+    );
+  });
 }

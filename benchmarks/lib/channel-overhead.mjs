@@ -27,7 +27,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { instructionsPerOp, valgrindAvailable } from './cachegrind.mjs';
+import { instructionsPerOp, jsonFromChild, valgrindAvailable } from './cachegrind.mjs';
 import { CHANNEL_CANDIDATES, compiledOut } from './channel-candidates.mjs';
 import { CHANNEL_KERNELS } from './channel-kernels.mjs';
 import { BENCH_DIR, printScenario, RESULTS_DIR, scenario, writeResults } from './harness.mjs';
@@ -99,21 +99,11 @@ async function fewAtATime(jobs) {
 
 /** instructionsPerOp of one candidate, counted in a child process so that two can run at once. */
 function countAsync(scenarioId, candidate, copy) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [fileURLToPath(import.meta.url), '--count', scenarioId, candidate, copy.dir],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('error', reject);
-    child.on('close', (status) =>
-      status === 0
-        ? resolve(JSON.parse(out))
-        : reject(new Error(`channel-overhead: ${scenarioId}/${candidate} failed (status ${status})`)),
-    );
-  });
+  return jsonFromChild(
+    fileURLToPath(import.meta.url),
+    ['--count', scenarioId, candidate, copy.dir],
+    `channel-overhead: ${scenarioId}/${candidate}`,
+  );
 }
 
 const pct = (subject, baseline) => (subject / baseline - 1) * 100;

@@ -8,8 +8,6 @@
  *
  *   node lib/fetch-ablation.mjs [variant,...] [shortN] [longN]
  */
-import { fork } from 'node:child_process';
-import http from 'node:http';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { countInstructions } from './cachegrind.mjs';
@@ -20,7 +18,6 @@ const require = createRequire(import.meta.url);
 const WARMUP = 3_000;
 const NODE_FLAGS = process.env.ABLATION_FULL_GC === '1' ? [] : ['--initial-old-space-size=1024'];
 const LIMIT_MS = 3_600_000;
-const BODY = Buffer.alloc(512, 'x');
 const LEGACY = Symbol.for('undici.globalDispatcher.1');
 const CURRENT = Symbol.for('undici.globalDispatcher.2');
 
@@ -95,29 +92,16 @@ async function kernel(variant, ops) {
   process.exit(0);
 }
 
-function serve() {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': BODY.length });
-    res.end(BODY);
-  });
-  server.keepAliveTimeout = 600_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-  process.on('message', (message) => {
-    if (message === 'stop') process.exit(0);
-  });
-}
-
-if (process.argv[2] === '--serve') {
-  serve();
-} else if (process.argv[2] === 'request') {
+if (process.argv[2] === 'request') {
   await kernel(process.argv[3], Number(process.argv[4]));
 } else {
   const names = process.argv[2] ? process.argv[2].split(',') : Object.keys(VARIANTS);
   const shortN = Number(process.argv[3] ?? 1_000);
   const longN = Number(process.argv[4] ?? 3_000);
-  const child = fork(SELF, ['--serve'], { stdio: 'inherit' });
-  const { port } = await new Promise((resolve) => child.once('message', resolve));
-  const env = { ...process.env, FETCH_INSTRUCTIONS_URL: `http://127.0.0.1:${port}/` };
+  // Imported here, not at the top: in a `request` child its own kernel would run on import.
+  const { startServer } = await import('./fetch-instructions.mjs');
+  const server = await startServer();
+  const env = { ...process.env, FETCH_INSTRUCTIONS_URL: server.url };
   try {
     for (const name of names) {
       const short = countInstructions(process.execPath, 'request', name, shortN, {
@@ -133,6 +117,6 @@ if (process.argv[2] === '--serve') {
       console.log(`${process.version}\t${name}\t${Math.round((long - short) / (longN - shortN))}`);
     }
   } finally {
-    child.send('stop');
+    server.stop();
   }
 }

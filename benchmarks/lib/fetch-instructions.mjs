@@ -78,8 +78,11 @@ function serve() {
   });
 }
 
-/** A server child; `stop()` ends it by its pid's IPC channel. */
-async function startServer() {
+/**
+ * A server child (this file with `--serve`) answering every request with the 512-byte body;
+ * `stop()` ends it by its IPC channel. Also the server of lib/fetch-ablation.mjs.
+ */
+export async function startServer() {
   const child = fork(SELF, ['--serve'], { stdio: 'inherit' });
   const { port } = await new Promise((resolve) => child.once('message', resolve));
   return { url: `http://127.0.0.1:${port}/`, stop: () => child.send('stop') };

@@ -13,12 +13,12 @@
  * channel counts: each valgrind run is single-threaded); BENCH_WS_COUNTS=0 leaves the counts (and
  * their rows) out, for a machine too busy for them.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
-import { valgrindAvailable } from './cachegrind.mjs';
+import { jsonFromChild, valgrindAvailable } from './cachegrind.mjs';
 import { printScenario, scenario } from './harness.mjs';
 import { KERNEL_CONNECTIONS, WARM_PERIODS } from './ws-period-kernel.mjs';
 
@@ -104,19 +104,11 @@ function countOne(scenarioName, candidate) {
 
 /** {@link countOne} in a child process (this file with `--count`), so that JOBS counts run at once. */
 function countAsync(scenarioName, candidate) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--count', scenarioName, candidate], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('error', reject);
-    child.on('close', (status) =>
-      status === 0
-        ? resolve(JSON.parse(out))
-        : reject(new Error(`ws-period-instructions: ${scenarioName}/${candidate} failed (status ${status})`)),
-    );
-  });
+  return jsonFromChild(
+    fileURLToPath(import.meta.url),
+    ['--count', scenarioName, candidate],
+    `ws-period-instructions: ${scenarioName}/${candidate}`,
+  );
 }
 
 /**

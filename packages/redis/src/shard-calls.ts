@@ -1,8 +1,9 @@
 /**
  * ShardCalls: how RedisTimers runs one script on one shard, within the failover budget, waiting for replicas after a write.
  */
+import { CallGate } from './call-gate.js';
 import { CallLog } from './call-log.js';
-import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
+import { RedisUnavailableError, refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
 import type { ResolvedOptions } from './options.js';
 import { ReplicationBarrier } from './replication.js';
@@ -31,7 +32,9 @@ export class ShardCalls {
   /** The ids that make each write land at most once (call-log.ts). */
   readonly log: CallLog;
   private readonly barrier: ReplicationBarrier | undefined;
+  private readonly gate = new CallGate();
   private offset: { value: number; at: number } | undefined;
+  private offsetRead: { promise: Promise<number>; at: number } | undefined;
 
   constructor(private readonly options: ResolvedOptions) {
     this.client = defineScripts(options.redis);
@@ -109,7 +112,8 @@ export class ShardCalls {
     ).finally(() => this.log.close(index, call));
   }
 
-  private async call<T>(
+  /** Waits for its turn at the gate (call-gate.ts), then runs with the budget left. */
+  private call<T>(
     command: keyof ScriptCommands,
     keys: readonly string[],
     args: (tryMs: number) => Promise<string[]>,
@@ -117,13 +121,37 @@ export class ShardCalls {
     retrySafe: string,
     write: boolean,
   ): Promise<T> {
-    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
     const { failoverBudgetMs } = this.options;
+    return this.gate.run(
+      (budgetMs) => this.callNow<T>(command, keys, args, what, retrySafe, write, budgetMs),
+      failoverBudgetMs,
+      (error) => !(error instanceof RedisUnavailableError),
+      () =>
+        new RedisUnavailableError(
+          what,
+          failoverBudgetMs,
+          0,
+          new Error('no call of this RedisTimers got an answer while this one waited for its turn'),
+          retrySafe,
+        ),
+    );
+  }
+
+  private async callNow<T>(
+    command: keyof ScriptCommands,
+    keys: readonly string[],
+    args: (tryMs: number) => Promise<string[]>,
+    what: string,
+    retrySafe: string,
+    write: boolean,
+    budgetMs: number,
+  ): Promise<T> {
+    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
     const started = performance.now();
     const refresh = () => refreshSlots(this.client);
     const reply = await withFailoverBudget(
       async (tryMs) => client[command](...keys, ...(await args(tryMs))),
-      failoverBudgetMs,
+      budgetMs,
       what,
       retrySafe,
       TRY_TIMEOUT_MS,
@@ -131,7 +159,7 @@ export class ShardCalls {
     );
     const barrier = write ? this.barrier : undefined;
     if (barrier !== undefined) {
-      const left = failoverBudgetMs === 0 ? 0 : Math.max(1, failoverBudgetMs - (performance.now() - started));
+      const left = budgetMs === 0 ? 0 : Math.max(1, budgetMs - (performance.now() - started));
       await withFailoverBudget(
         () => barrier.wait(keys[0]),
         left,
@@ -148,12 +176,26 @@ export class ShardCalls {
    * A lower bound of (server clock - Date.now()), from `TIME`: the server read its clock before
    * the reply arrived. Read again after {@link OFFSET_MAX_AGE_MS}, so drift cannot pile up.
    */
-  private async serverOffset(): Promise<number> {
-    if (this.offset === undefined || Date.now() - this.offset.at > OFFSET_MAX_AGE_MS) {
-      const [seconds, micros] = await (this.client as unknown as { time(): Promise<[string, string]> }).time();
-      const at = Date.now();
-      this.offset = { value: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - at, at };
+  private serverOffset(): Promise<number> {
+    if (this.offset !== undefined && Date.now() - this.offset.at <= OFFSET_MAX_AGE_MS) {
+      return Promise.resolve(this.offset.value);
     }
-    return this.offset.value;
+    // One TIME for the tries that need it meanwhile; one that does not answer within a try is not waited for.
+    if (this.offsetRead === undefined || Date.now() - this.offsetRead.at > TRY_TIMEOUT_MS) {
+      const read = (this.client as unknown as { time(): Promise<[string, string]> })
+        .time()
+        .then(([seconds, micros]) => {
+          const at = Date.now();
+          this.offset = { value: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - at, at };
+          return this.offset.value;
+        });
+      const entry = { promise: read, at: Date.now() };
+      const clear = () => {
+        if (this.offsetRead === entry) this.offsetRead = undefined;
+      };
+      read.then(clear, clear);
+      this.offsetRead = entry;
+    }
+    return this.offsetRead.promise;
   }
 }

@@ -112,8 +112,12 @@ export class ShardCalls {
     ).finally(() => this.log.close(index, call));
   }
 
-  /** Waits for its turn at the gate (call-gate.ts), then runs with the budget left. */
-  private call<T>(
+  /**
+   * Waits for its turn at the gate (call-gate.ts), then tries with the budget left. A write's
+   * wait for replicas comes after it leaves the gate: that wait is one round shared by the
+   * shard's writes (replication.ts), so it should gather as many of them as there are.
+   */
+  private async call<T>(
     command: keyof ScriptCommands,
     keys: readonly string[],
     args: (tryMs: number) => Promise<string[]>,
@@ -122,8 +126,21 @@ export class ShardCalls {
     write: boolean,
   ): Promise<T> {
     const { failoverBudgetMs } = this.options;
-    return this.gate.run(
-      (budgetMs) => this.callNow<T>(command, keys, args, what, retrySafe, write, budgetMs),
+    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
+    const refresh = () => refreshSlots(this.client);
+    let deadline = Infinity;
+    const reply = await this.gate.run(
+      (budgetMs) => {
+        deadline = performance.now() + budgetMs;
+        return withFailoverBudget(
+          async (tryMs) => client[command](...keys, ...(await args(tryMs))),
+          budgetMs,
+          what,
+          retrySafe,
+          TRY_TIMEOUT_MS,
+          refresh,
+        );
+      },
       failoverBudgetMs,
       (error) => !(error instanceof RedisUnavailableError),
       () =>
@@ -135,31 +152,9 @@ export class ShardCalls {
           retrySafe,
         ),
     );
-  }
-
-  private async callNow<T>(
-    command: keyof ScriptCommands,
-    keys: readonly string[],
-    args: (tryMs: number) => Promise<string[]>,
-    what: string,
-    retrySafe: string,
-    write: boolean,
-    budgetMs: number,
-  ): Promise<T> {
-    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
-    const started = performance.now();
-    const refresh = () => refreshSlots(this.client);
-    const reply = await withFailoverBudget(
-      async (tryMs) => client[command](...keys, ...(await args(tryMs))),
-      budgetMs,
-      what,
-      retrySafe,
-      TRY_TIMEOUT_MS,
-      refresh,
-    );
     const barrier = write ? this.barrier : undefined;
     if (barrier !== undefined) {
-      const left = budgetMs === 0 ? 0 : Math.max(1, budgetMs - (performance.now() - started));
+      const left = failoverBudgetMs === 0 ? 0 : Math.max(1, deadline - performance.now());
       await withFailoverBudget(
         () => barrier.wait(keys[0]),
         left,

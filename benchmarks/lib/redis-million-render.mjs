@@ -30,6 +30,16 @@ function workerSum(system, key) {
   return (system?.workers ?? []).reduce((sum, w) => sum + (w[key] ?? 0), 0);
 }
 
+/** How the scheduler drove the calls: batches in older runs, an adaptive window since. */
+function schedulerText(x, both) {
+  if (x.maxInFlight === undefined) return `batches of ${human(x.chunk)}`;
+  return (
+    `one call per timer, in flight at most an AIMD window of up to ${human(x.maxInFlight)} calls, ` +
+    `which ranged ${both((s) => `${human(s.scheduleWindow?.min)}–${human(s.scheduleWindow?.max)}`)}; ` +
+    `calls tried again: ${both((s) => human(s.scheduleCallsRetried))}`
+  );
+}
+
 function runBlock(run, headingLevel) {
   const x = run.extra ?? {};
   const systems = x.systems ?? {};
@@ -49,7 +59,7 @@ function runBlock(run, headingLevel) {
   lines.push('');
   const both = (pick) => `tickwheel ${pick(tw)}, BullMQ ${pick(bq)}`;
   lines.push(
-    `One run of each system, one after the other, each on its own redis-server ${escapeCell(tw.redisVersion ?? '?')} (no RDB, no AOF): ${x.workers} worker processes (concurrency ${x.concurrency}), one scheduler process (batches of ${human(x.chunk)}), a ${tw.payloadBytes ?? '?'}-byte JSON payload. ` +
+    `One run of each system, one after the other, each on its own redis-server ${escapeCell(tw.redisVersion ?? '?')} (no RDB, no AOF): ${x.workers} worker processes (concurrency ${x.concurrency}), one scheduler process (${schedulerText(x, both)}), a ${tw.payloadBytes ?? '?'}-byte JSON payload. ` +
       `Scheduling took ${both((s) => `${human(s.scheduleMs / 1000)} s`)} within a lead time of ${both((s) => `${human(s.leadMs / 1000)} s`)} (timers fired before scheduling ended: ${both((s) => human(s.firedWhileScheduling))}). ` +
       `Redis CPU in all: ${both((s) => `${human(s.redisCpuSeconds?.scheduling + s.redisCpuSeconds?.firing)} s`)}; worker CPU in all: ${both((s) => `${human(s.workerCpuSeconds?.scheduling + s.workerCpuSeconds?.firing)} s`)}. ` +
       `Worker errors / failed / stale or stalled: ${both((s) => ['errors', 'failed', 'stale'].map((k) => workerSum(s, k)).join(' / '))}. ` +
@@ -61,7 +71,8 @@ function runBlock(run, headingLevel) {
   const dirty = x.redisPackageUncommittedChanges ? ' plus uncommitted changes' : '';
   lines.push(
     `\`${run.command}\` under ${run.runtime.node}, ${run.date}. @tickwheel/redis as of commit \`${x.redisPackageCommit ?? '?'}\` (branch ${x.redisPackageBranch ?? '?'}${dirty}), BullMQ ${x.bullmq}, ioredis ${x.ioredis}. ` +
-      `Load average at the start ${(x.loadAverageAtStart ?? []).join(' / ')}${x.note ? ` (${escapeCell(x.note)})` : ''}.`,
+      `Load average at the start ${(x.loadAverageAtStart ?? []).join(' / ')}${x.note ? ` (${escapeCell(x.note)})` : ''}` +
+      (tw.loadAtEnd ? `; at the end of each system's run: ${both((s) => (s.loadAtEnd ?? []).join(' / '))}.` : '.'),
   );
   lines.push(`Machine: ${machineLine(run)}.`);
   lines.push('');

@@ -7,9 +7,9 @@
  *    handlers that record their start on the Redis clock);
  * 2. a scheduler process (lib/redis-million-scheduler.mjs) schedules N timers with the same
  *    61-byte JSON payload, due uniformly over the window, starting a lead time after it starts
- *    (so that every timer is pending when scheduling ends), batched as each library's users
- *    batch: tickwheel's `schedule` 1 000 at a time under `Promise.all`, BullMQ's `addBulk` of
- *    1 000 jobs with `delay`;
+ *    (so that every timer is pending when scheduling ends), one call per timer for both
+ *    (tickwheel's `schedule`, BullMQ's `Queue.add` with `delay`), the calls in flight capped by
+ *    the same adaptive window (AIMD, up to 1 000; see the scheduler);
  * 3. right after scheduling: `MEMORY PURGE`, then `used_memory` minus its value before
  *    scheduling, divided by the timers pending, is the Redis memory per pending timer;
  * 4. the timers fire; the run ends once every timer fired and nothing more came for a settle
@@ -59,7 +59,8 @@ const LEAD_MS = {
 const IS_FULL = TIMERS === FULL.timers && WINDOW_MS === FULL.windowMs;
 const WORKERS = 3;
 const CONCURRENCY = 100;
-const CHUNK = 1_000;
+/** The scheduler's window of calls in flight grows up to this. */
+const MAX_IN_FLIGHT = 1_000;
 /** After the last due time: longer than a lease (tickwheel 30 s) or a stall check (BullMQ 30 s). */
 const GRACE_MS = 60_000;
 /** After every timer fired: time for a late duplicate to show. */
@@ -225,14 +226,16 @@ async function runSystem(system) {
       n: TIMERS,
       windowMs: WINDOW_MS,
       leadMs: LEAD_MS[system],
-      chunk: CHUNK,
+      maxInFlight: MAX_IN_FLIGHT,
     });
     const schedStart = Date.now();
     const scheduler = forkChild('redis-million-scheduler.mjs', [system, schedConfig], (m) => {
       if (m.firstDueMs !== undefined) Object.assign(sched, m);
       if (m.scheduled !== undefined) {
         sched.scheduled = m.scheduled;
-        console.log(`  ${system}: ${m.scheduled.toLocaleString('en-US')} scheduled, ${distinct} fired`);
+        console.log(
+          `  ${system}: ${m.scheduled.toLocaleString('en-US')} scheduled (window ${m.window}), ${distinct} fired`,
+        );
       }
       if (m.done) sched.done = m;
     });
@@ -293,6 +296,8 @@ async function runSystem(system) {
       scheduleMs: sched.done.scheduleMs,
       scheduleRate: TIMERS / (sched.done.scheduleMs / 1000),
       schedulerCpuSeconds: sched.done.cpuMicros / 1e6,
+      scheduleCallsRetried: sched.done.retries,
+      scheduleWindow: sched.done.window,
       scheduleStartedAt: new Date(schedStart).toISOString(),
       firstDueAt: new Date(sched.firstDueMs).toISOString(),
       firedWhileScheduling,
@@ -451,7 +456,7 @@ function scenarios(bySystem) {
     scenario({
       ...common,
       id: 'million-schedule-rate',
-      title: `Scheduling rate (one process, batches of ${CHUNK.toLocaleString('en-US')})`,
+      title: `Scheduling rate (one process, one call per timer, at most ${MAX_IN_FLIGHT.toLocaleString('en-US')} in flight)`,
       unit: 'timers/s',
       higherIsBetter: true,
       results: one((r) => r.scheduleRate),
@@ -495,7 +500,7 @@ export async function run() {
       leadMs: LEAD_MS,
       workers: WORKERS,
       concurrency: CONCURRENCY,
-      chunk: CHUNK,
+      maxInFlight: MAX_IN_FLIGHT,
       graceMs: GRACE_MS,
       settleMs: SETTLE_MS,
       loadAverageAtStart,

@@ -1,8 +1,9 @@
 /**
  * ShardCalls: how RedisTimers runs one script on one shard, within the failover budget, waiting for replicas after a write.
  */
+import { CallGate } from './call-gate.js';
 import { CallLog } from './call-log.js';
-import { refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
+import { RedisUnavailableError, refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
 import { keyList, shardKeys, shardOf, wakeChannel, type KeyList, type ShardKeys } from './keys.js';
 import type { ResolvedOptions } from './options.js';
 import { ReplicationBarrier } from './replication.js';
@@ -31,7 +32,9 @@ export class ShardCalls {
   /** The ids that make each write land at most once (call-log.ts). */
   readonly log: CallLog;
   private readonly barrier: ReplicationBarrier | undefined;
+  private readonly gate = new CallGate();
   private offset: { value: number; at: number } | undefined;
+  private offsetRead: { promise: Promise<number>; at: number } | undefined;
 
   constructor(private readonly options: ResolvedOptions) {
     this.client = defineScripts(options.redis);
@@ -109,6 +112,11 @@ export class ShardCalls {
     ).finally(() => this.log.close(index, call));
   }
 
+  /**
+   * Waits for its turn at the gate (call-gate.ts), then tries with the budget left. A write's
+   * wait for replicas comes after it leaves the gate: that wait is one round shared by the
+   * shard's writes (replication.ts), so it should gather as many of them as there are.
+   */
   private async call<T>(
     command: keyof ScriptCommands,
     keys: readonly string[],
@@ -117,21 +125,36 @@ export class ShardCalls {
     retrySafe: string,
     write: boolean,
   ): Promise<T> {
-    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
     const { failoverBudgetMs } = this.options;
-    const started = performance.now();
+    const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
     const refresh = () => refreshSlots(this.client);
-    const reply = await withFailoverBudget(
-      async (tryMs) => client[command](...keys, ...(await args(tryMs))),
+    let deadline = Infinity;
+    const reply = await this.gate.run(
+      (budgetMs) => {
+        deadline = performance.now() + budgetMs;
+        return withFailoverBudget(
+          async (tryMs) => client[command](...keys, ...(await args(tryMs))),
+          budgetMs,
+          what,
+          retrySafe,
+          TRY_TIMEOUT_MS,
+          refresh,
+        );
+      },
       failoverBudgetMs,
-      what,
-      retrySafe,
-      TRY_TIMEOUT_MS,
-      refresh,
+      (error) => !(error instanceof RedisUnavailableError),
+      () =>
+        new RedisUnavailableError(
+          what,
+          failoverBudgetMs,
+          0,
+          new Error('no call of this RedisTimers got an answer while this one waited for its turn'),
+          retrySafe,
+        ),
     );
     const barrier = write ? this.barrier : undefined;
     if (barrier !== undefined) {
-      const left = failoverBudgetMs === 0 ? 0 : Math.max(1, failoverBudgetMs - (performance.now() - started));
+      const left = failoverBudgetMs === 0 ? 0 : Math.max(1, deadline - performance.now());
       await withFailoverBudget(
         () => barrier.wait(keys[0]),
         left,
@@ -148,12 +171,26 @@ export class ShardCalls {
    * A lower bound of (server clock - Date.now()), from `TIME`: the server read its clock before
    * the reply arrived. Read again after {@link OFFSET_MAX_AGE_MS}, so drift cannot pile up.
    */
-  private async serverOffset(): Promise<number> {
-    if (this.offset === undefined || Date.now() - this.offset.at > OFFSET_MAX_AGE_MS) {
-      const [seconds, micros] = await (this.client as unknown as { time(): Promise<[string, string]> }).time();
-      const at = Date.now();
-      this.offset = { value: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - at, at };
+  private serverOffset(): Promise<number> {
+    if (this.offset !== undefined && Date.now() - this.offset.at <= OFFSET_MAX_AGE_MS) {
+      return Promise.resolve(this.offset.value);
     }
-    return this.offset.value;
+    // One TIME for the tries that need it meanwhile; one that does not answer within a try is not waited for.
+    if (this.offsetRead === undefined || Date.now() - this.offsetRead.at > TRY_TIMEOUT_MS) {
+      const read = (this.client as unknown as { time(): Promise<[string, string]> })
+        .time()
+        .then(([seconds, micros]) => {
+          const at = Date.now();
+          this.offset = { value: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - at, at };
+          return this.offset.value;
+        });
+      const entry = { promise: read, at: Date.now() };
+      const clear = () => {
+        if (this.offsetRead === entry) this.offsetRead = undefined;
+      };
+      read.then(clear, clear);
+      this.offsetRead = entry;
+    }
+    return this.offsetRead.promise;
   }
 }

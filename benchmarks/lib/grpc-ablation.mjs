@@ -114,8 +114,8 @@ async function kernel(variant, ops) {
 if (process.argv[2] === 'call') {
   await kernel(process.argv[3], Number(process.argv[4]));
 } else if (process.argv[1] === SELF) {
-  const shortN = Number(process.argv[2] ?? 200);
-  const longN = Number(process.argv[3] ?? 1_000);
+  const shortN = Number(process.argv[2] ?? 500);
+  const longN = Number(process.argv[3] ?? 2_000);
   const variants = process.argv[4]?.split(',') ?? GRPC_ABLATION_VARIANTS;
   for (const variant of variants) {
     const short = countInstructions(process.execPath, 'call', variant, shortN, { kernel: SELF });

@@ -82,8 +82,8 @@ const TRACED_ARMS = ['bare-als', 'tickwheel'];
 /** Every worker the run starts. */
 const WORKERS = [...CANDIDATES, 'als-floor', 'traced'];
 /** Calls in the short and the long cachegrind run of the instruction count. */
-const INSTRUCTION_SHORT = 200;
-const INSTRUCTION_LONG = 1_000;
+const INSTRUCTION_SHORT = 500;
+const INSTRUCTION_LONG = 2_000;
 
 const SERVICE = ECHO_SERVICE;
 const BenchClient = grpc.makeGenericClientConstructor(SERVICE, 'Bench');

@@ -14,9 +14,8 @@ import { countInstructions } from './cachegrind.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const require = createRequire(import.meta.url);
-/** As lib/fetch-instructions.mjs, full collections at fixed counts included (not imported: its own kernel would run on import). */
+/** As lib/fetch-instructions.mjs (not imported: its own kernel would run on import). */
 const WARMUP = 3_000;
-const GC_EVERY = 200;
 const NODE_FLAGS = process.env.ABLATION_FULL_GC === '1' ? [] : ['--initial-old-space-size=1024'];
 const LIMIT_MS = 3_600_000;
 const LEGACY = Symbol.for('undici.globalDispatcher.1');
@@ -207,10 +206,7 @@ async function kernel(variant, ops) {
   await (await fetch(url)).text();
   const global = globalThis[CURRENT] ?? globalThis[LEGACY];
   const request = VARIANTS[variant](global);
-  for (let i = 0; i < WARMUP + ops; i++) {
-    if (i % GC_EVERY === 0) globalThis.gc();
-    await (await request(url)).text();
-  }
+  for (let i = 0; i < WARMUP + ops; i++) await (await request(url)).text();
   process.exit(0);
 }
 

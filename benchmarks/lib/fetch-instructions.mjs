@@ -10,20 +10,15 @@
  * compilation made up over half of the count, moving it by ~100k between candidates and runs. The
  * window therefore starts after WARMUP requests, where each candidate runs its steady-state code.
  *
- * Full collections come at fixed request counts: the kernel calls `gc()` before every GC_EVERY-th
- * request. undici's fetch keeps every request's objects past two scavenges (its
- * FinalizationRegistry cells are cleared only by a full collection), so the old generation grows
- * by 15-19 KB per request for every candidate. Left to V8, a mark-compact starts from a task once
- * the old generation nears its limit (~18 MB on Node 22, whatever OLD_SPACE_MB asks: its
- * `--trace-incremental-marking` shows `Start (task): 11MB / 18MB`), and its marking advances by
- * wall-clock time, which under valgrind follows the machine's load: whether a run's window held
- * one such collection more than another (each tens of millions of instructions, up to ~30k per
- * request over a 2,000-request window) decided the difference between candidates, and the same
- * candidate moved by as much between two runs. At every GC_EVERY-th request instead, no marking
- * starts on its own (`--trace-gc` shows only the `testing` ones in the window, on Node 20 to 26),
- * and each candidate pays, per request, its share of full collections in proportion to what it
- * leaves to the old generation, at the same points in every run. OLD_SPACE_MB stays, as it still
- * spares the warm-up its own collections.
+ * The old generation starts at OLD_SPACE_MB, so no mark-compact runs in either run. undici's fetch
+ * keeps every request's objects past two scavenges (its FinalizationRegistry cells are cleared only
+ * by a full collection), so the old generation grows by 15-19 KB per request for every candidate,
+ * and a full collection comes every ~1,500 requests at tens of millions of instructions. Whether
+ * the long run held one, two or three more of them than the short one decided the difference
+ * between candidates (0 to +3 per candidate over one 2,000-request window on Node 20). Held off,
+ * the count is the work of a request, scavenges included; what each candidate leaves to the old
+ * generation is measured beside it (benchmarks/README.md, "fetch: measurements behind the source
+ * comments").
  *
  * Candidates, each request sequential with its body read by text():
  * - `bare fetch`: `fetch(url)`;
@@ -47,8 +42,6 @@ const SELF = fileURLToPath(import.meta.url);
 export const WARMUP = 3_000;
 /** The old generation's initial size: above what the longest run promotes, so no mark-compact lands in a window (see the header). */
 export const OLD_SPACE_MB = 1_024;
-/** A full collection before every GC_EVERY-th request (see the header): below what V8 starts marking at on its own. */
-export const GC_EVERY = 200;
 const NODE_FLAGS = [`--initial-old-space-size=${OLD_SPACE_MB}`];
 /** Far longer than a run (see the header): no candidate's timer fires while it is counted. */
 export const LIMIT_MS = 3_600_000;
@@ -69,10 +62,7 @@ async function kernel(candidate, ops) {
     const timed = withTimeouts(fetch, { headersMs: LIMIT_MS, bodyIdleMs: LIMIT_MS, totalMs: LIMIT_MS });
     request = () => timed(url);
   }
-  for (let i = 0; i < WARMUP + ops; i++) {
-    if (i % GC_EVERY === 0) globalThis.gc();
-    await (await request()).text();
-  }
+  for (let i = 0; i < WARMUP + ops; i++) await (await request()).text();
   process.exit(0);
 }
 

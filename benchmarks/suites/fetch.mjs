@@ -44,7 +44,6 @@ import {
   fetchInstructions,
   LIMIT_MS as INSTRUCTION_LIMIT_MS,
   OLD_SPACE_MB,
-  GC_EVERY,
   WARMUP as INSTRUCTION_WARMUP,
 } from '../lib/fetch-instructions.mjs';
 import { alternate, BENCH_DIR, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
@@ -659,7 +658,7 @@ export async function run() {
       floor: 'bare fetch',
       results: instructions,
       target: { ratio: 1 },
-      note: `Instructions of the client process under valgrind --tool=cachegrind, (run of ${INSTRUCTION_LONG} requests - run of ${INSTRUCTION_SHORT}) / ${INSTRUCTION_LONG - INSTRUCTION_SHORT}, each after ${INSTRUCTION_WARMUP} warm-up requests (past fetch's own tiering up, which otherwise dominates the difference), with a full collection (gc()) before every ${GC_EVERY}th request and node --initial-old-space-size=${OLD_SPACE_MB}, so that every collection falls at the same request in every run (a mark-compact V8 started on its own from a task, marking by wall-clock time, landed in windows with the machine's load and decided the difference; full collections and scavenges are counted), one at a time, 512-byte bodies read with text(), against a node:http server in a child process (not counted). tickwheel = withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs }), ${INSTRUCTION_LIMIT_MS} ms each; AbortSignal.timeout = fetch(url, { signal: AbortSignal.timeout(${INSTRUCTION_LIMIT_MS}) }), a limit no run outlasts, so no timer fires while counted. Target (issue 26): at most AbortSignal.timeout's instructions (ratio >= 1).`,
+      note: `Instructions of the client process under valgrind --tool=cachegrind, (run of ${INSTRUCTION_LONG} requests - run of ${INSTRUCTION_SHORT}) / ${INSTRUCTION_LONG - INSTRUCTION_SHORT}, each after ${INSTRUCTION_WARMUP} warm-up requests (past fetch's own tiering up, which otherwise dominates the difference), with node --initial-old-space-size=${OLD_SPACE_MB} so that no mark-compact lands in either run (whether one did decided the difference; scavenges are counted), one at a time, 512-byte bodies read with text(), against a node:http server in a child process (not counted). tickwheel = withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs }), ${INSTRUCTION_LIMIT_MS} ms each; AbortSignal.timeout = fetch(url, { signal: AbortSignal.timeout(${INSTRUCTION_LIMIT_MS}) }), a limit no run outlasts, so no timer fires while counted. Target (issue 26): at most AbortSignal.timeout's instructions (ratio >= 1).`,
     });
   }
   const copy = compiledOut(['fetch']);

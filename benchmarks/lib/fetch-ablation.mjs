@@ -16,7 +16,8 @@ const SELF = fileURLToPath(import.meta.url);
 const require = createRequire(import.meta.url);
 /** As lib/fetch-instructions.mjs (not imported: its own kernel would run on import). */
 const WARMUP = 3_000;
-const NODE_FLAGS = process.env.ABLATION_FULL_GC === '1' ? [] : ['--initial-old-space-size=1024'];
+const NODE_FLAGS =
+  process.env.ABLATION_FULL_GC === '1' ? [] : ['--initial-old-space-size=1024', '--predictable-gc-schedule'];
 const LIMIT_MS = 3_600_000;
 const LEGACY = Symbol.for('undici.globalDispatcher.1');
 const CURRENT = Symbol.for('undici.globalDispatcher.2');

@@ -16,7 +16,8 @@ const SELF = fileURLToPath(import.meta.url);
 const require = createRequire(import.meta.url);
 /** As lib/fetch-instructions.mjs (not imported: its own kernel would run on import). */
 const WARMUP = 3_000;
-const NODE_FLAGS = process.env.ABLATION_FULL_GC === '1' ? [] : ['--initial-old-space-size=1024'];
+const NODE_FLAGS =
+  process.env.ABLATION_FULL_GC === '1' ? [] : ['--initial-old-space-size=1024', '--predictable-gc-schedule'];
 const LIMIT_MS = 3_600_000;
 const LEGACY = Symbol.for('undici.globalDispatcher.1');
 const CURRENT = Symbol.for('undici.globalDispatcher.2');
@@ -55,9 +56,103 @@ const VARIANTS = {
     };
     return (url) => fetch(url, { dispatcher: through });
   },
+  'pass-through + lift + handler wrap': (global) => {
+    const { CallbackHandler, ControllerHandler } = require('../../packages/fetch/dist/tap-handlers.js');
+    const tap = { connect() {}, data() {}, pause() {}, resume() {}, end() {} };
+    const through = {
+      dispatch: (options, handler) => {
+        options.headersTimeout = 0;
+        options.bodyTimeout = 0;
+        return global.dispatch(
+          options,
+          typeof handler.onResponseStart === 'function'
+            ? new ControllerHandler(handler, tap, 1)
+            : new CallbackHandler(handler, tap, 1),
+        );
+      },
+    };
+    return (url) => fetch(url, { dispatcher: through });
+  },
+  // The wrapper's own TransportTap (a fresh one per request, as per attempt), with an observer that does nothing.
+  'TransportTap per request': () => {
+    const { TransportTap } = require('../../packages/fetch/dist/transport-tap.js');
+    const observer = {
+      transportConnected() {},
+      transportData() {},
+      transportPaused() {},
+      transportResumed() {},
+      transportEnded() {},
+    };
+    return (url) => fetch(url, { dispatcher: new TransportTap(undefined, observer, 3) });
+  },
+  'TransportTap + controller signal': () => {
+    const { TransportTap } = require('../../packages/fetch/dist/transport-tap.js');
+    const observer = {
+      transportConnected() {},
+      transportData() {},
+      transportPaused() {},
+      transportResumed() {},
+      transportEnded() {},
+    };
+    return (url) =>
+      fetch(url, { signal: new AbortController().signal, dispatcher: new TransportTap(undefined, observer, 3) });
+  },
   'controller + pass-through': (global) => {
     const through = { dispatch: (options, handler) => global.dispatch(options, handler) };
     return (url) => fetch(url, { signal: new AbortController().signal, dispatcher: through });
+  },
+  // The "around" rows time nothing themselves: each runs code before the request and after its
+  // body, through the same async wrapper, so that the difference to 'bare + around' is that code.
+  'bare + around': () =>
+    around(
+      () => undefined,
+      () => {},
+    ),
+  'bare + setTimeout/clearTimeout': () =>
+    around(
+      () => setTimeout(noop, LIMIT_MS).unref(),
+      (timer) => clearTimeout(timer),
+    ),
+  'bare + AbortSignal.timeout unused': () =>
+    around(
+      () => AbortSignal.timeout(LIMIT_MS),
+      () => {},
+    ),
+  'bare + AbortController unused': () =>
+    around(
+      () => new AbortController(),
+      () => {},
+    ),
+  'bare + wheel schedule/cancel': () => {
+    const { sharedWheel, freshNow } = require('../../packages/core/dist/index.js');
+    const wheel = sharedWheel();
+    return around(
+      () => wheel.scheduleAt(freshNow(wheel.clock) + LIMIT_MS, noop).unref(),
+      (handle) => handle.cancel(),
+    );
+  },
+  'bare + wheel schedule/cancel kept armed': () => {
+    const { sharedWheel, freshNow } = require('../../packages/core/dist/index.js');
+    const wheel = sharedWheel();
+    keepArmed(wheel);
+    return around(
+      () => wheel.scheduleAt(freshNow(wheel.clock) + LIMIT_MS, noop).unref(),
+      (handle) => handle.cancel(),
+    );
+  },
+  // As the wrapper drives its one handle: armed at the start, re-pointed when the body starts and
+  // on its first chunk (both later: the lazy path), cancelled at the end.
+  'bare + wheel schedule/2 refreshAt/cancel': () => {
+    const { sharedWheel, freshNow } = require('../../packages/core/dist/index.js');
+    const wheel = sharedWheel();
+    return around(
+      () => wheel.scheduleAt(freshNow(wheel.clock) + LIMIT_MS, noop).unref(),
+      (handle) => {
+        handle.refreshAt(wheel.clock.now() + LIMIT_MS);
+        handle.refreshAt(wheel.clock.now() + LIMIT_MS);
+        handle.cancel();
+      },
+    );
   },
   'bare + wheel handle': () => {
     const { sharedWheel, freshNow } = require('../../packages/core/dist/index.js');
@@ -73,9 +168,33 @@ const VARIANTS = {
   'wrapper headersMs': () => wrapped({ headersMs: LIMIT_MS }),
   'wrapper bodyIdleMs': () => wrapped({ bodyIdleMs: LIMIT_MS }),
   'wrapper three limits': () => wrapped({ headersMs: LIMIT_MS, bodyIdleMs: LIMIT_MS, totalMs: LIMIT_MS }),
+  'wrapper three limits kept armed': () => {
+    const { sharedWheel } = require('../../packages/core/dist/index.js');
+    keepArmed(sharedWheel());
+    return wrapped({ headersMs: LIMIT_MS, bodyIdleMs: LIMIT_MS, totalMs: LIMIT_MS });
+  },
   'wrapper three + connectMs': () =>
     wrapped({ connectMs: LIMIT_MS, headersMs: LIMIT_MS, bodyIdleMs: LIMIT_MS, totalMs: LIMIT_MS }),
 };
+
+function noop() {}
+
+/** Runs `before()` ahead of each request and `after(what before returned)` once its body is read. */
+function around(before, after) {
+  return async (url) => {
+    const held = before();
+    const response = await fetch(url);
+    return { text: () => response.text().then((text) => (after(held), text)) };
+  };
+}
+
+/**
+ * One unref'ed handle due after every run, so the wheel never empties: its native timer stays
+ * armed, and no request pays the setTimeout and clearTimeout that an emptied wheel costs.
+ */
+function keepArmed(wheel) {
+  wheel.schedule(LIMIT_MS * 2, noop).unref();
+}
 
 function wrapped(options) {
   const { withTimeouts } = require('../../packages/fetch/dist/index.js');

@@ -202,7 +202,18 @@ function expiryDelay(i, count) {
   return 1 + Math.floor((i * 1000) / count);
 }
 
-function fireAll(count, scheduleAll) {
+/** Blocks the thread for `ms` without running anything (no busy loop, so no instructions). */
+function sleepSync(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Schedules with `scheduleAll` and resolves once every timer has fired. With `overdue`, the
+ * thread then sleeps past the last due time before the loop runs, so that every timer is fired
+ * in one pass whatever the machine's load: how many wake-ups share the timers otherwise depends
+ * on how fast the process runs, and so does an instruction count of it.
+ */
+function fireAll(count, scheduleAll, overdue = false) {
   return new Promise((resolve) => {
     let fired = 0;
     let cpu0;
@@ -214,24 +225,33 @@ function fireAll(count, scheduleAll) {
     };
     cpu0 = process.cpuUsage();
     scheduleAll(onFire);
+    if (overdue) sleepSync(1_100);
   });
 }
 
 /** The expiry candidates for `count` timers, each resolving to the CPU ms it took. */
-export function expiring(count = EXPIRY_TIMERS) {
+export function expiring(count = EXPIRY_TIMERS, overdue = false) {
   return {
     tickwheel: async () => {
       const wheel = new TimingWheel();
-      const ms = await fireAll(count, (onFire) => {
-        for (let i = 0; i < count; i++) wheel.schedule(expiryDelay(i, count), onFire);
-      });
+      const ms = await fireAll(
+        count,
+        (onFire) => {
+          for (let i = 0; i < count; i++) wheel.schedule(expiryDelay(i, count), onFire);
+        },
+        overdue,
+      );
       wheel.close();
       return ms;
     },
     native: () =>
-      fireAll(count, (onFire) => {
-        for (let i = 0; i < count; i++) setTimeout(onFire, expiryDelay(i, count));
-      }),
+      fireAll(
+        count,
+        (onFire) => {
+          for (let i = 0; i < count; i++) setTimeout(onFire, expiryDelay(i, count));
+        },
+        overdue,
+      ),
     heap: () =>
       fireAll(count, (onFire) => {
         const queue = new HeapTimerQueue();

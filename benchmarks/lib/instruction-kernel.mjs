@@ -17,13 +17,14 @@ import { CONNECTIONS, durationsFor, expiring, messageOrder, refreshing, rolling 
 /** The longest run any scenario is counted with; the refresh order is generated at this length. */
 export const MAX_OPS = 2_000_000;
 /** Operations of the warm-up run (timers, for expiry). */
-const WARM_OPS = { expiry: 100_000, default: 400_000 };
+const WARM_OPS = { expiry: 100_000, 'expiry-overdue': 100_000, default: 400_000 };
 
 export const KERNELS = {
   'rolling-10k-1dur': (candidate, ops) => rolling[candidate](10_000, ops, durationsFor(1)),
   'rolling-10k-256dur': (candidate, ops) => rolling[candidate](10_000, ops, durationsFor(256)),
   [`refresh-${CONNECTIONS / 1000}k`]: (candidate, ops) => refreshing[candidate](messageOrder(MAX_OPS).subarray(0, ops)),
   expiry: (candidate, ops) => expiring(ops)[candidate](),
+  'expiry-overdue': (candidate, ops) => expiring(ops, true)[candidate](),
 };
 
 if (process.argv[1] && process.argv[1].endsWith('instruction-kernel.mjs')) {

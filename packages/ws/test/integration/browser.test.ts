@@ -8,8 +8,10 @@ import { PartitionProxy } from '../helpers/partition-proxy.js';
 import { closeAll, next, onCleanup, waitFor, startNoServer } from '../helpers/servers.js';
 
 const PAGE = '<!doctype html><title>tickwheel ws test</title>';
-const PING_INTERVAL_MS = 100;
-const PONG_TIMEOUT_MS = 100;
+// Long enough for a loaded CI machine: a Chromium pong that took over 100 ms at load 7 got the
+// live browser declared dead, and the rounds below were then never counted.
+const PING_INTERVAL_MS = 500;
+const PONG_TIMEOUT_MS = 500;
 
 /** An HTTP server on 127.0.0.1 serving a blank page and routing upgrades to a ws server. */
 async function startPageServer(): Promise<{ wss: WebSocketServer; port: number }> {
@@ -45,7 +47,14 @@ describe('heartbeat with a headless Chromium client', () => {
     const socket = await connected;
 
     // The browser answers the pings itself; nothing in the page does.
-    await waitFor(() => (beat.state(socket)?.pingsSent ?? 0) >= 4, 10_000, 'four heartbeat rounds');
+    await waitFor(
+      () => {
+        if (beat.stats().dead > 0) throw new Error('the live browser was declared dead before four heartbeat rounds');
+        return (beat.state(socket)?.pingsSent ?? 0) >= 4;
+      },
+      10_000,
+      'four heartbeat rounds',
+    );
     const alive = beat.state(socket)!;
     expect(alive.rttMs).toBeGreaterThanOrEqual(0);
     expect(beat.stats().dead).toBe(0);
@@ -80,7 +89,14 @@ describe('heartbeat with a headless Chromium client', () => {
       (globalThis as unknown as { testSocket: WebSocket }).testSocket = new WebSocket(url);
     }, `ws://127.0.0.1:${port}/`);
     const socket = await connected;
-    await waitFor(() => (beat.state(socket)?.pingsSent ?? 0) >= 2, 10_000, 'two heartbeat rounds');
+    await waitFor(
+      () => {
+        if (beat.stats().dead > 0) throw new Error('the live browser was declared dead before two heartbeat rounds');
+        return (beat.state(socket)?.pingsSent ?? 0) >= 2;
+      },
+      10_000,
+      'two heartbeat rounds',
+    );
 
     // Chromium's renderer outlives the killed browser process for a moment and closes with 1001.
     const closed = next<number>(socket, 'close');

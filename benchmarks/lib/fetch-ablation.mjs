@@ -22,6 +22,15 @@ const LIMIT_MS = 3_600_000;
 const LEGACY = Symbol.for('undici.globalDispatcher.1');
 const CURRENT = Symbol.for('undici.globalDispatcher.2');
 
+/** A TransportTap observer that does nothing, for the rows that count the tap alone. */
+const IDLE_OBSERVER = {
+  transportConnected() {},
+  transportData() {},
+  transportPaused() {},
+  transportResumed() {},
+  transportEnded() {},
+};
+
 /** What each variant sends; `global` is the dispatcher fetch would use. */
 const VARIANTS = {
   bare: () => (url) => fetch(url),
@@ -76,26 +85,12 @@ const VARIANTS = {
   // The wrapper's own TransportTap (a fresh one per request, as per attempt), with an observer that does nothing.
   'TransportTap per request': () => {
     const { TransportTap } = require('../../packages/fetch/dist/transport-tap.js');
-    const observer = {
-      transportConnected() {},
-      transportData() {},
-      transportPaused() {},
-      transportResumed() {},
-      transportEnded() {},
-    };
-    return (url) => fetch(url, { dispatcher: new TransportTap(undefined, observer, 3) });
+    return (url) => fetch(url, { dispatcher: new TransportTap(undefined, IDLE_OBSERVER, 3) });
   },
   'TransportTap + controller signal': () => {
     const { TransportTap } = require('../../packages/fetch/dist/transport-tap.js');
-    const observer = {
-      transportConnected() {},
-      transportData() {},
-      transportPaused() {},
-      transportResumed() {},
-      transportEnded() {},
-    };
     return (url) =>
-      fetch(url, { signal: new AbortController().signal, dispatcher: new TransportTap(undefined, observer, 3) });
+      fetch(url, { signal: new AbortController().signal, dispatcher: new TransportTap(undefined, IDLE_OBSERVER, 3) });
   },
   'controller + pass-through': (global) => {
     const through = { dispatch: (options, handler) => global.dispatch(options, handler) };

@@ -21,6 +21,19 @@ async function startPageServer(): Promise<{ wss: WebSocketServer; port: number }
   return { wss, port };
 }
 
+/** Waits for `rounds` pings to `socket`, failing at once if the live browser is declared dead. */
+function heartbeatRounds(beat: ReturnType<typeof heartbeat>, socket: ServerSocket, rounds: number): Promise<void> {
+  return waitFor(
+    () => {
+      if (beat.stats().dead > 0)
+        throw new Error(`the live browser was declared dead before ${rounds} heartbeat rounds`);
+      return (beat.state(socket)?.pingsSent ?? 0) >= rounds;
+    },
+    10_000,
+    `${rounds} heartbeat rounds`,
+  );
+}
+
 afterEach(closeAll);
 
 describe('heartbeat with a headless Chromium client', () => {
@@ -47,14 +60,7 @@ describe('heartbeat with a headless Chromium client', () => {
     const socket = await connected;
 
     // The browser answers the pings itself; nothing in the page does.
-    await waitFor(
-      () => {
-        if (beat.stats().dead > 0) throw new Error('the live browser was declared dead before four heartbeat rounds');
-        return (beat.state(socket)?.pingsSent ?? 0) >= 4;
-      },
-      10_000,
-      'four heartbeat rounds',
-    );
+    await heartbeatRounds(beat, socket, 4);
     const alive = beat.state(socket)!;
     expect(alive.rttMs).toBeGreaterThanOrEqual(0);
     expect(beat.stats().dead).toBe(0);
@@ -89,14 +95,7 @@ describe('heartbeat with a headless Chromium client', () => {
       (globalThis as unknown as { testSocket: WebSocket }).testSocket = new WebSocket(url);
     }, `ws://127.0.0.1:${port}/`);
     const socket = await connected;
-    await waitFor(
-      () => {
-        if (beat.stats().dead > 0) throw new Error('the live browser was declared dead before two heartbeat rounds');
-        return (beat.state(socket)?.pingsSent ?? 0) >= 2;
-      },
-      10_000,
-      'two heartbeat rounds',
-    );
+    await heartbeatRounds(beat, socket, 2);
 
     // Chromium's renderer outlives the killed browser process for a moment and closes with 1001.
     const closed = next<number>(socket, 'close');

@@ -78,6 +78,7 @@ const INTERNAL = [
   'scheduleTaskAt',
   'ownedDeadline',
   'enableAmbientDeadlines',
+  'enterDeadline',
   'NativeDriver',
   'MAX_NATIVE_DELAY_MS',
   'isDrivingClock',

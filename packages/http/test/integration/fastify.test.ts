@@ -60,7 +60,7 @@ describe('deadlinePlugin on fastify 5', () => {
 
   it('gives a route its own deadline from config.deadline, and the handler sees it after the body was read', async () => {
     const { app } = await setup();
-    const report = async () => ({ remaining: currentDeadline()?.remaining() });
+    const report = () => ({ remaining: currentDeadline()?.remaining() });
     app.post('/report', { config: { deadline: { timeoutMs: 600_000 } } }, report);
     app.get('/app', report);
     const port = await start(app);
@@ -76,7 +76,7 @@ describe('deadlinePlugin on fastify 5', () => {
 
   it('refuses a bad config.deadline when the route is added', async () => {
     const { app } = await setup();
-    expect(() => app.get('/bad', { config: { deadline: { timeoutMs: -1 } } }, async () => 'x')).toThrow(
+    expect(() => app.get('/bad', { config: { deadline: { timeoutMs: -1 } } }, () => 'x')).toThrow(
       '@tickwheel/http: config.deadline.timeoutMs must be',
     );
   });

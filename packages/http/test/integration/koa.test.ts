@@ -18,6 +18,12 @@ function setup() {
   return { clock, wheel, app, appErrors };
 }
 
+/** A node:http server for the app (koa's callback returns a promise node:http does not read). */
+function serve(app: Koa): http.Server {
+  const handle = app.callback();
+  return http.createServer((req, res) => void handle(req, res));
+}
+
 describe('deadline() on koa 3', () => {
   it('ends the chain with ctx.throw(503): koa answers it, and the handler’s late ctx.body is dropped', async () => {
     const { clock, wheel, app } = setup();
@@ -47,7 +53,7 @@ describe('deadline() on koa 3', () => {
           };
         }),
     );
-    const port = await net.listen(http.createServer(app.callback()));
+    const port = await net.listen(serve(app));
     const client = await net.connect(port);
     client.write(get('/slow'));
     await turns();
@@ -74,7 +80,7 @@ describe('deadline() on koa 3', () => {
       await Promise.resolve();
       ctx.body = { remaining: currentDeadline()?.remaining() };
     });
-    const port = await net.listen(http.createServer(app.callback()));
+    const port = await net.listen(serve(app));
     const client = await net.connect(port);
     client.write(get('/app'));
     await client.waitFor(/\{"remaining":5000\}$/);
@@ -89,7 +95,7 @@ describe('deadline() on koa 3', () => {
     app.use((ctx) => {
       ctx.body = currentDeadline() === undefined ? 'none' : 'some';
     });
-    const port = await net.listen(http.createServer(app.callback()));
+    const port = await net.listen(serve(app));
     const client = await net.connect(port);
     client.write(get('/'));
     await client.waitFor(/none$/);
@@ -104,7 +110,7 @@ describe('deadline() on koa 3', () => {
       ctx.res.write('chunk');
       return new Promise(() => {});
     });
-    const port = await net.listen(http.createServer(app.callback()));
+    const port = await net.listen(serve(app));
     const client = await net.connect(port);
     client.write(get('/'));
     await client.waitFor(/chunk/);

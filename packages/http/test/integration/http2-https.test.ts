@@ -79,7 +79,11 @@ describe('node:http2 compatibility API', () => {
     late();
     await turns(10);
     expect(seen).toEqual([500]);
-    expect(result).toMatchObject({ status: 503, body: "Service Unavailable: the request's deadline passed\n", ended: true });
+    expect(result).toMatchObject({
+      status: 503,
+      body: "Service Unavailable: the request's deadline passed\n",
+      ended: true,
+    });
     expect(errors).toEqual([]);
     expect(events.map((e) => [e.kind, e.outcome])).toEqual([['handler', 'answered']]);
     // The session lives on: the next stream is served.

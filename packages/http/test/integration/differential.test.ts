@@ -102,13 +102,13 @@ describe('serverTimeouts is invisible when nothing times out', () => {
     serverTimeouts(server, { defaultTimeoutMs: 100, headersMs: 100, bodyIdleMs: 100, keepAliveMs: 100 });
     const wss = new WebSocketServer({ server });
     const beat = heartbeat(wss, { pingIntervalMs: 500, pongTimeoutMs: 500 });
-    wss.on('connection', (socket) => socket.on('message', (data) => socket.send(`echo ${String(data)}`)));
+    wss.on('connection', (socket) => socket.on('message', (data) => socket.send(`echo ${(data as Buffer).toString()}`)));
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const client = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`);
     await once(client, 'open');
     const replies: string[] = [];
-    client.on('message', (data) => replies.push(String(data)));
+    client.on('message', (data) => replies.push((data as Buffer).toString()));
     let pings = 0;
     client.on('ping', () => pings++);
     // Past every HTTP limit, and quiet long enough for the heartbeat to ping.

@@ -22,7 +22,7 @@ declare module 'vitest' {
 }
 
 const workspace = path.resolve(import.meta.dirname, '../..');
-const packages = ['core', 'grpc', 'ws', 'fetch', 'redis', 'otel'];
+const packages = ['core', 'grpc', 'ws', 'fetch', 'http', 'redis', 'otel'];
 
 /** The version of a peer the workspace tests with, so that npm finds it in its cache. */
 function testedVersion(name: string, from = workspace): string {

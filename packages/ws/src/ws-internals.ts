@@ -132,3 +132,22 @@ export function frameReaderOf(socket: WebSocket): FrameReader | undefined {
     return undefined;
   return reader;
 }
+
+/**
+ * Which of the fields above an OPEN `socket` has, by name (`_req` is only there while it
+ * connects: see {@link handshakeRequestOf}). A field reported false is read through its fallback;
+ * test/integration/ws-versions.test.ts checks this on each ws version we test.
+ */
+export function internalsOf(socket: WebSocket): Record<string, boolean> {
+  const transport = transportOf(socket);
+  const handle = (transport as { _handle?: { writeQueueSize?: unknown } | null } | undefined)?._handle;
+  const autoPong = (socket as { _autoPong?: unknown })._autoPong;
+  return {
+    _socket: transport !== undefined && typeof transport.bytesRead === 'number',
+    '_handle.writeQueueSize': typeof handle?.writeQueueSize === 'number',
+    _isServer: typeof (socket as { _isServer?: unknown })._isServer === 'boolean',
+    _autoPong: typeof autoPong === 'boolean',
+    _closeTimeout: '_closeTimeout' in socket,
+    _receiver: frameReaderOf(socket) !== undefined,
+  };
+}

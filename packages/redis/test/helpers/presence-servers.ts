@@ -1,12 +1,10 @@
-/** Presence server processes (test/integration/fixtures/presence-server.mjs) forked and tracked for cleanup by pid. */
-import { fork, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
+/** Presence server processes (test/integration/fixtures/presence-server.mjs), forked through workers.ts's forkTracked. */
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { forkTracked } from './workers.js';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const SCRIPT = path.join(HERE, '../integration/fixtures/presence-server.mjs');
-const DIST = path.join(HERE, '../../dist/index.js');
+const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), '../integration/fixtures/presence-server.mjs');
 
 export interface PresenceServerConfig {
   url?: string;
@@ -36,17 +34,8 @@ export interface PresenceServer {
   signal(signal: 'SIGSTOP' | 'SIGCONT'): void;
 }
 
-const alive = new Set<ChildProcess>();
-
 export function forkPresenceServer(config: PresenceServerConfig): PresenceServer {
-  if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: build first (npx tsc --build)`);
-  const child = fork(SCRIPT, [], {
-    env: { ...process.env, TICKWHEEL_PRESENCE: JSON.stringify(config) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  alive.add(child);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  void exited.then(() => alive.delete(child));
+  const { child, kill, signal } = forkTracked(SCRIPT, 'TICKWHEEL_PRESENCE', config);
   const events: PresenceEventRecord[] = [];
   let node: string | undefined;
   let stopped: ((errors: number) => void) | undefined;
@@ -91,27 +80,7 @@ export function forkPresenceServer(config: PresenceServerConfig): PresenceServer
         stopped = resolve;
         child.send('stop');
       }),
-    async kill() {
-      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
-        process.kill(child.pid, 'SIGKILL');
-      await exited;
-    },
-    signal(signal) {
-      if (child.pid !== undefined) process.kill(child.pid, signal);
-    },
+    kill,
+    signal,
   };
-}
-
-/** SIGKILLs (by pid) every presence server still running, stopped ones included (for afterEach). */
-export async function killAllPresenceServers(): Promise<void> {
-  await Promise.all(
-    [...alive].map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          process.kill(child.pid!, 'SIGKILL');
-        }),
-    ),
-  );
 }

@@ -26,6 +26,7 @@
 import type { Socket } from 'node:net';
 import type { TimerHandle } from '@tickwheel/core';
 import { scheduleTask, type TimerTask } from '@tickwheel/core/internal';
+import { publishTimeout } from './channels.js';
 import { speaksHttp } from './http-internals.js';
 import type { ServerPlan } from './options.js';
 import type { RequestDeadline } from './request-deadline.js';
@@ -143,6 +144,13 @@ export class ConnectionLimits implements TimerTask {
     this.owner.connectionClosed(this);
   }
 
+  /** serverTimeouts stopped: no limit any more; the record stays until the socket closes (its owner waits for that). */
+  detach(): void {
+    this.phase = ACTIVE;
+    this.timer?.cancel();
+    this.bodyRecord = undefined;
+  }
+
   /** @internal The wheel's call: the phase's limit is due. */
   timerFired(): void {
     const socket = this.socket;
@@ -212,6 +220,7 @@ export class ConnectionLimits implements TimerTask {
       socket.destroy();
     }
     this.forget();
+    publishTimeout(kind, limitMs, outcome, false, undefined);
     this.owner.connectionTimedOut(kind, limitMs, outcome);
   }
 

@@ -189,6 +189,6 @@ export class RequestDeadline implements DeadlineOwner {
 }
 
 /** The plain answer: on the socket or stream itself (timeout-answer.ts). */
-function answerOnWire(record: RequestDeadline, kind: HttpTimeoutKind, status: number): TimeoutEvent['outcome'] {
+export function answerOnWire(record: RequestDeadline, kind: HttpTimeoutKind, status: number): TimeoutEvent['outcome'] {
   return endTimedOut(record.req, record.res, status, kind);
 }

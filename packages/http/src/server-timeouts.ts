@@ -7,7 +7,7 @@ import type { Http2Session } from 'node:http2';
 import type { Socket } from 'node:net';
 import { Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { TimerHandle } from '@tickwheel/core';
-import { enableAmbientDeadlines } from '@tickwheel/core/internal';
+import { enableAmbientDeadlines, enterDeadline } from '@tickwheel/core/internal';
 import { ConnectionLimits, connectionOf, type ConnectionOwner } from './connection-limits.js';
 import { advertiseKeepAlive } from './http-internals.js';
 import { graceMs as checkGrace, kit, serverPlan, type ServerPlan } from './options.js';
@@ -73,7 +73,6 @@ class TimeoutsController
     // Only node:http2's servers emit 'session'.
     if (!(server instanceof HttpServer)) server.on('session', this.onSession);
     server.prependListener('request', this.onRequest);
-    server.prependListener('checkContinue', this.onRequest);
     // Deadlines will be entered on the first request anyway: switch the store on before the
     // server's objects are sized (core's enableAmbientDeadlines).
     enableAmbientDeadlines();
@@ -81,7 +80,14 @@ class TimeoutsController
 
   /** The request listener: one per controller, bound once. */
   private readonly onRequest = (req: TimedRequest, res: TimedResponse): void => {
-    // A 'checkContinue' listener that then emits 'request' itself brings the request back.
+    if (this.stopped) {
+      // Stopped while connections it saw are still open: clear the deadline a former request
+      // left on the connection's context (see stop()), and nothing more. A controller attached
+      // since then runs first (prepended later) and has made the request's record: leave its deadline.
+      if (recordOf(res) === undefined) enterDeadline(undefined);
+      return;
+    }
+    // A request emitted twice (a 'checkContinue' listener that emits 'request' itself) keeps its first deadline.
     if (recordOf(res) !== undefined) return;
     const plan = this.plan;
     const record = new RequestDeadline(this, plan, req, res);
@@ -107,7 +113,10 @@ class TimeoutsController
 
   private readonly onSession = (session: Http2Session): void => {
     this.sessions.add(session);
-    session.once('close', () => this.sessions.delete(session));
+    session.once('close', () => {
+      this.sessions.delete(session);
+      if (this.stopped) this.releaseWhenQuiet();
+    });
   };
 
   /** @internal */
@@ -132,12 +141,18 @@ class TimeoutsController
   /** @internal */
   requestClosed(record: RequestDeadline): void {
     this.requests.delete(record);
-    if (!('stream' in record.res)) connectionOf(record.req.socket)?.requestClosed(record);
+    if (!this.stopped && !('stream' in record.res)) connectionOf(record.req.socket)?.requestClosed(record);
   }
 
   /** @internal */
   connectionClosed(connection: ConnectionLimits): void {
     this.connections.delete(connection);
+    if (this.stopped) this.releaseWhenQuiet();
+  }
+
+  /** After stop(): removes the request listener once no connection or session it saw is open. */
+  private releaseWhenQuiet(): void {
+    if (this.connections.size === 0 && this.sessions.size === 0) this.server.removeListener('request', this.onRequest);
   }
 
   stop(): void {
@@ -145,8 +160,11 @@ class TimeoutsController
     this.stopped = true;
     const server = this.server;
     attached.delete(server);
-    server.removeListener('request', this.onRequest);
-    server.removeListener('checkContinue', this.onRequest);
+    // On Node 20 and 22 the deadline entered for a request stays on its connection's context
+    // (node:http's parser runs every request of a connection in one async resource) until the
+    // next request's listener enters another; the request listener stays, clearing it, until
+    // the connections and sessions seen while attached are gone.
+    this.releaseWhenQuiet();
     if (this.connectionEvent !== undefined) server.removeListener(this.connectionEvent, this.onConnection);
     server.removeListener('session', this.onSession);
     const limits = server as unknown as Record<ServerLimit, number>;
@@ -154,7 +172,7 @@ class TimeoutsController
     this.saved.clear();
     for (const record of [...this.requests]) record.detach();
     this.requests.clear();
-    for (const connection of [...this.connections]) connection.forget();
+    for (const connection of this.connections) connection.detach();
     this.graceTimer?.cancel();
   }
 

@@ -36,6 +36,26 @@ async function listen(server: http.Server): Promise<number> {
 }
 
 describe('instrumentTickwheel with the real SDK, against real servers', () => {
+  it('records an upload a node:http server stopped reading under phase upload', { timeout: 15_000 }, async () => {
+    // Reads nothing: the socket buffers fill, then the 24 MiB body stalls.
+    const port = await listen(http.createServer((req) => req.pause()));
+    const timedFetch = withTimeouts(fetch, { uploadIdleMs: 100, totalMs: 10_000 });
+    const body = Buffer.alloc(24 * 1024 * 1024, 1);
+    const error = await timedFetch(`http://127.0.0.1:${port}/upload`, { method: 'POST', body }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ name: 'TimeoutError', phase: 'upload' });
+    const attributes = {
+      'tickwheel.package': 'fetch',
+      'tickwheel.phase': 'upload',
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'server.port': port,
+      'url.scheme': 'http',
+    };
+    expect((await telemetry.point(METRICS.timeouts, attributes)).value).toBe(1);
+  });
+
   it(
     'records a fetch that stalls on a node:http server: two timed-out attempts, one retry, a span event',
     { timeout: 15_000 },

@@ -148,7 +148,8 @@ export async function startShop(trace, { pricingUrl, inventoryAddress }) {
   const inventory = new InventoryClient(inventoryAddress, grpc.credentials.createInsecure(), {
     interceptors: [deadlineInterceptor()],
   });
-  const timedFetch = withTimeouts(fetch);
+  // Each attempt sends what is left of the ambient deadline, in whole ms, in the header.
+  const timedFetch = withTimeouts(fetch, { deadlineHeader: DEADLINE_HEADER });
   // Connect to the inventory and load fetch's implementation (undici) up front, so no request's
   // budget is spent on them.
   await new Promise((resolve, reject) =>
@@ -161,9 +162,9 @@ export async function startShop(trace, { pricingUrl, inventoryAddress }) {
     const { sku } = req.params;
     const { pricingDelayMs, stockDelayMs } = req.query;
     trace('shop', `GET /quote/${sku} received with ${left()} ms left; asks pricing and inventory at once`);
-    const price = timedFetch(`${pricingUrl}/price/${encodeURIComponent(sku)}?delayMs=${Number(pricingDelayMs)}`, {
-      headers: { [DEADLINE_HEADER]: String(Math.floor(currentDeadline()?.remaining() ?? 0)) },
-    }).then((answer) => (answer.ok ? answer.json() : Promise.reject(new Error(`pricing answered ${answer.status}`))));
+    const price = timedFetch(`${pricingUrl}/price/${encodeURIComponent(sku)}?delayMs=${Number(pricingDelayMs)}`).then(
+      (answer) => (answer.ok ? answer.json() : Promise.reject(new Error(`pricing answered ${answer.status}`))),
+    );
     const stock = new Promise((resolve, reject) =>
       inventory.Stock({ sku, delayMs: Number(stockDelayMs) }, (error, reply) =>
         error ? reject(error) : resolve(reply),

@@ -4,6 +4,8 @@
  * The object the wheel links into its buckets is the handle the user holds. Its lifecycle state
  * lives in its links (no flags field); the rest of the design is in `timing-wheel.ts`.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { Bucket, type Link } from './bucket.js';
 import { freshNow, type Clock } from '../clocks/clock.js';
 import type { TickScale } from './tick-scale.js';

@@ -129,6 +129,27 @@ const layerRules = [
     },
   },
   {
+    // One seam per peer's internals (issue 37): ws's and net's private fields are read in
+    // ws-internals.ts only, where each has a fallback and a test per ws version.
+    files: ['packages/ws/src/**/*.ts'],
+    ignores: ['packages/ws/src/ws-internals.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'MemberExpression[computed=false][property.name=/^_/]',
+          'MemberExpression[computed=true][property.value=/^_/]',
+          "BinaryExpression[operator='in'][left.value=/^_/]",
+          'ObjectPattern > Property[key.name=/^_/]',
+        ].map((selector) => ({
+          selector,
+          message:
+            "A private field of ws or net: read it in packages/ws/src/ws-internals.ts (the one seam to ws's internals).",
+        })),
+      ],
+    },
+  },
+  {
     // The fetch transport tap watches the body at the transport and never touches the Response.
     files: ['packages/fetch/src/transport-tap.ts', 'packages/fetch/src/tap-handlers.ts'],
     rules: {

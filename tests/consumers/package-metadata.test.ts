@@ -17,6 +17,9 @@ interface Manifest {
   repository: unknown;
   homepage: string;
   bugs: unknown;
+  private?: boolean;
+  files?: string[];
+  publishConfig?: Record<string, unknown>;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
 }
@@ -53,6 +56,16 @@ describe('package metadata', () => {
         });
         expect(manifest.homepage).toBe(`${repository}/tree/main/packages/${folder}#readme`);
         expect(manifest.bugs).toEqual({ url: `${repository}/issues` });
+      });
+
+      it('is ready for `npm publish --provenance`: public, its repository on GitHub over https, its files listed', () => {
+        // npm's provenance check compares repository.url with the repository the build ran in.
+        expect(manifest.private).toBeUndefined();
+        expect(manifest.publishConfig).toEqual({ access: 'public' });
+        expect((manifest.repository as { url: string }).url).toMatch(
+          /^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/,
+        );
+        expect(manifest.files).toEqual(expect.arrayContaining(['dist', 'src', 'README.md', 'LICENSE']));
       });
 
       it('ships dist/, src/, README.md, LICENSE and package.json, and nothing else', () => {

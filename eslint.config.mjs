@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
  * The layer rules, as lint that fails (issue 30): which files may import which. Each entry is one
  * set of files and the imports they must not make, with the reason in the message.
  */
-const ADAPTERS = ['fetch', 'grpc', 'redis', 'ws'];
+const ADAPTERS = ['fetch', 'grpc', 'http', 'redis', 'ws'];
 const CORE_FOLDERS = ['kit', 'clocks', 'wheel', 'deadlines'];
 
 /** `no-restricted-imports` patterns forbidding each of `names` as relative paths from a core folder. */

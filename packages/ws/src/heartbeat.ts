@@ -49,6 +49,8 @@
  * `add()` on two) finds it taken and keeps its record in a map of its own, created then; a
  * record knows its heartbeat through its `lastPing` (see `PingPass` in connection.ts).
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import { describeValue } from '@tickwheel/core/internal';

@@ -17,8 +17,8 @@
  * moves `lastReadAt` to the sample before, half an interval back, and the ping never comes due
  * while the peer says something every half interval. A talking peer that falls silent is pinged
  * at the first sample that finds nothing new, at most one interval after the sample before its
- * last frame. A pong re-samples the counter ({@link Connection.pong}), so talk that follows it
- * counts from the pong on.
+ * last frame. A pong counts as a sample that found its own bytes ({@link Connection.pong}), so
+ * talk that follows it counts from the pong on.
  */
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';
@@ -206,20 +206,21 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   }
 
   /**
-   * A pong at `now` (the poll's shared reading, see poll-reading.ts). Returns true when it
-   * answers our outstanding ping (its round trip is recorded), false when it is unsolicited or
-   * something else answered first. The byte counter is sampled with it, so that bytes after the
-   * pong are talk that counts from the pong on (see the module comment).
+   * A pong at `now` (the poll's shared reading, see poll-reading.ts), `frameBytes` long on the
+   * wire. Returns true when it answers our outstanding ping (its round trip is recorded), false
+   * when it is unsolicited or something else answered first. It counts as a sample of the byte
+   * counter that found its own bytes, without reading the counter (a call into the transport,
+   * for every pong): talk after it then counts from the pong on (see the module comment).
    */
-  pong(now: number): boolean {
+  pong(now: number, frameBytes: number): boolean {
     const answers = this.unanswered;
     const reading = readingAt(now);
     this.lastRead = reading;
     let bits = this.bits & ~OWN_READING;
     if ((bits & NO_COUNTER) === 0) {
       this.sampled = reading;
-      bits = (bits & FLAG_MASK & ~READ_SINCE_MARK) | (markOf(bytesReadOf(this.socket)) << FLAG_BITS);
-    } else bits |= READ_SINCE_MARK;
+      bits = (bits & FLAG_MASK) | (markOf((bits >>> FLAG_BITS) + frameBytes) << FLAG_BITS);
+    }
     if (!answers) {
       this.bits = bits;
       return false;

@@ -24,3 +24,11 @@ export function dataFrameBytes(socket: WebSocket, payload: number, client = fals
   const length = payload < 126 ? 0 : payload < 65_536 ? 2 : 8;
   return controlFrameBytes(socket, payload, client) + length;
 }
+
+/**
+ * The size of a control frame `socket` receives with `payload` bytes: the peer's side masks when
+ * ours does not. `client` is our side when ws does not say.
+ */
+export function receivedControlFrameBytes(socket: WebSocket, payload: number, client = false): number {
+  return isClientSide(socket, client) ? 2 + payload : 6 + payload;
+}

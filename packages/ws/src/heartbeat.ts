@@ -58,7 +58,7 @@ import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { CloseWatch } from './close-watch.js';
 import { Connection, MarkedConnection } from './connection.js';
 import type { DueSchedule } from './due-schedule.js';
-import { controlFrameBytes } from './frame-size.js';
+import { controlFrameBytes, receivedControlFrameBytes } from './frame-size.js';
 import { startLimits } from './limits.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
@@ -110,7 +110,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   // Listeners shared by every socket of this controller (ws calls them with the socket as `this`),
   // so attaching allocates no closures per connection for them.
   private readonly onRead: (this: WebSocket) => void;
-  private readonly onPong: (this: WebSocket) => void;
+  private readonly onPong: (this: WebSocket, data: Buffer) => void;
   /** With `firstMessageMs`: the first data message ends the wait (and this listener). */
   private readonly onFirstMessage: (this: WebSocket) => void;
   /** With writes observed: a peer's ping, whose automatic pong is our frame, not a write (and a read). */
@@ -163,13 +163,14 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     const pongReading = new PollReading(clock, (at) => {
       if (at > liveness.lastPongReadAt) liveness.lastPongReadAt = at;
     });
-    this.onPong = function (this: WebSocket): void {
+    this.onPong = function (this: WebSocket, data: Buffer): void {
       const c = controller.recordOf(this as S);
       if (c === undefined) return;
       // The pongs of one I/O poll share its clock reading (see poll-reading.ts).
       const now = pongReading.at(c.pingsSent === 0 ? -Infinity : c.lastPing.sentAt);
       // An answer files the record under its next ping at once: nothing runs at the deadline.
-      if (c.pong(now) && !c.killPending) schedule.file(c, c.dueAt(o));
+      if (c.pong(now, receivedControlFrameBytes(this, data.length, client)) && !c.killPending)
+        schedule.file(c, c.dueAt(o));
     };
     this.closeWatch = new CloseWatch((socket) => {
       const c = this.recordOf(socket as S);

@@ -101,7 +101,7 @@ describe('Connection', () => {
       c.read(20.5);
       expect(c.lastReadAt).toBe(20.5);
       c.pinged(new PingPass(30));
-      expect(c.pong(31.25)).toBe(true);
+      expect(c.pong(31.25, 6)).toBe(true);
       expect(c.lastReadAt).toBe(31.25);
       expect(c.snapshot().rttMs).toBe(1.25);
       c.read(40); // a fresh reading of its own: the shared one is not changed for the others
@@ -109,16 +109,22 @@ describe('Connection', () => {
       expect(c.lastReadAt).toBe(40);
     });
 
-    it('samples the byte counter with a pong, so that talk after it counts from the pong on', () => {
+    it('counts as a sample that found its own bytes, so that talk after it counts from the pong on', () => {
       const socket = new FakeSocket({ transport: true });
       const c = new Connection(socket.ws, 0);
       c.noticeReads(100);
       c.pinged(new PingPass(100));
-      socket.emit('pong', Buffer.alloc(0)); // its bytes, before the listener runs
-      expect(c.pong(105)).toBe(true);
-      socket.receiveBytes(30);
+      socket.emit('pong', Buffer.alloc(0)); // its 6 bytes (masked, from a client), before the listener runs
+      expect(c.pong(105, 6)).toBe(true);
       c.noticeReads(150);
+      expect(c.talking).toBe(false);
       expect(c.lastReadAt).toBe(105);
+      c.pinged(new PingPass(150));
+      socket.emit('pong', Buffer.alloc(0));
+      expect(c.pong(160, 6)).toBe(true);
+      socket.receiveBytes(30);
+      c.noticeReads(200);
+      expect(c.lastReadAt).toBe(160);
       expect(c.talking).toBe(true);
     });
   });

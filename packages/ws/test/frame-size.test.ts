@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { controlFrameBytes, dataFrameBytes } from '../src/frame-size.js';
+import { controlFrameBytes, dataFrameBytes, receivedControlFrameBytes } from '../src/frame-size.js';
 import { FakeSocket } from './helpers/fake-socket.js';
 
 describe('frame-size', () => {
@@ -23,6 +23,15 @@ describe('frame-size', () => {
       delete (socket as { _isServer?: boolean })._isServer;
       expect(controlFrameBytes(socket.ws, 4)).toBe(6);
       expect(controlFrameBytes(socket.ws, 4, true)).toBe(10);
+    });
+  });
+
+  describe('receivedControlFrameBytes', () => {
+    it("counts the peer's mask: a server receives masked frames, a client unmasked ones", () => {
+      const server = new FakeSocket().ws;
+      const client = Object.assign(new FakeSocket(), { _isServer: false }).ws;
+      expect(receivedControlFrameBytes(server, 0)).toBe(6);
+      expect(receivedControlFrameBytes(client, 4)).toBe(6);
     });
   });
 });

@@ -53,8 +53,9 @@ export class FakeSocket extends EventEmitter {
   }
 
   override emit(event: string | symbol, ...args: unknown[]): boolean {
+    // A frame received: masked (4 more bytes) when it comes from a client, as on the wire.
     if (event === 'message' || event === 'ping' || event === 'pong')
-      this.receiveBytes(2 + ((args[0] as Buffer | undefined)?.length ?? 0));
+      this.receiveBytes((this._isServer ? 6 : 2) + ((args[0] as Buffer | undefined)?.length ?? 0));
     // ws answers a peer's ping with a pong by itself.
     if (event === 'ping' && this.readyState === 1 && this._autoPong) this.wrote(2 + (args[0] as Buffer).length);
     return super.emit(event, ...args);

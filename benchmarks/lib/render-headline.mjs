@@ -30,6 +30,13 @@ const PEERS_BEFORE_THE_FIELD = {
     'bookkeeping-handle': { 'AbortSignal.timeout': 'AbortSignal.timeout' },
     'client-instructions-per-request': { 'AbortSignal.timeout': 'AbortSignal.timeout' },
   },
+  http: {
+    'requests-per-cpu-second': {
+      bare: 'bare node:http (no deadline)',
+      'hand-written': 'a setTimeout per request',
+      'connect-timeout': 'connect-timeout',
+    },
+  },
   redis: {
     'redis-fired-throughput': { bullmq: 'BullMQ delayed jobs' },
     'redis-memory-per-timer': { bullmq: 'BullMQ delayed jobs' },

@@ -56,6 +56,8 @@
  * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore
  * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import type { Clock } from '../clocks/clock.js';
 import { GameClock } from './game-clock.js';
 import { sharedWheel } from '../wheel/shared-wheel.js';

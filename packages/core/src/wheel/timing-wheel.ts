@@ -96,6 +96,8 @@
  * ## Threading
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { freshNow, isDrivingClock, systemClock, type Clock, type WakeupDriver } from '../clocks/clock.js';
 import { guardedPublisher, typedChannel } from '../kit/channel-kit.js';
 import { describeValue, optionChecks, requireFunction, requireMs } from '../kit/options-kit.js';

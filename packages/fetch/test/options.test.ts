@@ -1,6 +1,7 @@
 import { ManualClock, sharedWheel, TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
 import { expectUnknownKey, itRejectsBadValues, type OptionKind } from '../../../tests/helpers/bad-options.js';
+import { captureWarnings } from '../../../tests/helpers/process-warnings.js';
 import { DEFAULTS, IDEMPOTENT_METHODS, resolveOptions } from '../src/options.js';
 
 describe('options', () => {
@@ -11,12 +12,24 @@ describe('options', () => {
         totalMs: Infinity,
         headersMs: Infinity,
         bodyIdleMs: Infinity,
+        uploadIdleMs: Infinity,
+        deadlineHeader: undefined,
         retry: undefined,
         budgetMs: Infinity,
         untimed: true,
       });
       expect(resolved.wheel).toBe(sharedWheel());
       expect(DEFAULTS.retryDefaults.methods).toBe(IDEMPOTENT_METHODS);
+    });
+
+    it('takes deadlineHeader lower case, inherits it per request, and false switches it off', () => {
+      const base = resolveOptions({ deadlineHeader: 'Connect-Timeout-Ms', uploadIdleMs: 500 }, undefined, '');
+      expect(base).toMatchObject({ deadlineHeader: 'connect-timeout-ms', uploadIdleMs: 500, untimed: false });
+      expect(resolveOptions({}, base, 'timeouts.')).toMatchObject({ deadlineHeader: 'connect-timeout-ms' });
+      expect(resolveOptions({ deadlineHeader: false, uploadIdleMs: 0 }, base, 'timeouts.')).toMatchObject({
+        deadlineHeader: undefined,
+        uploadIdleMs: Infinity,
+      });
     });
 
     it('fills a retry object from the retry defaults, and a number is the limit', () => {
@@ -48,7 +61,23 @@ describe('options', () => {
       [
         { timeout: 5 },
         TypeError,
-        '@tickwheel/fetch: unknown option timeout; known options: connectMs, totalMs, headersMs, bodyIdleMs, reserveMs, minBudgetMs, retry, wheel',
+        '@tickwheel/fetch: unknown option timeout; known options: connectMs, totalMs, headersMs, bodyIdleMs, uploadIdleMs, reserveMs, minBudgetMs, retry, wheel, deadlineHeader',
+      ],
+      [
+        { uploadIdleMs: -1 },
+        RangeError,
+        '@tickwheel/fetch: uploadIdleMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1',
+      ],
+      [
+        { deadlineHeader: 'connect timeout' },
+        TypeError,
+        '@tickwheel/fetch: deadlineHeader must be an HTTP header name (such as connect-timeout-ms) or false (off), got "connect timeout"',
+      ],
+      [{ deadlineHeader: '' }, TypeError, 'deadlineHeader must be an HTTP header name'],
+      [
+        { deadlineHeader: 5 },
+        TypeError,
+        'deadlineHeader must be an HTTP header name (such as connect-timeout-ms) or false (off), got 5',
       ],
       [{ wheel: {} }, TypeError, '@tickwheel/fetch: wheel must be a TimingWheel from @tickwheel/core, got {}'],
       [{ retry: 'yes' }, TypeError, 'retry must be an object or a number (0: no retries), got "yes"'],
@@ -168,22 +197,19 @@ describe('options', () => {
         expect(off).toMatchObject({ totalMs: Infinity, headersMs: Infinity, retry: undefined, untimed: false });
       });
 
-      it('still switches limits and retries off with the deprecated false, warning once', () => {
-        const warnings: Error[] = [];
-        const onWarning = (warning: Error): void => void warnings.push(warning);
-        process.on('warning', onWarning);
-        const off = resolveOptions({ totalMs: false, headersMs: false, retry: false }, base, 'timeouts.');
-        resolveOptions({ totalMs: false }, base, 'timeouts.');
-        return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-          process.off('warning', onWarning);
-          expect(warnings.filter((w) => w.name === 'DeprecationWarning').length).toBeLessThanOrEqual(1);
-          expect(off).toMatchObject({
-            totalMs: Infinity,
-            headersMs: Infinity,
-            retry: undefined,
-            budgetMs: Infinity,
-            untimed: true,
-          });
+      it('still switches limits and retries off with the deprecated false, warning once', async () => {
+        const { result: off, warnings } = await captureWarnings(() => {
+          const first = resolveOptions({ totalMs: false, headersMs: false, retry: false }, base, 'timeouts.');
+          resolveOptions({ totalMs: false }, base, 'timeouts.');
+          return first;
+        });
+        expect(warnings.filter((w) => w.name === 'DeprecationWarning').length).toBeLessThanOrEqual(1);
+        expect(off).toMatchObject({
+          totalMs: Infinity,
+          headersMs: Infinity,
+          retry: undefined,
+          budgetMs: Infinity,
+          untimed: true,
         });
       });
 

@@ -233,6 +233,7 @@ export class RedisPresence extends EventEmitter {
     requireMember(member);
     const { index } = this.calls.shardOf(graceId(member));
     const count = await withFailoverBudget(
+      this.wheel,
       () => this.calls.client.hget(presentKey(this.calls.keys[index]), member),
       this.failoverBudgetMs,
       `online(${JSON.stringify(member)})`,
@@ -261,6 +262,7 @@ export class RedisPresence extends EventEmitter {
       do {
         const at = cursor;
         const [next, fields] = await withFailoverBudget(
+          this.wheel,
           () => this.calls.client.hscan(key, at, 'COUNT', count),
           this.failoverBudgetMs,
           'members()',

@@ -54,7 +54,11 @@ export interface RedisTimersOptions extends ScheduleOptions {
    * pending (an id's shard is a hash of the id modulo `shards`). Default 1.
    */
   shards?: number;
-  /** The wheel that arms the worker's wake-up. Default: the process-wide `sharedWheel()`. */
+  /**
+   * The wheel every wait of this instance is on, read through its clock: the worker's wake-up, a
+   * call's turn at the gate, each try's timeout, the pause before a retry and the failover
+   * budget. Keep it open while the instance is in use. Default: the process-wide `sharedWheel()`.
+   */
   wheel?: TimingWheel;
   /**
    * The safety poll: a worker claims from every shard at least this often, covering wake-up

@@ -22,12 +22,15 @@ export interface PresenceTracker {
 export interface HeartbeatOptions {
   /**
    * Ping a connection after it has received nothing (no message, ping or pong) for this long.
-   * A connection that keeps receiving is never pinged. 0 disables pings (idle detection only).
-   * Default 30 000.
+   * A connection that receives something at least every half interval is never pinged. With
+   * `pongTimeoutMs`, the bound on finding a dead peer: it is declared dead within
+   * `pingIntervalMs + pongTimeoutMs` of its last frame (plus `pingSlackMs` and a 1 ms tick).
+   * 0 disables pings (idle detection only). Default 30 000.
    */
   pingIntervalMs?: number;
   /**
-   * Terminate a connection that receives nothing within this long after a ping. Must be > 0
+   * Terminate a connection that receives nothing within this long after a ping (so a silent peer
+   * is dead within `pingIntervalMs + pongTimeoutMs` of its last frame, plus the slack). Must be > 0
    * and <= `pingIntervalMs`. Default `min(10 000, pingIntervalMs)`.
    */
   pongTimeoutMs?: number;

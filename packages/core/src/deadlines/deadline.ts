@@ -1,6 +1,8 @@
 /**
  * Ambient deadlines: `withDeadline`, `currentDeadline`, `createDeadline` on an AsyncLocalStorage, timed by a wheel.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sharedWheel } from '../wheel/shared-wheel.js';
 import type { TimerHandle, TimerTask } from '../wheel/timer-handle.js';
@@ -81,6 +83,18 @@ const storage = ((globalThis as GlobalWithStorage)[STORAGE_KEY] ??= new AsyncLoc
 export function enableAmbientDeadlines(): void {
   // run() switches the store on unless the store given is the current one (`undefined` outside any).
   if (storage.getStore() === undefined) storage.run(ENABLING, noop);
+}
+
+/**
+ * Makes `deadline` (`undefined`: none) the ambient deadline for the rest of the current
+ * synchronous run and the async work started from it: AsyncLocalStorage's `enterWith`. For an
+ * adapter whose handler runs in listeners it does not call: node:http emits `'request'` to every
+ * listener in turn, and the HTTP adapter's listener, prepended, enters the request's deadline so
+ * that the listeners after it (the user's) run inside it, with no wrapper of theirs. Not public
+ * API (`@tickwheel/core/internal`).
+ */
+export function enterDeadline(deadline: Deadline | undefined): void {
+  storage.enterWith(deadline as Deadline);
 }
 
 /** The store `enableAmbientDeadlines` runs nothing under. */

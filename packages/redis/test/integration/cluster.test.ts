@@ -100,7 +100,7 @@ describe('RedisTimers on a Redis Cluster (3 masters, 3 replicas)', () => {
       for (const delayMs of [0, 2, 10, 50]) {
         const worker = new RedisTimers({ redis: client(), namespace, shards: 3, pollIntervalMs: 60_000 });
         await worker.start(() => undefined);
-        await Promise.all(admin.nodes('all').map((node) => node.client('KILL', 'TYPE', 'pubsub')));
+        await Promise.all(admin.nodes('all').map((node) => node.client('KILL', 'TYPE', 'PUBSUB')));
         await sleep(delayMs);
         await worker.stop();
       }

@@ -10,6 +10,7 @@ import { main as clusterTimers } from './cluster-timers/src/main.mjs';
 import { main as fetchTimeouts } from './fetch-timeouts/src/main.mjs';
 import { main as gameBuffs } from './game-buffs/src/main.mjs';
 import { main as grpcDeadlines } from './grpc-deadlines/src/main.mjs';
+import { main as httpDeadlines } from './http-deadlines/src/main.mjs';
 import { startMetricsEndpoint, summarize } from './otel-metrics/src/metrics-endpoint.mjs';
 import { main as otelMetrics } from './otel-metrics/src/main.mjs';
 import { main as wsBrowserWatch } from './ws-browser-watch/src/main.mjs';
@@ -48,6 +49,12 @@ const EXAMPLES = [
     name: 'grpc-deadlines',
     shows: 'a deadline across client -> server A -> server B and an HTTP service (@tickwheel/grpc, @tickwheel/fetch)',
     run: grpcDeadlines,
+  },
+  {
+    name: 'http-deadlines',
+    shows:
+      "an express handler's fetch and gRPC calls share the request's deadline; 503 in time (@tickwheel/http, @tickwheel/fetch, @tickwheel/grpc)",
+    run: httpDeadlines,
   },
   {
     name: 'otel-metrics',

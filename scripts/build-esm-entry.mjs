@@ -51,9 +51,11 @@ for (const folder of folders) {
     fs.writeFileSync(target, fs.readFileSync(file, 'utf8').replace(/\n\/\/# sourceMappingURL=.*\n?$/, '\n'));
   }
 
-  const name = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')).name;
-  // index: the public entry; internal: core's subpath the adapters share (`@tickwheel/core/internal`).
-  for (const base of ['index', 'internal']) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8'));
+  const name = manifest.name;
+  // index: the public entry; every other is a subpath whose `import` points at dist/esm/<base>.mjs:
+  // core's `./internal` (what the adapters share), http's `./express`, `./fastify`, `./koa`.
+  for (const base of entryBases(manifest)) {
     const built = path.join(dist, `${base}.js`);
     if (!fs.existsSync(built)) continue;
     const names = Object.keys(createRequire(built)(built))
@@ -96,6 +98,16 @@ function compileModules(src, out) {
     map.sources = [path.relative(out, file).split(path.sep).join('/')];
     fs.writeFileSync(path.join(out, `${js}.map`), JSON.stringify(map));
   }
+}
+
+/** The entries written as dist/esm/<base>.mjs: `index`, and each subpath export whose `import` is one. */
+function entryBases(manifest) {
+  const bases = new Set(['index']);
+  for (const target of Object.values(manifest.exports ?? {})) {
+    const match = /^\.\/dist\/esm\/([\w-]+)\.mjs$/.exec(target?.import?.default ?? '');
+    if (match !== null) bases.add(match[1]);
+  }
+  return [...bases];
 }
 
 /** Every `.d.ts` under `dist`, outside dist/esm. */

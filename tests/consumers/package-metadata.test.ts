@@ -70,10 +70,11 @@ describe('package metadata', () => {
 
       it('ships dist/, src/, README.md, LICENSE and package.json, and nothing else', () => {
         const shipped = files(tarball);
-        // core's internal/package.json and ws's browser/package.json point node10 resolution at their subpaths.
+        // core's internal/package.json, ws's browser/package.json and http's express/, fastify/ and koa/package.json point node10 resolution at their subpaths.
         const subpaths: Record<string, string[]> = {
           '@tickwheel/core': ['internal/package.json'],
           '@tickwheel/ws': ['browser/package.json'],
+          '@tickwheel/http': ['express/package.json', 'fastify/package.json', 'koa/package.json'],
         };
         const extra = subpaths[name] ?? [];
         expect(shipped.filter((file) => !/^(dist|src)\//.test(file)).sort()).toEqual(

@@ -9,7 +9,7 @@ export type { OptionKit } from './wheel/wheel-option-kit.js';
 export { guardedPublisher, typedChannel } from './kit/channel-kit.js';
 export { scheduleTask, scheduleTaskAt } from './wheel/timer-task.js';
 export type { TimerTask } from './wheel/timer-handle.js';
-export { enableAmbientDeadlines, ownedDeadline } from './deadlines/deadline.js';
+export { enableAmbientDeadlines, enterDeadline, ownedDeadline } from './deadlines/deadline.js';
 export type { DeadlineOwner } from './deadlines/deadline.js';
 // The wheel's wake-up machinery: how a clock drives a wheel (the native driver on the system clock).
 export { holdReading, isDrivingClock, releaseReading } from './clocks/clock.js';

@@ -27,8 +27,10 @@ export const DEFAULTS = Object.freeze({
   totalMs: 0,
   headersMs: 0,
   bodyIdleMs: 0,
+  uploadIdleMs: 0,
   reserveMs: 0,
   minBudgetMs: 0,
+  deadlineHeader: false,
   retry: 0,
   retryDefaults: Object.freeze({
     limit: 2,
@@ -68,8 +70,11 @@ export interface ResolvedOptions {
   readonly totalMs: number;
   readonly headersMs: number;
   readonly bodyIdleMs: number;
+  readonly uploadIdleMs: number;
   readonly reserveMs: number;
   readonly minBudgetMs: number;
+  /** The header each attempt sends its remaining budget in, lower case; undefined when off. */
+  readonly deadlineHeader: string | undefined;
   readonly wheel: TimingWheel;
   /** Undefined when requests are never retried. */
   readonly retry: ResolvedRetry | undefined;
@@ -84,7 +89,18 @@ export interface ResolvedOptions {
 /** The most retries a request may make: far beyond any sane policy, low enough to never loop for ever. */
 const MAX_RETRIES = 1_000;
 
-const OPTION_KEYS = ['connectMs', 'totalMs', 'headersMs', 'bodyIdleMs', 'reserveMs', 'minBudgetMs', 'retry', 'wheel'];
+const OPTION_KEYS = [
+  'connectMs',
+  'totalMs',
+  'headersMs',
+  'bodyIdleMs',
+  'uploadIdleMs',
+  'reserveMs',
+  'minBudgetMs',
+  'retry',
+  'wheel',
+  'deadlineHeader',
+];
 const RETRY_KEYS = [
   'limit',
   'budgetMs',
@@ -120,6 +136,7 @@ export function resolveOptions(
   const totalMs = limit(options.totalMs, base?.totalMs, `${prefix}totalMs`);
   const headersMs = limit(options.headersMs, base?.headersMs, `${prefix}headersMs`);
   const bodyIdleMs = limit(options.bodyIdleMs, base?.bodyIdleMs, `${prefix}bodyIdleMs`);
+  const uploadIdleMs = limit(options.uploadIdleMs, base?.uploadIdleMs, `${prefix}uploadIdleMs`);
   if (headersMs !== Infinity && headersMs > totalMs) {
     throw kit.rangeError(`${prefix}headersMs`, `must not exceed totalMs (${totalMs})`, headersMs);
   }
@@ -132,6 +149,10 @@ export function resolveOptions(
     options.minBudgetMs === undefined
       ? (base?.minBudgetMs ?? 0)
       : kit.durationMs(options.minBudgetMs, `${prefix}minBudgetMs`);
+  const deadlineHeader =
+    options.deadlineHeader === undefined
+      ? base?.deadlineHeader
+      : headerName(options.deadlineHeader, `${prefix}deadlineHeader`);
   let wheel = base?.wheel;
   if (options.wheel !== undefined || wheel === undefined) {
     wheel = options.wheel === undefined ? sharedWheel() : kit.wheel(options.wheel, `${prefix}wheel`);
@@ -144,8 +165,10 @@ export function resolveOptions(
     totalMs,
     headersMs,
     bodyIdleMs,
+    uploadIdleMs,
     reserveMs,
     minBudgetMs,
+    deadlineHeader,
     wheel,
     retry: retry !== undefined && retry.limit > 0 ? retry : undefined,
     budgetMs: retry?.budgetMs ?? Infinity,
@@ -155,9 +178,19 @@ export function resolveOptions(
       totalMs === Infinity &&
       headersMs === Infinity &&
       bodyIdleMs === Infinity &&
+      uploadIdleMs === Infinity &&
       (retry === undefined || retry.limit === 0) &&
       (retry?.budgetMs ?? Infinity) === Infinity,
   };
+}
+
+/** An HTTP field name (RFC 9110 §5.1: a token), lower case; `false`: off. */
+function headerName(value: unknown, name: string): string | undefined {
+  if (value === false) return undefined;
+  if (typeof value !== 'string' || !/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(value)) {
+    throw kit.typeError(name, 'must be an HTTP header name (such as connect-timeout-ms) or false (off)', value);
+  }
+  return value.toLowerCase();
 }
 
 /** A limit in ms: the given value (0, Infinity and deprecated false: off), or the inherited value when undefined. */

@@ -158,3 +158,23 @@ export function requestDispatcher(input: unknown): unknown {
   }
   return key === null ? UNREADABLE : (input as unknown as Record<symbol, unknown>)[key];
 }
+
+/** The fields of a fetch `Request` whose headers the wrapper may copy. */
+interface HeadersSource {
+  readonly headers?: unknown;
+}
+
+/**
+ * Sets header `name` of an attempt's init to `budgetMs` (whole ms, rounded down), on a copy of
+ * the headers fetch would send: the init's own, else a Request input's (an init's headers
+ * replace a Request's). A value the caller set that is a smaller whole number is kept.
+ */
+export function setBudgetHeader(attempt: InitLike, input: unknown, name: string, budgetMs: number): void {
+  const source = attempt.headers ?? (isRequest(input) ? (input as HeadersSource).headers : undefined);
+  const headers = new Headers(source as ConstructorParameters<typeof Headers>[0]);
+  // Rounded to the µs first: an absolute time less the attempt's start is 4999.999... for a totalMs of 5000.
+  const budget = budgetMs > 0 ? Math.floor(Math.round(budgetMs * 1_000) / 1_000) : 0;
+  const theirs = headers.get(name);
+  if (theirs === null || !/^\d+$/.test(theirs.trim()) || Number(theirs) > budget) headers.set(name, String(budget));
+  attempt.headers = headers;
+}

@@ -19,6 +19,27 @@ export const BODY = 2;
 export const BACKOFF = 3;
 /** Completed, failed or aborted: the handle is cancelled and every listener removed. */
 export const DONE = 4;
+/**
+ * The request body is going out (from undici's first pull of it to its last chunk leaving for
+ * the OS): armed for totalAt, or the earlier of that and uploadIdleAt while the network has a
+ * chunk to carry. headersMs does not run.
+ */
+export const UPLOAD = 5;
+
+/*
+ * The end of an upload as the server sees it comes later than its last chunk leaving for the
+ * OS: the socket buffers, the sender's and the receiver's, still hold a part the server has yet
+ * to read, and nothing tells the sender when it has (Node exposes no send-queue size). Linux
+ * grows them on a fast link up to its defaults' maxima (tcp_wmem 4 MiB, tcp_rmem 6 MiB; on
+ * loopback 3.9 MB was measured still buffered when a 12 MiB upload left the process). headersMs therefore starts once SOCKET_BUFFER_BYTES (at most
+ * the bytes sent) could have reached the server at the pace the upload kept over its last third
+ * to half, and no later than the upload's own duration after it: a server reading at full speed
+ * adds a few ms, a slow one up to the time the upload took.
+ */
+/** What a sender's and a receiver's socket buffers may hold together: 1.5 times the most measured on loopback. */
+export const SOCKET_BUFFER_BYTES = 6 * 1024 * 1024;
+/** How far the byte count moves between pace checkpoints: the pace is measured over the last third to half of an upload. */
+const PACE_STEP = 1.5;
 
 /** What the limits need from the request they time. */
 export interface LimitsOwner extends RequestRef {
@@ -35,7 +56,8 @@ export interface LimitsOwner extends RequestRef {
  * | phase | armed for |
  * | --- | --- |
  * | connect | the earlier of `connectMs` and `totalMs` from the attempt's start (and the budget) |
- * | headers | the earlier of `headersMs` (from the send with `connectMs`, else from the attempt's start) and `totalMs` |
+ * | upload | `totalMs`; the earlier of that and `uploadIdleMs` after the last chunk while the network carries it |
+ * | headers | the earlier of `headersMs` (from the end of the upload, else from the send with `connectMs`, else from the attempt's start) and `totalMs` |
  * | body | `totalMs` (and the budget); the earlier of that and `bodyIdleMs` after the last chunk while the body waits on the server |
  * | backoff | the end of the retry's delay |
  *
@@ -76,6 +98,18 @@ export class RequestLimits {
   private connectAt = Infinity;
   private headersAt = Infinity;
   private idleAt = Infinity;
+  /** True while the network has a chunk of the request body to carry (uploadIdleMs runs). */
+  private sending = false;
+  private uploadIdleAt = Infinity;
+  /** A limit ended this attempt: what undici still pulls of its body until fetch aborts is ignored. */
+  private attemptFired = false;
+  /** When the upload started, its bytes so far, and two checkpoints (bytes, time) for its recent pace. */
+  private uploadStartAt = 0;
+  private uploadBytes = 0;
+  private paceBytes0 = 0;
+  private paceAt0 = 0;
+  private paceBytes1 = 0;
+  private paceAt1 = 0;
   private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
 
   /**
@@ -120,6 +154,7 @@ export class RequestLimits {
     if (now >= this.budgetAt) throw this.budgetError();
     this.attempt++;
     this.attemptStartedAt = now;
+    this.attemptFired = false;
     const attemptTotalAt = now + options.totalMs;
     this.totalIsBudget = this.budgetAt < attemptTotalAt;
     this.totalAt = this.totalIsBudget ? this.budgetAt : attemptTotalAt;
@@ -142,6 +177,65 @@ export class RequestLimits {
     this.phase = HEADERS;
     this.headersAt = now + this.options.headersMs;
     this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt);
+  }
+
+  /**
+   * undici asks for the request body's next chunk: the first time, the upload starts and
+   * headersMs stops; afterwards the chunk before has left for the OS, and the body's source has
+   * the upload until its next chunk (uploadIdleMs does not run).
+   */
+  uploadPulled(): void {
+    const phase = this.phase;
+    if (phase === UPLOAD) {
+      this.sending = false;
+      return;
+    }
+    if ((phase !== HEADERS && phase !== CONNECT) || this.attemptFired) return;
+    const now = this.wheel.clock.now();
+    this.phase = UPLOAD;
+    this.sending = false;
+    this.uploadStartAt = this.paceAt0 = this.paceAt1 = now;
+    this.uploadBytes = this.paceBytes0 = this.paceBytes1 = 0;
+    this.arm(this.totalAt);
+  }
+
+  /** A chunk of `bytes` goes to the network: uploadIdleMs runs from now. */
+  uploadChunk(bytes: number): void {
+    if (this.phase !== UPLOAD || this.attemptFired) return;
+    const now = this.wheel.clock.now();
+    this.sending = true;
+    const sent = (this.uploadBytes += bytes);
+    if (sent >= PACE_STEP * this.paceBytes1) {
+      this.paceBytes0 = this.paceBytes1;
+      this.paceAt0 = this.paceAt1;
+      this.paceBytes1 = sent;
+      this.paceAt1 = now;
+    }
+    const idleMs = this.options.uploadIdleMs;
+    if (idleMs === Infinity) return;
+    this.uploadIdleAt = now + idleMs;
+    // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
+    this.arm(this.uploadIdleAt < this.totalAt ? this.uploadIdleAt : this.totalAt);
+  }
+
+  /** The request body has left for the OS: headersMs runs once the socket buffers should have drained. */
+  uploadEnded(): void {
+    if (this.phase !== UPLOAD || this.attemptFired) return;
+    const now = this.wheel.clock.now();
+    this.phase = HEADERS;
+    this.sending = false;
+    this.headersAt = now + this.drainMs(now) + this.options.headersMs;
+    this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt);
+  }
+
+  /** How long what the socket buffers may still hold takes to reach the server at the upload's recent pace. */
+  private drainMs(now: number): number {
+    const paced = this.uploadBytes - this.paceBytes0;
+    const elapsed = now - this.uploadStartAt;
+    if (paced <= 0 || elapsed <= 0) return 0;
+    const buffered = this.uploadBytes < SOCKET_BUFFER_BYTES ? this.uploadBytes : SOCKET_BUFFER_BYTES;
+    const drain = (buffered * (now - this.paceAt0)) / paced;
+    return drain < elapsed ? drain : elapsed;
   }
 
   /** True when the attempt's total limit is the request's budget (a timeout of it is never retried). */
@@ -230,7 +324,20 @@ export class RequestLimits {
           this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt);
         }
         return;
+      case UPLOAD:
+        if (now >= this.totalAt) {
+          this.attemptFired = true;
+          this.owner.limitFired(this.totalError());
+        } else if (this.sending && now >= this.uploadIdleAt) {
+          this.attemptFired = true;
+          this.owner.limitFired(limitErrors.upload(this.owner, this.options.uploadIdleMs));
+        } else {
+          // The idle limit passed while the body's source, not the network, had the upload.
+          this.arm(this.sending && this.uploadIdleAt < this.totalAt ? this.uploadIdleAt : this.totalAt);
+        }
+        return;
       case HEADERS:
+        this.attemptFired = true;
         this.owner.limitFired(
           this.headersAt <= this.totalAt ? limitErrors.headers(this.owner, this.options.headersMs) : this.totalError(),
         );

@@ -4,7 +4,7 @@
 import { captureContext, type Deadline } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
-import { BODY, CONNECT, DONE, HEADERS, RequestLimits, type LimitsOwner } from './request-limits.js';
+import { BODY, CONNECT, DONE, HEADERS, RequestLimits, UPLOAD, type LimitsOwner } from './request-limits.js';
 import { backoffDelay, isNetworkError, retryTimingDelay, retryTimingHeader } from './retry-policy.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
 import { relayResponse, type BodyObserver, type TimedBody } from './timed-body.js';
@@ -41,6 +41,8 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
   private deadline: Deadline | undefined;
   /** The dispatcher's own timeouts the wrapper's limits replace: LIFT_HEADERS and LIFT_BODY bits. */
   private readonly lift: number;
+  /** A limit tells the upload of a request body from the wait for the answer: the tap reports it. */
+  private readonly watchUpload: boolean;
   /** The caller's context for the timeout channel's subscribers (see core's channels.ts). */
   // The guard is read here, not only inside core's captureContext: a call into core per request
   // with nobody listening is measurable (benchmarks/README.md, "fetch: measurements behind the source comments").
@@ -62,6 +64,7 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     this.lift =
       (bounded || options.headersMs !== Infinity ? LIFT_HEADERS : 0) |
       (bounded || options.bodyIdleMs !== Infinity ? LIFT_BODY : 0);
+    this.watchUpload = options.headersMs !== Infinity || options.uploadIdleMs !== Infinity;
     if (callerSignal?.aborted) {
       this.abortedBy(callerSignal.reason);
       return;
@@ -95,7 +98,12 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
    */
   beginAttempt(): AbortSignal {
     this.tap?.detach();
-    this.tap = new TransportTap(this.dispatcher as ConstructorParameters<typeof TransportTap>[0], this, this.lift);
+    this.tap = new TransportTap(
+      this.dispatcher as ConstructorParameters<typeof TransportTap>[0],
+      this,
+      this.lift,
+      this.watchUpload,
+    );
     if (this.aborted) {
       if (this.limits.phase !== HEADERS) throw this.abortReason;
       const aborted = new AbortController();
@@ -260,6 +268,18 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     if (this.limits.phase === BODY) this.finish();
   }
 
+  uploadPulled(): void {
+    this.limits.uploadPulled();
+  }
+
+  uploadChunk(bytes: number): void {
+    this.limits.uploadChunk(bytes);
+  }
+
+  uploadEnded(): void {
+    this.limits.uploadEnded();
+  }
+
   bodyDone(): void {
     this.finish();
   }
@@ -289,7 +309,7 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     const phase = this.limits.phase;
     if (deadline.remaining() > 0) {
       this.abortedBy(deadline.signal.reason);
-    } else if (phase === CONNECT || phase === HEADERS || phase === BODY) {
+    } else if (phase === CONNECT || phase === UPLOAD || phase === HEADERS || phase === BODY) {
       this.limitFired(this.limits.budgetError());
     }
   }
@@ -302,7 +322,7 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     this.abortReason = reason;
     const body = this.body;
     const controller = this.controller;
-    if (phase !== HEADERS && phase !== CONNECT) this.finish();
+    if (phase !== HEADERS && phase !== CONNECT && phase !== UPLOAD) this.finish();
     body?.fail(reason);
     controller?.abort(reason);
     this.limits.cancelBackoff(reason);

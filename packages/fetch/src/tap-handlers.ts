@@ -14,6 +14,48 @@ export interface TapEvents {
   resume(id: number): void;
   /** The body ended on the wire, completely or with an error. */
   end(id: number): void;
+  /** undici asks for the next chunk of the request body: what it was given has left for the OS. */
+  uploadPull(id: number): void;
+  /** A chunk of `bytes` of the request body was handed to undici to write. */
+  uploadChunk(id: number, bytes: number): void;
+  /** The request body's last chunk has left for the OS. */
+  uploadEnd(id: number): void;
+}
+
+/** The largest piece of a request body handed to undici at once, so that its progress shows while a big chunk goes out. */
+export const UPLOAD_SLICE_BYTES = 64 * 1024;
+
+/**
+ * fetch's request body as undici pulls it (an async iterable of byte chunks, fetch's own): the
+ * same bytes in the same order, each pull and each chunk reported. Between a chunk and the next
+ * pull the network has the upload (undici writes it and waits for the socket to drain); between
+ * a pull and the next chunk the body's source has it (a caller's stream producing). With
+ * `slice`, chunks over {@link UPLOAD_SLICE_BYTES} go out in pieces of that size (only for a body
+ * of known length, whose framing on the wire does not depend on its chunks).
+ */
+export async function* tappedBody(
+  source: AsyncIterable<Uint8Array>,
+  tap: TapEvents,
+  id: number,
+  slice: boolean,
+): AsyncGenerator<Uint8Array, void, undefined> {
+  tap.uploadPull(id);
+  for await (const chunk of source) {
+    const size = chunk.byteLength;
+    if (!slice || size <= UPLOAD_SLICE_BYTES) {
+      tap.uploadChunk(id, size);
+      yield chunk;
+      tap.uploadPull(id);
+      continue;
+    }
+    for (let offset = 0; offset < size; offset += UPLOAD_SLICE_BYTES) {
+      const piece = chunk.subarray(offset, offset + UPLOAD_SLICE_BYTES);
+      tap.uploadChunk(id, piece.byteLength);
+      yield piece;
+      tap.uploadPull(id);
+    }
+  }
+  tap.uploadEnd(id);
 }
 
 /** fetch's handler in the callback protocol of undici 6 and 7. */

@@ -3,7 +3,7 @@
  */
 
 /** Which limit a {@link TimeoutError} reports. */
-export type TimeoutPhase = 'connect' | 'headers' | 'body' | 'total';
+export type TimeoutPhase = 'connect' | 'upload' | 'headers' | 'body' | 'total';
 
 /**
  * The error a timed-out request rejects with, and the error its response body stream errors with
@@ -25,7 +25,7 @@ export type TimeoutPhase = 'connect' | 'headers' | 'body' | 'total';
  */
 export class TimeoutError extends DOMException {
   /**
-   * Which limit fired: `'connect'` (connectMs), `'headers'` (headersMs), `'body'` (bodyIdleMs) or
+   * Which limit fired: `'connect'` (connectMs), `'upload'` (uploadIdleMs), `'headers'` (headersMs), `'body'` (bodyIdleMs) or
    * `'total'` (totalMs, the retry budget or the ambient deadline, including its minBudgetMs).
    */
   readonly phase: TimeoutPhase;
@@ -61,6 +61,13 @@ function timeoutError(request: RequestRef, phase: TimeoutPhase, timeoutMs: numbe
 export const limitErrors = {
   connect: (request: RequestRef, connectMs: number): TimeoutError =>
     timeoutError(request, 'connect', connectMs, `no connection to send on within ${connectMs} ms (connectMs)`),
+  upload: (request: RequestRef, uploadIdleMs: number): TimeoutError =>
+    timeoutError(
+      request,
+      'upload',
+      uploadIdleMs,
+      `the request body's upload stalled for ${uploadIdleMs} ms (uploadIdleMs)`,
+    ),
   headers: (request: RequestRef, headersMs: number): TimeoutError =>
     timeoutError(request, 'headers', headersMs, `no response headers within ${headersMs} ms (headersMs)`),
   body: (request: RequestRef, bodyIdleMs: number): TimeoutError =>

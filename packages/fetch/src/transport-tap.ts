@@ -21,7 +21,7 @@
  * {@link TransportTap.dispatched} false, and the timer falls back to timing the body stream.
  */
 
-import { CallbackHandler, ControllerHandler, type TapEvents } from './tap-handlers.js';
+import { CallbackHandler, ControllerHandler, tappedBody, type TapEvents } from './tap-handlers.js';
 
 /** What the tap reports to the request's timer, for the dispatch that carries the response. */
 export interface TransportObserver {
@@ -35,6 +35,12 @@ export interface TransportObserver {
   transportResumed(): void;
   /** The body ended on the wire, completely or with an error. */
   transportEnded(): void;
+  /** undici asks for the next chunk of the request body (the first time: the upload starts). */
+  uploadPulled(): void;
+  /** A chunk of `bytes` of the request body goes to undici to write. */
+  uploadChunk(bytes: number): void;
+  /** The request body has left for the OS in full. */
+  uploadEnded(): void;
 }
 
 /** The part of an undici dispatcher the tap uses. */
@@ -53,10 +59,14 @@ type Globals = Record<symbol, Dispatcher | undefined>;
 export const LIFT_HEADERS = 1;
 export const LIFT_BODY = 2;
 
-/** The per-dispatch options of undici that the tap may set. */
-interface DispatchTimeouts {
+/** The per-dispatch options of undici that the tap may set, and the request body it may watch. */
+interface DispatchOptions {
   headersTimeout?: number;
   bodyTimeout?: number;
+  /** fetch's request body: an async generator of byte chunks (MockAgent gets the body's source instead). */
+  body?: unknown;
+  /** fetch's request headers: an object of lower-case names (undici 6 to 8), or a flat array. */
+  headers?: unknown;
 }
 
 /**
@@ -81,11 +91,13 @@ export class TransportTap implements TapEvents {
    * @param lift - {@link LIFT_HEADERS} and/or {@link LIFT_BODY}: a wrapper limit covers that phase, so the
    *   dispatcher's own `headersTimeout`/`bodyTimeout` is switched off (`0`: no timer, in undici 6 to 8) for
    *   each dispatch; the wrapper's limit is then the only one
+   * @param watchUpload - report the request body's upload (`headersMs` or `uploadIdleMs` is set)
    */
   constructor(
     private readonly target: Dispatcher | undefined,
     private readonly observer: TransportObserver,
     private readonly lift = 0,
+    private readonly watchUpload = false,
   ) {}
 
   /** Lets undici's MockAgent behave as when it is fetch's dispatcher itself. */
@@ -139,8 +151,14 @@ export class TransportTap implements TapEvents {
     const id = ++this.latest;
     if (this.lift !== 0) {
       // fetch builds this object for this one dispatch: setting the fields on it needs no copy.
-      if ((this.lift & LIFT_HEADERS) !== 0) (options as DispatchTimeouts).headersTimeout = 0;
-      if ((this.lift & LIFT_BODY) !== 0) (options as DispatchTimeouts).bodyTimeout = 0;
+      if ((this.lift & LIFT_HEADERS) !== 0) (options as DispatchOptions).headersTimeout = 0;
+      if ((this.lift & LIFT_BODY) !== 0) (options as DispatchOptions).bodyTimeout = 0;
+    }
+    if (this.watchUpload) {
+      const body = (options as DispatchOptions).body;
+      if (isAsyncIterator(body)) {
+        (options as DispatchOptions).body = tappedBody(body, this, id, hasLength((options as DispatchOptions).headers));
+      }
     }
     const tapped = controllerProtocol
       ? new ControllerHandler(handler, this, id)
@@ -183,4 +201,43 @@ export class TransportTap implements TapEvents {
     this.ended = true;
     this.observer.transportEnded();
   }
+
+  /** @internal */
+  uploadPull(id: number): void {
+    if (id === this.latest) this.observer.uploadPulled();
+  }
+
+  /** @internal */
+  uploadChunk(id: number, bytes: number): void {
+    if (id === this.latest) this.observer.uploadChunk(bytes);
+  }
+
+  /** @internal */
+  uploadEnd(id: number): void {
+    if (id === this.latest) this.observer.uploadEnded();
+  }
+}
+
+/**
+ * fetch's request body as undici 6 to 8 get it: an async generator. Anything else (a MockAgent's
+ * source string or stream, or a fetch that hands undici something new) is left alone, untimed.
+ */
+function isAsyncIterator(body: unknown): body is AsyncIterableIterator<Uint8Array> {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    typeof (body as { next?: unknown }).next === 'function' &&
+    typeof (body as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  );
+}
+
+/** Whether the request carries a `content-length` (its body's chunks then do not show on the wire). */
+function hasLength(headers: unknown): boolean {
+  if (Array.isArray(headers)) {
+    for (let i = 0; i < headers.length; i += 2) {
+      if (String(headers[i]).toLowerCase() === 'content-length') return true;
+    }
+    return false;
+  }
+  return typeof headers === 'object' && headers !== null && 'content-length' in headers;
 }

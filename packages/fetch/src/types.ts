@@ -77,10 +77,19 @@ export interface TimeoutOptions {
   /** From the start of an attempt until its response body has fully arrived, in ms. */
   totalMs?: number | false;
   /**
-   * Until the response headers arrive, in ms, from the send with `connectMs`, else from the start
-   * of the attempt; at most `totalMs`.
+   * Until the response headers arrive, in ms: from the end of the request body's upload for a
+   * request with a body (the upload is not the server's answer being late; see `uploadIdleMs`),
+   * else from the send with `connectMs`, else from the start of the attempt; at most `totalMs`.
    */
   headersMs?: number | false;
+  /**
+   * The longest the server or the network may leave the upload of a request body stalled while
+   * the body has data ready to send, in ms; past it the request fails with a TimeoutError of
+   * phase `'upload'`. Time your own body stream spends producing its next chunk does not count,
+   * and an upload that keeps moving lives as long as it moves. Needs a fetch that sends through
+   * `init.dispatcher` (Node's fetch, `undici.fetch`).
+   */
+  uploadIdleMs?: number | false;
   /**
    * The longest the server may leave the body silent while fetch is ready for more of it, in ms.
    * Time your code spends not reading does not count once fetch's buffer is full (fetch then
@@ -97,6 +106,16 @@ export interface TimeoutOptions {
    * start, it rejects at once with a TimeoutError (phase `'total'`) without calling fetch. Default 0.
    */
   minBudgetMs?: number;
+  /**
+   * The request header each attempt sends its remaining budget in, in whole ms rounded down (for
+   * example `'connect-timeout-ms'`, Connect RPC's; `'x-envoy-expected-rq-timeout-ms'`, Envoy's), so a
+   * service that reads it (such as `@tickwheel/http`) works within the time this caller still
+   * waits, as gRPC services do with `grpc-timeout`. The budget is the time left of the attempt's
+   * `totalMs`, the retry budget and the ambient deadline (less `reserveMs`), whichever ends first;
+   * with none of them, no header is sent. A value of the same header set by the caller is kept
+   * when it is a smaller whole number of ms. Default `false` (off).
+   */
+  deadlineHeader?: string | false;
   /** Retries: an options object, or a number (the `limit`; `0`: none, the default). `false` is deprecated. */
   retry?: RetryOptions | number | false;
   /** The wheel that times the requests. Default: the process-wide `sharedWheel()`. */

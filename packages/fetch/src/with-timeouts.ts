@@ -15,6 +15,7 @@ import {
   requestDispatcher,
   requestMethod,
   requestUrl,
+  setBudgetHeader,
   UNREADABLE,
   type InitLike,
 } from './request-info.js';
@@ -101,11 +102,18 @@ function timedRequest(
     deadline,
     unreadable ? undefined : dispatcher,
   );
+  const header = options.deadlineHeader;
   const send = (attemptInput: unknown, attemptSignal: AbortSignal): Promise<ResponseLike> => {
     const tap = timer.tap!;
-    if (!unreadable) return fetchFn(attemptInput, attemptInit(attemptInput, init, attemptSignal, tap));
+    const attempt = attemptInit(attemptInput, init, attemptSignal, unreadable ? undefined : tap);
+    if (header !== undefined) {
+      const limits = timer.limits;
+      // The time this attempt may take, which the caller waits at most: its totalAt, bounded by the budget.
+      if (limits.totalAt !== Infinity)
+        setBudgetHeader(attempt, attemptInput, header, limits.totalAt - limits.attemptStartedAt);
+    }
+    if (!unreadable) return fetchFn(attemptInput, attempt);
     // fetch is to choose between the Request's own dispatcher and the global one, as bare.
-    const attempt = attemptInit(attemptInput, init, attemptSignal, undefined);
     delete attempt.dispatcher;
     return tap.standInForGlobal(() => fetchFn(attemptInput, attempt));
   };

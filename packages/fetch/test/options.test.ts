@@ -12,12 +12,24 @@ describe('options', () => {
         totalMs: Infinity,
         headersMs: Infinity,
         bodyIdleMs: Infinity,
+        uploadIdleMs: Infinity,
+        deadlineHeader: undefined,
         retry: undefined,
         budgetMs: Infinity,
         untimed: true,
       });
       expect(resolved.wheel).toBe(sharedWheel());
       expect(DEFAULTS.retryDefaults.methods).toBe(IDEMPOTENT_METHODS);
+    });
+
+    it('takes deadlineHeader lower case, inherits it per request, and false switches it off', () => {
+      const base = resolveOptions({ deadlineHeader: 'Connect-Timeout-Ms', uploadIdleMs: 500 }, undefined, '');
+      expect(base).toMatchObject({ deadlineHeader: 'connect-timeout-ms', uploadIdleMs: 500, untimed: false });
+      expect(resolveOptions({}, base, 'timeouts.')).toMatchObject({ deadlineHeader: 'connect-timeout-ms' });
+      expect(resolveOptions({ deadlineHeader: false, uploadIdleMs: 0 }, base, 'timeouts.')).toMatchObject({
+        deadlineHeader: undefined,
+        uploadIdleMs: Infinity,
+      });
     });
 
     it('fills a retry object from the retry defaults, and a number is the limit', () => {
@@ -49,7 +61,23 @@ describe('options', () => {
       [
         { timeout: 5 },
         TypeError,
-        '@tickwheel/fetch: unknown option timeout; known options: connectMs, totalMs, headersMs, bodyIdleMs, reserveMs, minBudgetMs, retry, wheel',
+        '@tickwheel/fetch: unknown option timeout; known options: connectMs, totalMs, headersMs, bodyIdleMs, uploadIdleMs, reserveMs, minBudgetMs, retry, wheel, deadlineHeader',
+      ],
+      [
+        { uploadIdleMs: -1 },
+        RangeError,
+        '@tickwheel/fetch: uploadIdleMs must be a number of ms >= 0 (0 or Infinity: no limit), got -1',
+      ],
+      [
+        { deadlineHeader: 'connect timeout' },
+        TypeError,
+        '@tickwheel/fetch: deadlineHeader must be an HTTP header name (such as connect-timeout-ms) or false (off), got "connect timeout"',
+      ],
+      [{ deadlineHeader: '' }, TypeError, 'deadlineHeader must be an HTTP header name'],
+      [
+        { deadlineHeader: 5 },
+        TypeError,
+        'deadlineHeader must be an HTTP header name (such as connect-timeout-ms) or false (off), got 5',
       ],
       [{ wheel: {} }, TypeError, '@tickwheel/fetch: wheel must be a TimingWheel from @tickwheel/core, got {}'],
       [{ retry: 'yes' }, TypeError, 'retry must be an object or a number (0: no retries), got "yes"'],

@@ -1,7 +1,7 @@
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resolveOptions } from '../src/options.js';
-import { BODY, RequestLimits, type LimitsOwner } from '../src/request-limits.js';
+import { BODY, HEADERS, RequestLimits, SOCKET_BUFFER_BYTES, UPLOAD, type LimitsOwner } from '../src/request-limits.js';
 import type { TimeoutError } from '../src/timeout-error.js';
 import type { TimeoutOptions } from '../src/types.js';
 
@@ -53,6 +53,20 @@ class Limits implements LimitsOwner {
     return this.limits.backoff(delayMs);
   }
 
+  /** undici asks for the next chunk of the request body (the first time: the upload starts). */
+  pulled(): void {
+    this.limits.uploadPulled();
+  }
+
+  /** A chunk of the request body goes to the network. */
+  chunk(bytes: number): void {
+    this.limits.uploadChunk(bytes);
+  }
+
+  uploadEnded(): void {
+    this.limits.uploadEnded();
+  }
+
   get inBody(): boolean {
     return this.limits.phase === BODY;
   }
@@ -95,6 +109,97 @@ describe('RequestLimits', () => {
       const limits = new Limits({ totalMs: 100 }, 0);
       expect(() => limits.begin()).toThrow(/ambient deadline had already passed/);
       expect(wheel.size).toBe(0);
+    });
+  });
+
+  describe('upload phase', () => {
+    it('stops headersMs while the body goes out and starts it again at the end of the upload', () => {
+      const limits = new Limits({ headersMs: 30, totalMs: 10_000 });
+      limits.begin();
+      clock.advance(10);
+      limits.pulled();
+      expect(limits.limits.phase).toBe(UPLOAD);
+      for (let i = 0; i < 10; i++) {
+        limits.chunk(1_000);
+        clock.advance(20);
+        limits.pulled();
+      }
+      expect(limits.fired).toEqual([]);
+      limits.uploadEnded();
+      expect(limits.limits.phase).toBe(HEADERS);
+      clock.advance(400);
+      expect(limits.fired).toHaveLength(1);
+      expect(limits.fired[0]).toMatchObject({ phase: 'headers', timeoutMs: 30 });
+    });
+
+    it('keeps headersMs running from the start until the upload starts (the connection is part of it)', () => {
+      const limits = new Limits({ headersMs: 30, totalMs: 10_000 });
+      limits.begin();
+      clock.advance(30);
+      expect(limits.fired).toEqual([{ phase: 'headers', timeoutMs: 30, at: 30 }]);
+    });
+
+    it('runs uploadIdleMs only while the network has a chunk to carry', () => {
+      const limits = new Limits({ uploadIdleMs: 50, totalMs: 10_000 });
+      limits.begin();
+      limits.pulled();
+      clock.advance(500); // the body's source takes its time: not the network's
+      limits.chunk(1_000);
+      clock.advance(49);
+      limits.pulled(); // the chunk left for the OS just in time
+      clock.advance(500);
+      expect(limits.fired).toEqual([]);
+      limits.chunk(1_000);
+      clock.advance(50);
+      expect(limits.fired).toEqual([{ phase: 'upload', timeoutMs: 50, at: 1_099 }]);
+    });
+
+    it('lets an upload that keeps moving live as long as it moves, within totalMs', () => {
+      const limits = new Limits({ uploadIdleMs: 50, totalMs: 1_000 });
+      limits.begin();
+      limits.pulled();
+      for (let i = 0; i < 40; i++) {
+        limits.chunk(1_000);
+        clock.advance(40);
+        limits.pulled();
+      }
+      // Chunks the network took after the limit fired (undici stops once fetch aborts) re-arm nothing.
+      expect(limits.fired).toEqual([{ phase: 'total', timeoutMs: 1_000, at: 1_000 }]);
+    });
+
+    it('starts headersMs once what the socket buffers may hold could have reached the server at the recent pace', () => {
+      const limits = new Limits({ headersMs: 100, totalMs: 60_000 });
+      limits.begin();
+      limits.pulled();
+      // 12 MiB at a steady 64 KiB per 10 ms (6.4 MiB/s): the socket buffers' share takes ~940 ms to drain.
+      const chunk = 64 * 1024;
+      for (let sent = 0; sent < 12 * 1024 * 1024; sent += chunk) {
+        limits.chunk(chunk);
+        clock.advance(10);
+        limits.pulled();
+      }
+      const endedAt = wheel.clock.now();
+      limits.uploadEnded();
+      const drainMs = (SOCKET_BUFFER_BYTES / chunk) * 10;
+      clock.advance(drainMs + 99);
+      expect(limits.fired).toEqual([]);
+      clock.advance(100); // the wheel fires a far expiry within its level's tick, never early
+      expect(limits.fired).toHaveLength(1);
+      expect(limits.fired[0].at - endedAt).toBeGreaterThanOrEqual(drainMs + 100);
+    });
+
+    it('adds no more to headersMs than the upload took, nor more than its bytes need at its pace', () => {
+      const limits = new Limits({ headersMs: 100, totalMs: 60_000 });
+      limits.begin();
+      limits.pulled();
+      limits.chunk(1_000);
+      clock.advance(10);
+      limits.pulled();
+      limits.uploadEnded();
+      clock.advance(109);
+      expect(limits.fired).toEqual([]);
+      clock.advance(2);
+      expect(limits.fired).toEqual([{ phase: 'headers', timeoutMs: 100, at: 120 }]);
     });
   });
 

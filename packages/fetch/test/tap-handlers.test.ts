@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { CallbackHandler, ControllerHandler, type TapEvents } from '../src/tap-handlers.js';
+import {
+  CallbackHandler,
+  ControllerHandler,
+  tappedBody,
+  UPLOAD_SLICE_BYTES,
+  type TapEvents,
+} from '../src/tap-handlers.js';
 
 /** Records the events a handler reports, with the dispatch id they carry. */
 class Events implements TapEvents {
@@ -18,6 +24,15 @@ class Events implements TapEvents {
   }
   end(id: number): void {
     this.seen.push(`end ${id}`);
+  }
+  uploadPull(id: number): void {
+    this.seen.push(`pull ${id}`);
+  }
+  uploadChunk(id: number, bytes: number): void {
+    this.seen.push(`chunk ${id} ${bytes}`);
+  }
+  uploadEnd(id: number): void {
+    this.seen.push(`upload end ${id}`);
   }
 }
 
@@ -145,6 +160,26 @@ describe('tap-handlers', () => {
       handler.onResponseError(undiciController(), 'reset');
       expect(errors).toEqual(['reset']);
       expect(events.seen).toEqual(['end 2']);
+    });
+  });
+
+  describe('tappedBody', () => {
+    it('hands on the same bytes, and when undici stops early, stops the source too (as for-await over it would)', async () => {
+      let returned = false;
+      const source = (async function* () {
+        try {
+          for (let i = 0; i < 3; i++) yield await Promise.resolve(new Uint8Array(UPLOAD_SLICE_BYTES * 2).fill(i));
+        } finally {
+          returned = true;
+        }
+      })();
+      const events = new Events();
+      const body = tappedBody(source, events, 7, true);
+      const first = await body.next();
+      expect(first.value).toEqual(new Uint8Array(UPLOAD_SLICE_BYTES).fill(0));
+      await body.return(undefined);
+      expect(returned).toBe(true);
+      expect(events.seen).toEqual(['pull 7', `chunk 7 ${UPLOAD_SLICE_BYTES}`]);
     });
   });
 });

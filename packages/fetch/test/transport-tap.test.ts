@@ -18,6 +18,27 @@ class Recorder implements TransportObserver {
   transportEnded(): void {
     this.events.push('ended');
   }
+  uploadPulled(): void {
+    this.events.push('pull');
+  }
+  uploadChunk(bytes: number): void {
+    this.events.push(`chunk ${bytes}`);
+  }
+  uploadEnded(): void {
+    this.events.push('upload ended');
+  }
+}
+
+/** An async generator of `chunks`, as fetch hands undici a request body. */
+async function* fetchBody(chunks: Uint8Array[]): AsyncGenerator<Uint8Array> {
+  for (const chunk of chunks) yield await Promise.resolve(chunk);
+}
+
+/** Pulls a body as undici does, every chunk in turn. */
+async function drain(body: AsyncIterable<Uint8Array>): Promise<number[]> {
+  const sizes: number[] = [];
+  for await (const chunk of body) sizes.push(chunk.byteLength);
+  return sizes;
 }
 
 /** A dispatcher that keeps the handlers it is given, for the test to drive. */
@@ -168,6 +189,68 @@ describe('transport-tap', () => {
       expect(controller.reason).toBe('why');
       handler.onResponseEnd(controller, {});
       expect(observer.events).toEqual(['connected', 'data', 'paused', 'resumed', 'ended']);
+    });
+  });
+
+  describe('the request body', () => {
+    const big = new Uint8Array(150 * 1024);
+
+    it('reports each pull and chunk, in pieces of 64 KiB for a body of known length', async () => {
+      const target = {
+        options: undefined as unknown,
+        dispatch: (options: unknown) => ((target.options = options), true),
+      };
+      const observer = new Recorder();
+      new TransportTap(target, observer, 0, true).dispatch(
+        { body: fetchBody([new Uint8Array(10), big]), headers: { 'content-length': String(10 + big.length) } },
+        {},
+      );
+      const sizes = await drain((target.options as { body: AsyncIterable<Uint8Array> }).body);
+      expect(sizes).toEqual([10, 65_536, 65_536, 22_528]);
+      expect(observer.events).toEqual([
+        'pull',
+        'chunk 10',
+        'pull',
+        'chunk 65536',
+        'pull',
+        'chunk 65536',
+        'pull',
+        'chunk 22528',
+        'pull',
+        'upload ended',
+      ]);
+    });
+
+    it("keeps a chunked body's chunks whole: their sizes go on the wire", async () => {
+      const target = {
+        options: undefined as unknown,
+        dispatch: (options: unknown) => ((target.options = options), true),
+      };
+      new TransportTap(target, new Recorder(), 0, true).dispatch({ body: fetchBody([big]), headers: {} }, {});
+      expect(await drain((target.options as { body: AsyncIterable<Uint8Array> }).body)).toEqual([big.length]);
+    });
+
+    it('leaves the body alone when no limit watches the upload, and anything but an async generator (MockAgent gets the source)', () => {
+      const body = fetchBody([big]);
+      const options = { body };
+      new TransportTap(recordingDispatcher(), new Recorder(), 0, false).dispatch(options, {});
+      expect(options.body).toBe(body);
+      for (const source of ['text', big, new ReadableStream(), null]) {
+        const mock = { body: source };
+        new TransportTap(recordingDispatcher(), new Recorder(), 0, true).dispatch(mock, {});
+        expect(mock.body).toBe(source);
+      }
+    });
+
+    it('ignores the upload of a dispatch a later one replaced (a redirect)', async () => {
+      const target = recordingDispatcher();
+      const observer = new Recorder();
+      const tap = new TransportTap(target, observer, 0, true);
+      const first = { body: fetchBody([new Uint8Array(1)]) };
+      tap.dispatch(first, {});
+      tap.dispatch({ path: '/' }, {});
+      await drain(first.body);
+      expect(observer.events).toEqual([]);
     });
   });
 });

@@ -28,7 +28,7 @@ const PACKAGE_VERSION = '0.1.0';
 
 /**
  * Turns tickwheel's diagnostics channels into OpenTelemetry metrics and span events: counters
- * and elapsed-time histograms of timeouts (fetch, gRPC, WebSocket heartbeat) by package, phase
+ * and elapsed-time histograms of timeouts (fetch, gRPC, HTTP server, WebSocket heartbeat) by package, phase
  * and method, histograms of how late wheels and Redis timers fire, a gauge of pending timers per
  * wheel, and a `tickwheel.timeout` event on the span a timeout ended. The README lists every
  * metric and attribute.

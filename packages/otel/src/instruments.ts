@@ -60,7 +60,7 @@ export function createInstruments(meter: Meter): Instruments {
   return {
     timeouts: meter.createCounter(METRICS.timeouts, {
       description:
-        'Operations ended by a tickwheel limit: fetch timeouts, gRPC deadlines, WebSocket heartbeat terminations',
+        'Operations ended by a tickwheel limit: fetch timeouts, gRPC deadlines, HTTP server limits, WebSocket heartbeat terminations',
       unit: '{timeout}',
     }),
     timeoutElapsed: seconds(

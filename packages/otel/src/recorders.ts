@@ -26,6 +26,7 @@ import type {
   GrpcDeadlineMessage,
   GrpcHandlerAbortMessage,
 } from '@tickwheel/grpc';
+import type { HTTP_TIMEOUT_CHANNEL, HttpTimeoutMessage } from '@tickwheel/http';
 import type {
   REDIS_DUPLICATE_CHANNEL,
   REDIS_FIRED_CHANNEL,
@@ -43,6 +44,7 @@ const FETCH_TIMEOUT: typeof FETCH_TIMEOUT_CHANNEL = 'tickwheel:fetch:timeout';
 const FETCH_RETRY: typeof FETCH_RETRY_CHANNEL = 'tickwheel:fetch:retry';
 const GRPC_DEADLINE: typeof GRPC_DEADLINE_CHANNEL = 'tickwheel:grpc:deadline';
 const GRPC_HANDLER_ABORT: typeof GRPC_HANDLER_ABORT_CHANNEL = 'tickwheel:grpc:handler-abort';
+const HTTP_TIMEOUT: typeof HTTP_TIMEOUT_CHANNEL = 'tickwheel:http:timeout';
 const WS_TERMINATE: typeof WS_TERMINATE_CHANNEL = 'tickwheel:ws:terminate';
 const REDIS_FIRED: typeof REDIS_FIRED_CHANNEL = 'tickwheel:redis:fired';
 const REDIS_LEASE_LOST: typeof REDIS_LEASE_LOST_CHANNEL = 'tickwheel:redis:lease-lost';
@@ -116,6 +118,27 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
       GRPC_HANDLER_ABORT,
       (message: GrpcHandlerAbortMessage) =>
         m.grpcHandlerAborts.add(1, { 'tickwheel.reason': message.reason, ...rpcAttributes(message.path) }),
+    ],
+    [
+      HTTP_TIMEOUT,
+      (message: HttpTimeoutMessage) => {
+        const attributes: Attributes = {
+          'tickwheel.package': 'http',
+          'tickwheel.phase': message.kind,
+          'tickwheel.side': 'server',
+          'tickwheel.outcome': message.outcome,
+          'tickwheel.propagated': message.propagated,
+        };
+        // The message carries the limit, not a start time: each limit fires its own length after
+        // what it times began (the request's arrival, the quiet stretch, close()), never early
+        // (body-idle up to a quarter of its length late). So the limit is the elapsed time, as a
+        // heartbeat's quiet time is for ws.
+        recordTimeout(m, attributes, message.limitMs);
+        // No span event: when a request arrives, the active context is the one its server or
+        // connection was set up in (unless an HTTP instrumentation wraps the server's emit), so
+        // as for a gRPC server deadline an event there could land on a span that is not the
+        // request's.
+      },
     ],
     [
       WS_TERMINATE,

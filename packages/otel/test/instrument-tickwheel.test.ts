@@ -25,6 +25,7 @@ import {
   REDIS_LEASE_LOST_CHANNEL,
   type RedisFiredMessage,
 } from '@tickwheel/redis';
+import { HTTP_TIMEOUT_CHANNEL, type HttpTimeoutMessage } from '@tickwheel/http';
 import { WS_TERMINATE_CHANNEL, type WsTerminateMessage } from '@tickwheel/ws';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { instrumentTickwheel, METRICS, TIMEOUT_EVENT, type TickwheelInstrumentation } from '../src/index.js';
@@ -186,6 +187,73 @@ describe('instrumentTickwheel', () => {
       expect((await telemetry.point(METRICS.grpcHandlerAborts, { 'tickwheel.reason': 'client-cancelled' })).value).toBe(
         1,
       );
+    });
+  });
+
+  describe('http', () => {
+    it('counts server limits by kind, outcome and whether the caller set the deadline, with the limit as elapsed', async () => {
+      enable();
+      const handler: HttpTimeoutMessage = {
+        kind: 'handler',
+        limitMs: 250,
+        outcome: 'answered',
+        propagated: true,
+        context: undefined,
+      };
+      publish(HTTP_TIMEOUT_CHANNEL, handler);
+      publish(HTTP_TIMEOUT_CHANNEL, { ...handler, propagated: false, limitMs: 5_000 });
+      publish(HTTP_TIMEOUT_CHANNEL, { ...handler, propagated: false, limitMs: 5_000, outcome: 'cut' });
+      publish(HTTP_TIMEOUT_CHANNEL, { ...handler, kind: 'headers', limitMs: 10_000, propagated: false });
+      publish(HTTP_TIMEOUT_CHANNEL, {
+        ...handler,
+        kind: 'keep-alive',
+        limitMs: 65_000,
+        outcome: 'closed',
+        propagated: false,
+      });
+      publish(HTTP_TIMEOUT_CHANNEL, { ...handler, kind: 'body-idle', limitMs: 30_000, propagated: false });
+      publish(HTTP_TIMEOUT_CHANNEL, { ...handler, kind: 'drain', limitMs: 1_000, propagated: false });
+
+      const server = { 'tickwheel.package': 'http', 'tickwheel.side': 'server' };
+      const propagated = await telemetry.point(METRICS.timeouts, { 'tickwheel.propagated': true });
+      expect(propagated.value).toBe(1);
+      expect(propagated.attributes).toEqual({
+        ...server,
+        'tickwheel.phase': 'handler',
+        'tickwheel.outcome': 'answered',
+        'tickwheel.propagated': true,
+      });
+      const own = { ...server, 'tickwheel.phase': 'handler', 'tickwheel.propagated': false };
+      expect((await telemetry.point(METRICS.timeouts, { ...own, 'tickwheel.outcome': 'answered' })).value).toBe(1);
+      expect((await telemetry.point(METRICS.timeouts, { ...own, 'tickwheel.outcome': 'cut' })).value).toBe(1);
+      for (const [kind, outcome, seconds] of [
+        ['headers', 'answered', 10],
+        ['keep-alive', 'closed', 65],
+        ['body-idle', 'answered', 30],
+        ['drain', 'answered', 1],
+      ] as const) {
+        const attributes = { ...server, 'tickwheel.phase': kind, 'tickwheel.outcome': outcome };
+        expect((await telemetry.point(METRICS.timeouts, attributes)).value).toBe(1);
+        expect(histogram(await telemetry.point(METRICS.timeoutElapsed, attributes)).sum).toBe(seconds);
+      }
+      expect(
+        histogram(await telemetry.point(METRICS.timeoutElapsed, { 'tickwheel.propagated': true })).sum,
+      ).toBeCloseTo(0.25, 9);
+    });
+
+    it("adds no span event for an HTTP server limit: the context a request arrives in is its server's", async () => {
+      enable();
+      const arrival = telemetry.inSpan('server startup', () => captureContext({ hasSubscribers: true }));
+      publish(HTTP_TIMEOUT_CHANNEL, {
+        kind: 'handler',
+        limitMs: 100,
+        outcome: 'answered',
+        propagated: false,
+        context: arrival,
+      } satisfies HttpTimeoutMessage);
+      trace.getSpan(arrival as Context)!.end();
+      expect(telemetry.finishedSpans()[0].events).toEqual([]);
+      expect((await telemetry.point(METRICS.timeouts, { 'tickwheel.package': 'http' })).value).toBe(1);
     });
   });
 

@@ -1,6 +1,7 @@
 import * as core from '@tickwheel/core';
 import * as fetch from '@tickwheel/fetch';
 import * as grpc from '@tickwheel/grpc';
+import * as http from '@tickwheel/http';
 import * as redis from '@tickwheel/redis';
 import * as ws from '@tickwheel/ws';
 import { describe, expect, it } from 'vitest';
@@ -22,10 +23,10 @@ describe('recorders', () => {
     it('has a recorder for exactly the channels the packages export, by their names', async () => {
       const telemetry = new Telemetry();
       const recorders = createRecorders(createInstruments(telemetry.meterProvider.getMeter('test')), true);
-      const channels = exportedChannels(core, fetch, grpc, ws, redis);
-      expect(channels).toHaveLength(12);
+      const channels = exportedChannels(core, fetch, grpc, http, ws, redis);
+      expect(channels).toHaveLength(13);
       expect([...recorders.keys()].sort()).toEqual(channels.sort());
-      for (const name of channels) expect(name).toMatch(/^tickwheel:(core|fetch|grpc|ws|redis):[a-z-]+$/);
+      for (const name of channels) expect(name).toMatch(/^tickwheel:(core|fetch|grpc|http|ws|redis):[a-z-]+$/);
       expect(
         createRecorders(createInstruments(telemetry.meterProvider.getMeter('test')), false).has(
           core.CORE_CAPTURE_CONTEXT_CHANNEL,

@@ -56,8 +56,9 @@ import { freshNow } from '@tickwheel/core';
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { CloseWatch } from './close-watch.js';
-import { Connection, controlFrameBytes, MarkedConnection } from './connection.js';
+import { Connection, MarkedConnection } from './connection.js';
 import type { DueSchedule } from './due-schedule.js';
+import { controlFrameBytes } from './frame-size.js';
 import { startLimits } from './limits.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
@@ -65,6 +66,7 @@ import { resolveOptions, type ResolvedOptions } from './options.js';
 import { setSocketRecord, socketRecord } from './socket-record.js';
 import { isServer, isSocket, SocketIntake } from './socket-intake.js';
 import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, LivenessState } from './types.js';
+import { answersPings } from './ws-internals.js';
 
 /**
  * The controller running on each server or socket. A second `heartbeat()` on the same target is
@@ -132,7 +134,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.target = target;
     const o = this.options;
     const clock = o.wheel.clock;
-    this.liveness = new LivenessCheck<S>(o, this.checkHost(), isServer(target) ? 'server' : 'client');
+    const client = !isServer(target);
+    this.liveness = new LivenessCheck<S>(o, this.checkHost(), client ? 'client' : 'server');
     // The check runs what comes due in the schedule it owns.
     const schedule = this.liveness.schedule;
     this.schedule = schedule;
@@ -153,8 +156,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       if (c === undefined) return;
       c.read(freshNow(clock));
       // ws answers by itself unless told not to (`autoPong: false`).
-      if ((this as { _autoPong?: unknown })._autoPong !== false && c.extra !== undefined)
-        c.extra.ownBytes += controlFrameBytes(this, data.length);
+      if (c.extra !== undefined && answersPings(this)) c.extra.ownBytes += controlFrameBytes(this, data.length, client);
     };
     // A pong read after a deadline proves a poll ran since (see liveness-check.ts): the poll's
     // end, not its shared reading, is when.

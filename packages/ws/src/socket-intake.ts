@@ -8,8 +8,8 @@
  * `wss.clients`.
  *
  * A client socket handed over while still CONNECTING is waited for on its opening handshake's
- * HTTP request (ws keeps it as `_req`), not on the socket: ws's own `'upgrade'` listener there
- * makes the socket OPEN (and emits `'open'`) before ours runs, and its `'response'` (a redirect
+ * HTTP request (ws keeps it as `_req`, read in ws-internals.ts), not on the socket: ws's own
+ * `'upgrade'` listener there makes the socket OPEN (and emits `'open'`) before ours runs, and its `'response'` (a redirect
  * puts a new request in `_req`), `'error'` and `'close'` tell that the socket will not open.
  * So a connecting socket shows no listener of ours (`ws.listeners('open')` reads as bare ws's),
  * and a user's `ws.removeAllListeners()` before `'open'` cannot take the hook. Only a stand-in
@@ -17,6 +17,7 @@
  */
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
+import { handshakeRequestOf, type HandshakeRequest } from './ws-internals.js';
 
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
 const CONNECTING = 0;
@@ -25,27 +26,10 @@ const OPEN = 1;
 /** The events of an opening handshake's request after which the socket is open, or will not open. */
 const REQUEST_EVENTS = ['upgrade', 'response', 'error', 'close'] as const;
 
-/** ws's client handshake request, as far as the intake relies on it. */
-interface HandshakeRequest {
-  on(event: string, listener: () => void): unknown;
-  removeListener(event: string, listener: () => void): unknown;
-}
-
 /** A CONNECTING socket's wait: on its handshake request (`settle` hears it), or on the socket itself. */
 interface Waiting {
   request: HandshakeRequest | undefined;
   settle: () => void;
-}
-
-/** `socket`'s opening handshake request (ws's `_req`), when it has one. */
-function requestOf(socket: WebSocket): HandshakeRequest | undefined {
-  const request = (socket as { _req?: unknown })._req as HandshakeRequest | null | undefined;
-  return request !== null &&
-    typeof request === 'object' &&
-    typeof request.on === 'function' &&
-    typeof request.removeListener === 'function'
-    ? request
-    : undefined;
 }
 
 /** See the module comment. */
@@ -108,7 +92,7 @@ export class SocketIntake<S extends WebSocket> {
   add(socket: S): void {
     if (this.opening.has(socket)) return;
     if (socket.readyState === CONNECTING) {
-      const request = requestOf(socket);
+      const request = handshakeRequestOf(socket);
       if (request === undefined) {
         this.opening.set(socket, { request, settle: () => undefined });
         socket.on('open', this.onOpen);
@@ -141,7 +125,7 @@ export class SocketIntake<S extends WebSocket> {
     const settle = (): void => {
       const state = socket.readyState;
       if (state === CONNECTING) {
-        const current = requestOf(socket);
+        const current = handshakeRequestOf(socket);
         if (current === undefined || current === request) return;
         this.forget(socket);
         this.waitOn(socket, current);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Connection, dataFrameBytes, MarkedConnection, PingPass, readingAt } from '../src/connection.js';
+import { Connection, MarkedConnection } from '../src/connection.js';
+import { PingPass, readingAt } from '../src/readings.js';
 import { FakeSocket } from './helpers/fake-socket.js';
 
 describe('Connection', () => {
@@ -28,14 +29,30 @@ describe('Connection', () => {
   });
 
   describe('#noticeReads', () => {
-    it('takes bytes that no read event reported as a read noticed now', () => {
+    it('takes bytes that no read event reported as a read at the sample before them, the latest time known to precede them', () => {
       const socket = new FakeSocket({ transport: true });
       const c = new Connection(socket.ws, 0);
       c.noticeReads(10);
       expect(c.lastReadAt).toBe(0);
+      expect(c.talking).toBe(false);
       socket.receiveBytes(5);
       c.noticeReads(25);
-      expect(c.lastReadAt).toBe(25);
+      expect(c.lastReadAt).toBe(10);
+      expect(c.talking).toBe(true);
+      c.noticeReads(40);
+      expect(c.lastReadAt).toBe(10);
+      expect(c.talking).toBe(false);
+    });
+
+    it('takes such bytes as the answer to the outstanding ping, read at its time', () => {
+      const socket = new FakeSocket({ transport: true });
+      const c = new Connection(socket.ws, 0);
+      c.noticeReads(100);
+      c.pinged(new PingPass(100.5));
+      socket.receiveBytes(2);
+      c.noticeReads(130);
+      expect(c.unanswered).toBe(false);
+      expect(c.lastReadAt).toBe(100.5);
     });
 
     it('keeps the exact time of a read event recorded after the last sample', () => {
@@ -91,14 +108,18 @@ describe('Connection', () => {
       expect(readingAt(31.25).at).toBe(31.25);
       expect(c.lastReadAt).toBe(40);
     });
-  });
 
-  describe('readingAt', () => {
-    it('hands out one reading per time while the time does not change', () => {
-      const a = readingAt(100);
-      expect(readingAt(100)).toBe(a);
-      expect(readingAt(101)).not.toBe(a);
-      expect(readingAt(101).at).toBe(101);
+    it('samples the byte counter with a pong, so that talk after it counts from the pong on', () => {
+      const socket = new FakeSocket({ transport: true });
+      const c = new Connection(socket.ws, 0);
+      c.noticeReads(100);
+      c.pinged(new PingPass(100));
+      socket.emit('pong', Buffer.alloc(0)); // its bytes, before the listener runs
+      expect(c.pong(105)).toBe(true);
+      socket.receiveBytes(30);
+      c.noticeReads(150);
+      expect(c.lastReadAt).toBe(105);
+      expect(c.talking).toBe(true);
     });
   });
 
@@ -111,23 +132,10 @@ describe('Connection', () => {
       expect(c.lastReadAt).toBe(0);
       socket.receiveBytes(6);
       c.noticeReads(20);
-      expect(c.lastReadAt).toBe(20);
+      expect(c.lastReadAt).toBe(10);
       c.noticeReads(30);
-      expect(c.lastReadAt).toBe(20);
+      expect(c.lastReadAt).toBe(10);
+      expect(c.talking).toBe(false);
     });
-  });
-});
-
-describe('dataFrameBytes', () => {
-  it('counts the header, the extended length and the mask of RFC 6455 §5.2', () => {
-    const server = new FakeSocket().ws;
-    const client = Object.assign(new FakeSocket(), { _isServer: false }).ws;
-    expect(dataFrameBytes(server, 0)).toBe(2);
-    expect(dataFrameBytes(server, 125)).toBe(127);
-    expect(dataFrameBytes(server, 126)).toBe(130);
-    expect(dataFrameBytes(server, 65_535)).toBe(65_539);
-    expect(dataFrameBytes(server, 65_536)).toBe(65_546);
-    expect(dataFrameBytes(client, 0)).toBe(6);
-    expect(dataFrameBytes(client, 126)).toBe(134);
   });
 });

@@ -85,6 +85,18 @@ export function enableAmbientDeadlines(): void {
   if (storage.getStore() === undefined) storage.run(ENABLING, noop);
 }
 
+/**
+ * Makes `deadline` (`undefined`: none) the ambient deadline for the rest of the current
+ * synchronous run and the async work started from it: AsyncLocalStorage's `enterWith`. For an
+ * adapter whose handler runs in listeners it does not call: node:http emits `'request'` to every
+ * listener in turn, and the HTTP adapter's listener, prepended, enters the request's deadline so
+ * that the listeners after it (the user's) run inside it, with no wrapper of theirs. Not public
+ * API (`@tickwheel/core/internal`).
+ */
+export function enterDeadline(deadline: Deadline | undefined): void {
+  storage.enterWith(deadline as Deadline);
+}
+
 /** The store `enableAmbientDeadlines` runs nothing under. */
 const ENABLING = null as unknown as Deadline;
 function noop(): void {}

@@ -67,6 +67,7 @@ import {
   refuseUnknownKeys,
   requireMaxStacks,
   requireOnExpire,
+  loopLimitOf,
   requireOpenWheel,
   requireTimeScale,
   type TimerSetConstructorOptions,
@@ -156,10 +157,16 @@ export class TimerSet<V, K = SnapshotKey> {
     const gameClock = new GameClock(wheel, timeScale);
     this.gameClock = gameClock;
     // 1 ms ticks in game time, so the only rounding is the outer wheel's: never early, at most one of its ticks late.
-    this.table = new KeyTable<K, V>(gameClock, (wake) => gameClock.createDriver(wake), onExpire, {
-      channel: timerSetExpireChannel,
-      publish: (key, stacksLeft) => publishTimerSetExpire(this as TimerSet<unknown, unknown>, key, stacksLeft),
-    });
+    this.table = new KeyTable<K, V>(
+      gameClock,
+      (wake) => gameClock.createDriver(wake),
+      onExpire,
+      {
+        channel: timerSetExpireChannel,
+        publish: (key, stacksLeft) => publishTimerSetExpire(this as TimerSet<unknown, unknown>, key, stacksLeft),
+      },
+      loopLimitOf(wheel),
+    );
   }
 
   /** Keys held (a key with several stacks counts once). */

@@ -13,7 +13,7 @@ import {
   type FetchTimeoutMessage,
 } from '../../src/index.js';
 
-/** `/stall` never answers; `/stall-body` sends headers and one chunk, then nothing. */
+/** `/stall` never answers; `/stall-body` sends headers and one chunk, then nothing; `/no-read` never reads a request body. */
 let server: http.Server;
 let origin: string;
 const store = new AsyncLocalStorage<string>();
@@ -38,6 +38,7 @@ function captureStore(): void {
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
+    if (req.url === '/no-read') req.pause();
     if (req.url === '/stall-body') {
       res.writeHead(200);
       res.write('first');
@@ -106,6 +107,17 @@ describe('channels, published by withTimeouts against a real node:http server', 
     await expect(res.text()).rejects.toBeInstanceOf(TimeoutError);
     expect(timeouts.map(({ message }) => [message.phase, message.method, message.limitMs, message.attempt])).toEqual([
       ['body', 'POST', 50, 0],
+    ]);
+  });
+
+  it('publishes an upload timeout with its phase', { timeout: 15_000 }, async () => {
+    const timeouts = listen<FetchTimeoutMessage>(FETCH_TIMEOUT_CHANNEL);
+    const timedFetch = withTimeouts(fetch, { uploadIdleMs: 100 });
+    // More than the socket buffers of both ends take in: the upload stalls.
+    const body = Buffer.alloc(24 * 1024 * 1024, 1);
+    await expect(timedFetch(`${origin}/no-read`, { method: 'PUT', body })).rejects.toBeInstanceOf(TimeoutError);
+    expect(timeouts.map(({ message }) => [message.phase, message.method, message.limitMs, message.attempt])).toEqual([
+      ['upload', 'PUT', 100, 0],
     ]);
   });
 

@@ -11,6 +11,7 @@ import {
 } from '@tickwheel/core';
 import { FETCH_RETRY_CHANNEL, FETCH_TIMEOUT_CHANNEL, TimeoutError, type FetchTimeoutMessage } from '@tickwheel/fetch';
 import { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL } from '@tickwheel/grpc';
+import { HTTP_TIMEOUT_CHANNEL } from '@tickwheel/http';
 import { REDIS_DUPLICATE_CHANNEL, REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL } from '@tickwheel/redis';
 import { WS_TERMINATE_CHANNEL } from '@tickwheel/ws';
 
@@ -24,6 +25,7 @@ export const CHANNELS = [
   FETCH_RETRY_CHANNEL,
   GRPC_DEADLINE_CHANNEL,
   GRPC_HANDLER_ABORT_CHANNEL,
+  HTTP_TIMEOUT_CHANNEL,
   WS_TERMINATE_CHANNEL,
   REDIS_FIRED_CHANNEL,
   REDIS_LEASE_LOST_CHANNEL,

@@ -1,9 +1,10 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { sharedWheel } from '@tickwheel/core';
 import { TimeoutError, withTimeouts } from '@tickwheel/fetch';
 import { deadlineInterceptor, serverDeadlineInterceptor } from '@tickwheel/grpc';
+import { serverTimeouts } from '@tickwheel/http';
 import { RedisTimers } from '@tickwheel/redis';
 import { Redis } from 'ioredis';
 import { WebSocket } from 'ws';
@@ -35,6 +36,26 @@ async function listen(server: http.Server): Promise<number> {
 }
 
 describe('instrumentTickwheel with the real SDK, against real servers', () => {
+  it('records an upload a node:http server stopped reading under phase upload', { timeout: 15_000 }, async () => {
+    // Reads nothing: the socket buffers fill, then the 24 MiB body stalls.
+    const port = await listen(http.createServer((req) => req.pause()));
+    const timedFetch = withTimeouts(fetch, { uploadIdleMs: 100, totalMs: 10_000 });
+    const body = Buffer.alloc(24 * 1024 * 1024, 1);
+    const error = await timedFetch(`http://127.0.0.1:${port}/upload`, { method: 'POST', body }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ name: 'TimeoutError', phase: 'upload' });
+    const attributes = {
+      'tickwheel.package': 'fetch',
+      'tickwheel.phase': 'upload',
+      'http.request.method': 'POST',
+      'server.address': '127.0.0.1',
+      'server.port': port,
+      'url.scheme': 'http',
+    };
+    expect((await telemetry.point(METRICS.timeouts, attributes)).value).toBe(1);
+  });
+
   it(
     'records a fetch that stalls on a node:http server: two timed-out attempts, one retry, a span event',
     { timeout: 15_000 },
@@ -132,6 +153,44 @@ describe('instrumentTickwheel with the real SDK, against real servers', () => {
     expect(aborts.reduce((sum, p) => sum + (p.value as number), 0)).toBe(2);
     expect(aborts.find((p) => p.attributes['tickwheel.reason'] === 'deadline')?.value).toBeGreaterThanOrEqual(1);
   });
+
+  it(
+    'records the limits of serverTimeouts on a real node:http server: a handler deadline and a request head that never ends',
+    { timeout: 15_000 },
+    async () => {
+      const server = http.createServer(() => {}); // never answers: the handler deadline ends each request
+      const timeouts = serverTimeouts(server, { defaultTimeoutMs: 80, headersMs: 400 });
+      cleanups.push(() => timeouts.stop());
+      const port = await listen(server);
+
+      const res = await fetch(`http://127.0.0.1:${port}/slow`, { headers: { 'connect-timeout-ms': '60' } });
+      expect(res.status).toBe(503);
+      await res.text();
+      const late = await fetch(`http://127.0.0.1:${port}/slow`);
+      expect(late.status).toBe(503);
+      await late.text();
+      // A head that never ends: 408 and the connection closed, headersMs after it opened.
+      const answer = await new Promise<string>((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n'));
+        cleanups.push(() => socket.destroy());
+        let received = '';
+        socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+        socket.on('close', () => resolve(received));
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+
+      const server503 = { 'tickwheel.package': 'http', 'tickwheel.side': 'server', 'tickwheel.phase': 'handler' };
+      const propagated = { ...server503, 'tickwheel.outcome': 'answered', 'tickwheel.propagated': true };
+      expect((await telemetry.point(METRICS.timeouts, propagated)).value).toBe(1);
+      expect(histogram(await telemetry.point(METRICS.timeoutElapsed, propagated)).sum).toBeCloseTo(0.06, 9);
+      const own = { ...server503, 'tickwheel.outcome': 'answered', 'tickwheel.propagated': false };
+      expect((await telemetry.point(METRICS.timeouts, own)).value).toBe(1);
+      expect(histogram(await telemetry.point(METRICS.timeoutElapsed, own)).sum).toBeCloseTo(0.08, 9);
+      const head = { 'tickwheel.package': 'http', 'tickwheel.phase': 'headers', 'tickwheel.outcome': 'answered' };
+      expect((await telemetry.point(METRICS.timeouts, head)).value).toBe(1);
+      expect(histogram(await telemetry.point(METRICS.timeoutElapsed, head)).sum).toBeCloseTo(0.4, 9);
+    },
+  );
 
   it('records a mute WebSocket client terminated by the heartbeat on real ws', { timeout: 15_000 }, async () => {
     const { beat, url } = await heartbeatServer(cleanups, { pingIntervalMs: 60, pongTimeoutMs: 60 });

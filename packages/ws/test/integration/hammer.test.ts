@@ -19,24 +19,13 @@ import { WebSocket } from 'ws';
 import { heartbeat } from '../../src/heartbeat.js';
 import type { LimitEvent } from '../../src/types.js';
 import { closeAll, onCleanup, startServer, waitFor } from '../helpers/servers.js';
+import { seeded } from '../helpers/seeded.js';
 
 afterEach(closeAll);
 
 /** Connections opened, one after another (Hammer.js opens 1 000; bounded here for CI). */
 const CONNECTIONS = 150;
 const MAX_LIFETIME_MS = 800;
-
-/** mulberry32: a small seeded generator, so that the random actions replay. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 describe('heartbeat under random traffic (uWebSockets.js tests/Hammer.js)', () => {
   it('ends every connection by its lifetime, with no dead live peer and no timer left', async () => {

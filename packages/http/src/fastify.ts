@@ -1,0 +1,100 @@
+/**
+ * `@tickwheel/http/fastify`: `deadlinePlugin`, request deadlines for fastify 5, per route in `config.deadline`.
+ */
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { adoptRequest, deadlineError } from './framework-request.js';
+import { middlewarePlan, type DeadlinePlan } from './options.js';
+import type { RequestDeadline } from './request-deadline.js';
+import { recordOf } from './request-deadline.js';
+import { endTimedOut } from './timeout-answer.js';
+import type { DeadlineMiddlewareOptions, HttpTimeoutKind, TimeoutEvent } from './types.js';
+
+export type { DeadlineMiddlewareOptions } from './types.js';
+export type { DeadlineError } from './framework-request.js';
+
+/** What a route puts in its `config` for its own deadline: `{ config: { deadline: { timeoutMs: 600_000 } } }`. */
+export interface DeadlineRouteConfig {
+  deadline?: DeadlineMiddlewareOptions;
+}
+
+/** The options fastify itself passes along with a plugin's own (`app.register(plugin, { prefix })`). */
+const FASTIFY_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
+
+/**
+ * The fastify answer, as fastify's own `handlerTimeout` gives it: `reply.send(err)` through the
+ * app's error handler before the response started (a late `reply.send` of the handler is then
+ * refused by fastify itself, with its "Reply was already sent" warning, never an error); a cut
+ * after. A reply the handler hijacked is its own: it is cut as a plain response would be.
+ */
+function answerFastify(record: RequestDeadline, kind: HttpTimeoutKind, status: number): TimeoutEvent['outcome'] {
+  const reply = record.framework as FastifyReply;
+  if (reply.sent || reply.raw.headersSent) return endTimedOut(record.req, record.res, status, kind);
+  reply.code(status).send(deadlineError(status, record.budgetMs));
+  return 'answered';
+}
+
+/**
+ * A fastify plugin that gives each request a deadline: `currentDeadline()` in its hooks after
+ * `onRequest` and in its handler (and all the async work they start), its `signal` aborting at
+ * the deadline or when the client goes away. Options as {@link DeadlineMiddlewareOptions}; a
+ * route's `config.deadline` replaces them for that route, longer or shorter. When the deadline
+ * passes before the response started, `reply.send()` gets a `DeadlineError` (`statusCode` =
+ * `timeoutStatus`, `code: 'ETIMEDOUT'`) and the app's error handler answers; after, the
+ * connection is cut. It lives beside fastify's own `handlerTimeout` and `request.signal`:
+ * whichever fires first answers.
+ *
+ * Registered on the root (it skips fastify's encapsulation, as fastify-plugin would), so every
+ * route gets it: `await app.register(deadlinePlugin, { timeoutMs: 5_000 })`.
+ *
+ * @throws TypeError/RangeError for a bad option, or a bad `config.deadline` when its route is added
+ */
+export const deadlinePlugin: FastifyPluginCallback<DeadlineMiddlewareOptions> = (instance, options, done) => {
+  const own = Object.fromEntries(Object.entries(options).filter(([key]) => !FASTIFY_KEYS.has(key)));
+  const appPlan = middlewarePlan(own);
+  /** Each route's plan, by its config object, checked when the route is added. */
+  const routePlans = new WeakMap<object, DeadlinePlan>();
+  const planOf = (config: unknown): DeadlinePlan => {
+    const routeOptions = (config as DeadlineRouteConfig | undefined)?.deadline;
+    if (routeOptions === undefined) return appPlan;
+    let plan = routePlans.get(config as object);
+    if (plan === undefined) {
+      plan = middlewarePlan({ ...omitUndefined(appPlanOptions(appPlan)), ...routeOptions }, 'config.deadline');
+      routePlans.set(config as object, plan);
+    }
+    return plan;
+  };
+  instance.addHook('onRoute', (route: RouteOptions) => {
+    planOf(route.config);
+  });
+  instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, hookDone: () => void) => {
+    adoptRequest(request.raw, reply.raw, planOf(request.routeOptions.config), answerFastify, reply);
+    hookDone();
+  });
+  // The handler runs after the body was read, in the context of its last chunk, not this one's.
+  instance.addHook('preHandler', (_request: FastifyRequest, reply: FastifyReply, hookDone: () => void) => {
+    recordOf(reply.raw)?.enter();
+    hookDone();
+  });
+  done();
+};
+
+/** A route's config.deadline falls back to the app's options for what it leaves out. */
+function appPlanOptions(plan: DeadlinePlan): DeadlineMiddlewareOptions {
+  return {
+    timeoutMs: plan.timeoutMs,
+    maxTimeoutMs: plan.maxTimeoutMs,
+    deadlineHeaders: plan.deadlineHeaders,
+    timeoutStatus: plan.timeoutStatus,
+    wheel: plan.wheel,
+  };
+}
+
+function omitUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+// fastify-plugin's markers, set by hand (no dependency): skip encapsulation, and a name in fastify's plugin tree.
+Object.assign(deadlinePlugin, {
+  [Symbol.for('skip-override')]: true,
+  [Symbol.for('fastify.display-name')]: '@tickwheel/http/fastify',
+});

@@ -1,0 +1,65 @@
+/**
+ * `@tickwheel/http/koa`: `deadline(options)`, request deadlines as koa 3 middleware, ending with `ctx.throw`.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { adoptRequest } from './framework-request.js';
+import { middlewarePlan } from './options.js';
+import type { RequestDeadline } from './request-deadline.js';
+import { endTimedOut } from './timeout-answer.js';
+import type { DeadlineMiddlewareOptions, HttpTimeoutKind, TimeoutEvent } from './types.js';
+
+export type { DeadlineMiddlewareOptions } from './types.js';
+
+/** As much of koa's context as the middleware uses (koa's `Context` is one). */
+export interface KoaContextLike {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  throw(status: number, message: string, properties: object): never;
+}
+
+/** A koa middleware. */
+export type KoaDeadlineMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<unknown>;
+
+/** What the answer needs of one request: its context, and the rejection that ends the middleware chain. */
+interface KoaTimeout {
+  readonly ctx: KoaContextLike;
+  reject(reason: unknown): void;
+}
+
+/**
+ * The koa answer: before the response started, the middleware's promise rejects with the error
+ * of `ctx.throw(timeoutStatus, …)` and koa answers it (its `ctx.onerror`); a later `ctx.body = …`
+ * of the handler finds the headers sent, where koa itself ignores it. After, a cut.
+ */
+function answerKoa(record: RequestDeadline, kind: HttpTimeoutKind, status: number): TimeoutEvent['outcome'] {
+  const timeout = record.framework as KoaTimeout | undefined;
+  if (timeout === undefined || record.res.headersSent) return endTimedOut(record.req, record.res, status, kind);
+  try {
+    timeout.ctx.throw(status, 'Response timeout', { code: 'ETIMEDOUT', expose: true, timeout: record.budgetMs });
+  } catch (error) {
+    timeout.reject(error);
+  }
+  return 'answered';
+}
+
+/**
+ * Koa middleware that gives the request a deadline: `currentDeadline()` in the middleware after it
+ * (and in all the async work it starts), its `signal` aborting at the deadline or when the client
+ * goes away. When it passes before the response started, the chain ends with
+ * `ctx.throw(timeoutStatus, 'Response timeout')` (an error with `code: 'ETIMEDOUT'` and
+ * `expose: true`), and koa answers it; after, the connection is cut. Per route (koa-router) it
+ * replaces the app's deadline, longer or shorter.
+ *
+ * @throws TypeError/RangeError for a bad option
+ */
+export function deadline(options?: DeadlineMiddlewareOptions): KoaDeadlineMiddleware {
+  const plan = middlewarePlan(options);
+  return function deadlineMiddleware(ctx, next) {
+    let timeout: KoaTimeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => (timeout = { ctx, reject }));
+    const record = adoptRequest(ctx.req, ctx.res, plan, answerKoa, timeout);
+    if (!record.open) return timedOut;
+    if (record.scope === undefined) return next();
+    return Promise.race([next(), timedOut]);
+  };
+}

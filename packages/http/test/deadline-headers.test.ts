@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { callerBudgetMs } from '../src/deadline-headers.js';
+import { DEFAULTS } from '../src/options.js';
+
+const names = DEFAULTS.deadlineHeaders;
+
+describe('callerBudgetMs', () => {
+  it("reads grpc-timeout in gRPC's format, every unit", () => {
+    expect(callerBudgetMs({ 'grpc-timeout': '2H' }, names)).toBe(7_200_000);
+    expect(callerBudgetMs({ 'grpc-timeout': '3M' }, names)).toBe(180_000);
+    expect(callerBudgetMs({ 'grpc-timeout': '4S' }, names)).toBe(4_000);
+    expect(callerBudgetMs({ 'grpc-timeout': '150m' }, names)).toBe(150);
+    expect(callerBudgetMs({ 'grpc-timeout': '2500u' }, names)).toBe(2.5);
+    expect(callerBudgetMs({ 'grpc-timeout': '7000000n' }, names)).toBe(7);
+    expect(callerBudgetMs({ 'grpc-timeout': '99999999H' }, names)).toBe(99_999_999 * 3_600_000);
+  });
+
+  it('reads connect-timeout-ms and x-envoy-expected-rq-timeout-ms as whole ms', () => {
+    expect(callerBudgetMs({ 'connect-timeout-ms': '1500' }, names)).toBe(1_500);
+    expect(callerBudgetMs({ 'x-envoy-expected-rq-timeout-ms': '0' }, names)).toBe(0);
+  });
+
+  it('takes the first header of the list that is present and valid', () => {
+    const headers = { 'grpc-timeout': '1S', 'connect-timeout-ms': '300', 'x-envoy-expected-rq-timeout-ms': '5' };
+    expect(callerBudgetMs(headers, names)).toBe(300);
+    expect(callerBudgetMs({ ...headers, 'connect-timeout-ms': 'soon' }, names)).toBe(1_000);
+    expect(callerBudgetMs(headers, ['x-envoy-expected-rq-timeout-ms'])).toBe(5);
+    expect(callerBudgetMs(headers, [])).toBe(Infinity);
+  });
+
+  // grpc-js ignores a grpc-timeout it cannot parse (server-interceptors.ts); so do we, for every header.
+  it.each([
+    ['grpc-timeout', '100'],
+    ['grpc-timeout', '123456789S'],
+    ['grpc-timeout', '-5S'],
+    ['grpc-timeout', '1.5S'],
+    ['grpc-timeout', '5s'],
+    ['grpc-timeout', ' 5S'],
+    ['grpc-timeout', ''],
+    ['connect-timeout-ms', '-1'],
+    ['connect-timeout-ms', '1e3'],
+    ['connect-timeout-ms', '0x10'],
+    ['connect-timeout-ms', '12.5'],
+    ['connect-timeout-ms', '9999999999999999999999'],
+    ['connect-timeout-ms', '100, 200'],
+  ])('ignores %s: %j', (name, value) => {
+    expect(callerBudgetMs({ [name]: value }, names)).toBe(Infinity);
+  });
+
+  it('ignores a header sent twice (an array)', () => {
+    expect(callerBudgetMs({ 'connect-timeout-ms': ['1', '2'] }, names)).toBe(Infinity);
+  });
+});

@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
  * The layer rules, as lint that fails (issue 30): which files may import which. Each entry is one
  * set of files and the imports they must not make, with the reason in the message.
  */
-const ADAPTERS = ['fetch', 'grpc', 'redis', 'ws'];
+const ADAPTERS = ['fetch', 'grpc', 'http', 'redis', 'ws'];
 const CORE_FOLDERS = ['kit', 'clocks', 'wheel', 'deadlines'];
 
 /** `no-restricted-imports` patterns forbidding each of `names` as relative paths from a core folder. */
@@ -125,6 +125,27 @@ const layerRules = [
       '@typescript-eslint/no-restricted-imports': [
         'error',
         { patterns: [{ group: ['../*.js', '@tickwheel/*'], message: 'Deadlines use the wheel and the kit only.' }] },
+      ],
+    },
+  },
+  {
+    // One seam per peer's internals (issue 37): ws's and net's private fields are read in
+    // ws-internals.ts only, where each has a fallback and a test per ws version.
+    files: ['packages/ws/src/**/*.ts'],
+    ignores: ['packages/ws/src/ws-internals.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          'MemberExpression[computed=false][property.name=/^_/]',
+          'MemberExpression[computed=true][property.value=/^_/]',
+          "BinaryExpression[operator='in'][left.value=/^_/]",
+          'ObjectPattern > Property[key.name=/^_/]',
+        ].map((selector) => ({
+          selector,
+          message:
+            "A private field of ws or net: read it in packages/ws/src/ws-internals.ts (the one seam to ws's internals).",
+        })),
       ],
     },
   },

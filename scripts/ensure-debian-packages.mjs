@@ -4,6 +4,9 @@
  * start with only Node and npm. Nothing runs when `isPresent()` already holds.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 /** True when `binary` is on PATH. */
 export function onPath(binary) {
@@ -24,17 +27,25 @@ export function ensureDebianPackages(packages, isPresent, purpose) {
   // Another setup may run apt-get at the same moment (vitest projects start together): wait for the dpkg lock.
   const lockWait = ['-o', 'DPkg::Lock::Timeout=600'];
   const steps = [
-    ['apt-get', ...lockWait, 'update', '-qq'],
-    ['apt-get', ...lockWait, 'install', '-y', '-qq', '--no-install-recommends', ...packages],
+    ['apt-get', ...lockWait, 'update', '-q'],
+    ['apt-get', ...lockWait, 'install', '-y', '-q', '--no-install-recommends', ...packages],
   ];
+  // apt's and dpkg's hundred lines go to a file, not the test log; the log gets apt's summary line.
+  const log = path.join(os.tmpdir(), `tickwheel-apt-${process.pid}-${packages.join('-')}.log`);
+  console.log(`${purpose}: installing Debian packages ${packages.join(', ')} (apt-get output: ${log})`);
   for (const step of steps) {
     const [command, ...args] = [...sudo, ...step];
-    const result = spawnSync(command, args, { stdio: 'inherit', env, timeout: 15 * 60_000 });
+    const out = fs.openSync(log, 'a');
+    const result = spawnSync(command, args, { stdio: ['ignore', out, out], env, timeout: 15 * 60_000 });
+    fs.closeSync(out);
     if (result.status !== 0) {
+      const tail = fs.readFileSync(log, 'utf8').trimEnd().split('\n').slice(-15).join('\n');
       throw new Error(
-        `${purpose} needs Debian packages ${packages.join(', ')}: \`${[command, ...args].join(' ')}\` failed (status ${result.status}); install them and run again`,
+        `${purpose} needs Debian packages ${packages.join(', ')}: \`${[command, ...args].join(' ')}\` failed (status ${result.status}); install them and run again. The end of ${log}:\n${tail}`,
       );
     }
   }
+  const summary = fs.readFileSync(log, 'utf8').match(/^\d+ upgraded, \d+ newly installed.*$/m)?.[0];
+  console.log(`${purpose}: apt-get: ${summary ?? 'done'}`);
   if (!isPresent()) throw new Error(`${purpose}: apt-get install ${packages.join(' ')} did not provide what it needs`);
 }

@@ -6,21 +6,60 @@
  * - `native`: one `setTimeout` per timer (`clearTimeout`, `timeout.refresh()`);
  * - `heap`: an indexed binary-heap timer queue with one native timer (heap-timer-queue.mjs);
  * - `timer-wheel`: the `timer-wheel` npm package (1 s resolution, driven by the caller);
+ * - `retimer`: the `retimer` npm package (v4): one native timer per timer, a lazy `reschedule()`;
+ * - `undici`: undici's fast timers (`undici/lib/util/timers.js`, from the undici devDependency
+ *   of @tickwheel/fetch): `setFastTimeout`, one array of timers swept by a 499 ms native tick
+ *   (1 s resolution), refresh a flag write, clear a flag write swept on the next tick;
  * - `floor`: an intrusive doubly-linked list and nothing else (floor-list.mjs), the cost no
  *   timer can go below.
  *
  * Each candidate has its own loop so that no call site is shared (and made polymorphic) between
  * candidates.
  */
+import { createRequire } from 'node:module';
 import { TimingWheel } from '@tickwheel/core';
+import retimer from 'retimer';
 import timerWheelPackage from 'timer-wheel';
 import { FloorList } from './floor-list.mjs';
 import { gc } from './harness.mjs';
 import { HeapTimerQueue } from './heap-timer-queue.mjs';
 
-const { TimerWheel: NpmTimerWheel } = timerWheelPackage;
+const { TimerWheel: NpmTimerWheel, ActionTimerWheel } = timerWheelPackage;
+
+// undici's fast timers are not in its exports map: loaded by path from the undici that
+// @tickwheel/fetch tests against (its devDependency), as undici's own client loads them.
+const undiciRequire = createRequire(new URL('../../packages/fetch/package.json', import.meta.url));
+/** undici's `lib/util/timers.js`: `setFastTimeout(callback, delay)`, `clearFastTimeout(timer)`, `timer.refresh()`. */
+export const undiciTimers = undiciRequire(
+  undiciRequire.resolve('undici/package.json').replace(/package\.json$/, 'lib/util/timers.js'),
+);
+const { setFastTimeout, clearFastTimeout } = undiciTimers;
+
+/**
+ * Waits for `promise` with a ref'ed handle open: undici unref()s its sweep timer (its sockets
+ * keep a client's process alive), so a run of fast timers alone would let the process exit.
+ */
+export async function keptAlive(promise) {
+  const handle = setInterval(noop, 1000);
+  try {
+    return await promise;
+  } finally {
+    clearInterval(handle);
+  }
+}
+
+/** timer-wheel's natural resolution: its finest layer's buckets are 1,024 ms wide. */
+export const TIMER_WHEEL_RESOLUTION_MS = 1024;
 
 export const noop = () => {};
+
+/** The timers a user would use instead of the wheel: the root README's rows (`peers` of a scenario). */
+export const CORE_PEERS = {
+  native: 'native setTimeout',
+  retimer: 'retimer 4',
+  undici: "undici's fast timers",
+  'timer-wheel': 'timer-wheel 1',
+};
 
 // ---------------------------------------------------------------------------------------------
 // Rolling RPC pattern: K timers in flight; each op cancels the oldest and schedules a new one.
@@ -89,6 +128,34 @@ export const rolling = {
       if (++i === k) i = 0;
     }
     return (ops / (performance.now() - t0)) * 1000;
+  },
+  retimer(k, ops, durations) {
+    const ring = new Array(k);
+    const d = durations.length - 1;
+    for (let i = 0; i < k; i++) ring[i] = retimer(noop, durations[i & d]);
+    const t0 = performance.now();
+    for (let op = 0, i = 0; op < ops; op++) {
+      ring[i].clear();
+      ring[i] = retimer(noop, durations[op & d]);
+      if (++i === k) i = 0;
+    }
+    const elapsed = performance.now() - t0;
+    for (let i = 0; i < k; i++) ring[i].clear();
+    return (ops / elapsed) * 1000;
+  },
+  undici(k, ops, durations) {
+    const ring = new Array(k);
+    const d = durations.length - 1;
+    for (let i = 0; i < k; i++) ring[i] = setFastTimeout(noop, durations[i & d]);
+    const t0 = performance.now();
+    for (let op = 0, i = 0; op < ops; op++) {
+      clearFastTimeout(ring[i]);
+      ring[i] = setFastTimeout(noop, durations[op & d]);
+      if (++i === k) i = 0;
+    }
+    const elapsed = performance.now() - t0;
+    for (let i = 0; i < k; i++) clearFastTimeout(ring[i]);
+    return (ops / elapsed) * 1000;
   },
   // No durations: the floor has no notion of time.
   floor(k, ops) {
@@ -180,6 +247,26 @@ export const refreshing = {
     }
     return (order.length / (performance.now() - t0)) * 1000;
   },
+  retimer(order) {
+    const handles = new Array(CONNECTIONS);
+    for (let c = 0; c < CONNECTIONS; c++) handles[c] = retimer(noop, IDLE_MS);
+    gc(); // see the comment above `refreshing`
+    const t0 = performance.now();
+    for (let m = 0; m < order.length; m++) handles[order[m]].reschedule(IDLE_MS);
+    const elapsed = performance.now() - t0;
+    for (let c = 0; c < CONNECTIONS; c++) handles[c].clear();
+    return (order.length / elapsed) * 1000;
+  },
+  undici(order) {
+    const handles = new Array(CONNECTIONS);
+    for (let c = 0; c < CONNECTIONS; c++) handles[c] = setFastTimeout(noop, IDLE_MS);
+    gc(); // see the comment above `refreshing`
+    const t0 = performance.now();
+    for (let m = 0; m < order.length; m++) handles[order[m]].refresh();
+    const elapsed = performance.now() - t0;
+    for (let c = 0; c < CONNECTIONS; c++) clearFastTimeout(handles[c]);
+    return (order.length / elapsed) * 1000;
+  },
   floor(order) {
     // One duration: refresh moves the node to the tail, so the list stays in expiry order.
     const list = new FloorList();
@@ -257,6 +344,39 @@ export function expiring(count = EXPIRY_TIMERS, overdue = false) {
         const queue = new HeapTimerQueue();
         for (let i = 0; i < count; i++) queue.schedule(expiryDelay(i, count), onFire);
       }),
+    retimer: () =>
+      fireAll(
+        count,
+        (onFire) => {
+          for (let i = 0; i < count; i++) retimer(onFire, expiryDelay(i, count));
+        },
+        overdue,
+      ),
+    undici: () =>
+      keptAlive(
+        fireAll(
+          count,
+          (onFire) => {
+            for (let i = 0; i < count; i++) setFastTimeout(onFire, expiryDelay(i, count));
+          },
+          overdue,
+        ),
+      ),
+    // No driver of its own: advanced from a setInterval at its resolution, as a user would.
+    'timer-wheel': async () => {
+      const wheel = new ActionTimerWheel();
+      let interval;
+      const ms = await fireAll(
+        count,
+        (onFire) => {
+          for (let i = 0; i < count; i++) wheel.schedule(onFire, expiryDelay(i, count));
+          interval = setInterval(() => wheel.advance(), TIMER_WHEEL_RESOLUTION_MS);
+        },
+        overdue,
+      );
+      clearInterval(interval);
+      return ms;
+    },
     // Every node is linked, then all are unlinked and called at once: the cost of holding and
     // calling `count` callbacks with no clock, no wait and no order by time.
     floor: () =>
@@ -325,6 +445,25 @@ export const memory = {
       },
     );
   },
+  retimer: async () =>
+    bytesPerTimer(
+      (handles) => {
+        for (let i = 0; i < MEMORY_TIMERS; i++) handles[i] = retimer(noop, 60_000 + (i & 1023));
+      },
+      (handles) => {
+        for (let i = 0; i < MEMORY_TIMERS; i++) handles[i].clear();
+      },
+    ),
+  // Its array of timers counts: it is what holds them (the handle array is counted in neither run).
+  undici: async () =>
+    bytesPerTimer(
+      (handles) => {
+        for (let i = 0; i < MEMORY_TIMERS; i++) handles[i] = setFastTimeout(noop, 60_000 + (i & 1023));
+      },
+      (handles) => {
+        for (let i = 0; i < MEMORY_TIMERS; i++) clearFastTimeout(handles[i]);
+      },
+    ),
   floor: async () => {
     const list = new FloorList();
     return bytesPerTimer(

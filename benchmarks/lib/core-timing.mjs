@@ -3,9 +3,13 @@
  * and lateness under 100k timers/s. Each takes the number of alternating rounds.
  */
 import { TimingWheel } from '@tickwheel/core';
-import { noop } from './core-kernels.mjs';
+import retimer from 'retimer';
+import timerWheelPackage from 'timer-wheel';
+import { CORE_PEERS, keptAlive, noop, TIMER_WHEEL_RESOLUTION_MS, undiciTimers } from './core-kernels.mjs';
 import { HeapTimerQueue } from './heap-timer-queue.mjs';
 import { alternate, median, percentile, printScenario, scenario } from './harness.mjs';
+
+const { ActionTimerWheel } = timerWheelPackage;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -169,6 +173,17 @@ export async function latenessScenarios(repeats) {
         queue.close();
         return record('heap', r);
       },
+      retimer: async () => record('retimer', await latenessRun((delay, cb) => retimer(cb, delay))),
+      undici: async () =>
+        record('undici', await keptAlive(latenessRun((delay, cb) => undiciTimers.setFastTimeout(cb, delay)))),
+      // No driver of its own: advanced from a setInterval at its resolution, as a user would.
+      'timer-wheel': async () => {
+        const wheel = new ActionTimerWheel();
+        const interval = setInterval(() => wheel.advance(), TIMER_WHEEL_RESOLUTION_MS);
+        const r = await latenessRun((delay, cb) => wheel.schedule(cb, delay));
+        clearInterval(interval);
+        return record('timer-wheel', r);
+      },
     },
     // Lateness varies most from run to run on a shared machine: all the rounds.
     repeats,
@@ -181,7 +196,8 @@ export async function latenessScenarios(repeats) {
     title: 'Lateness p99 at 100k timers/s',
     results,
     target: { maxOver: 1 },
-    note: `${load}. 'tickwheel-no-io-yield' is the same wheel with yieldToIoWhenLateMs: Infinity (by default a wake-up 10 ms or more late yields one loop turn to I/O first).`,
+    peers: CORE_PEERS,
+    note: `${load}. Peers: retimer (a native timer per timer), undici's fast timers (setFastTimeout: swept every 499 ms, so up to a second late, and early by up to a sweep, since a timer's start is taken as the sweep before it), timer-wheel advanced every ${TIMER_WHEEL_RESOLUTION_MS} ms (its resolution). 'tickwheel-no-io-yield' is the same wheel with yieldToIoWhenLateMs: Infinity (by default a wake-up 10 ms or more late yields one loop turn to I/O first).`,
   });
   const p50 = scenario({
     ...common,
@@ -206,7 +222,7 @@ export async function latenessScenarios(repeats) {
       results: summarize(extra.min),
     }),
     ratio: null,
-    note: `${load}. Native setTimeout counts its delay from libuv's cached loop time, truncated to whole ms, so it can fire up to ~1 ms before schedule time + delay; the wheel counts from performance.now() and never fires early.`,
+    note: `${load}. Native setTimeout counts its delay from libuv's cached loop time, truncated to whole ms, so it can fire up to ~1 ms before schedule time + delay; undici's fast timers take a timer's start as the sweep before its first one, up to 499 ms early; the wheel counts from performance.now() and never fires early.`,
   };
   for (const sc of [p50, p99, max, min]) printScenario(sc);
   return [p50, p99, max, min];

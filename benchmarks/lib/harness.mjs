@@ -82,8 +82,10 @@ export async function alternate(candidates, rounds) {
  *   (subject's median must be at most the baseline's plus n, in `unit`)
  * @param spec.floor - the candidate that is the floor (lib/floor-list.mjs): the record then
  *   carries `costOverFloor`, how many times the floor's cost the subject pays (1 = no overhead)
+ * @param spec.peers - `{ candidate: label }`: the candidates a user would use instead of the
+ *   subject; the root README shows the subject's ratio against each (lib/render-headline.mjs)
  */
-export function scenario({ id, title, unit, higherIsBetter, subject, baseline, results, target, note, floor }) {
+export function scenario({ id, title, unit, higherIsBetter, subject, baseline, results, target, note, floor, peers }) {
   const s = results[subject]?.median;
   const b = baseline === undefined ? undefined : results[baseline]?.median;
   let ratio = null;
@@ -109,6 +111,8 @@ export function scenario({ id, title, unit, higherIsBetter, subject, baseline, r
     met,
     note: note ?? null,
     ...(costOverFloor === undefined ? {} : { floor, costOverFloor }),
+    // What a user would use instead, candidate -> label: the root README's rows (render-headline.mjs).
+    ...(peers === undefined ? {} : { peers }),
   };
 }
 

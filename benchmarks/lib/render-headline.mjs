@@ -1,65 +1,118 @@
 /**
- * The root README's one compact table: a few headline scenarios per suite, one column per Node
- * runtime, each cell the scenario's headline figure and whether its target was met. Every other
- * scenario, target and machine line is in benchmarks/README.md.
+ * The root README's one compact table: per Node runtime, how tickwheel compares with what a user
+ * would use instead, read from each suite's results.
+ *
+ * A row is a scenario and one of its peers: a scenario record's `peers` (`{ candidate: label }`,
+ * set by the suite, lib/harness.mjs `scenario`) names the candidates a user would pick instead
+ * of the subject, and the cell is how many times better the subject is than that peer in that
+ * run. So a suite adds rows by naming peers on its scenarios; nothing here lists them. Targets
+ * and whether they were met are internal, and stay in benchmarks/README.md.
  */
-import { escapeCell, isBarRow, medianOf, ratioText, targetText, withUnit } from './render-format.mjs';
+import { escapeCell, medianOf, ratioText } from './render-format.mjs';
+
+/** The order suites appear in; a suite not listed comes after these, by name. */
+const SUITE_ORDER = ['core', 'game', 'fetch', 'http', 'grpc', 'ws', 'redis', 'redis-cluster'];
 
 /**
- * The scenarios a newcomer asks about first, per suite: what the package saves against the tool
- * it replaces. Listed by id; one a results file lacks is left out of the table.
+ * Results files written before scenarios named their peers: their baseline is the peer, under
+ * this label. A suite run since then carries `peers` itself, and this entry no longer applies.
  */
-const HEADLINES = [
-  ['core', 'rolling-10k-1dur'],
-  ['core', 'instructions-rolling-10k-1dur'],
-  ['core', 'memory-per-timer'],
-  ['core', 'wakeups-idle'],
-  ['game', 'cpu-per-tick-busy'],
-  ['game', 'cpu-per-tick-periodic'],
-  ['grpc', 'unary-instructions-traced'],
-  ['grpc', 'unary-throughput-cpu-traced'],
-  ['grpc', 'unary-throughput-cpu'],
-  ['grpc', 'heap-per-in-flight-call'],
-  ['ws', 'cpu-per-period'],
-  ['ws', 'heap-per-connection'],
-  ['fetch', 'bookkeeping-handle'],
-  ['fetch', 'heap-retained-fetch'],
-  ['fetch', 'client-instructions-per-request'],
-  ['http', 'instructions-per-request'],
-  ['http', 'requests-per-cpu-second'],
-  ['http', 'heap-per-idle-connection'],
-  ['redis', 'redis-fired-throughput'],
-  ['redis', 'redis-memory-per-timer'],
-  ['redis-cluster', 'failover-lost'],
-];
+const PEERS_BEFORE_THE_FIELD = {
+  // The core suite before retimer and undici joined it (lib/core-kernels.mjs CORE_PEERS).
+  core: {
+    'rolling-10k-1dur': { native: 'native setTimeout', 'timer-wheel': 'timer-wheel 1' },
+    'refresh-heavy': { native: 'native setTimeout', 'timer-wheel': 'timer-wheel 1' },
+    'expiry-1M': { native: 'native setTimeout' },
+    'memory-per-timer': { native: 'native setTimeout', 'timer-wheel': 'timer-wheel 1' },
+    'lateness-p99': { native: 'native setTimeout' },
+  },
+  grpc: {
+    'unary-throughput-cpu': { bare: 'bare grpc-js (its deadline option)' },
+    'heap-per-in-flight-call': { bare: 'bare grpc-js (its deadline option)' },
+  },
+  ws: {
+    'cpu-per-period': { readme: 'the ws README heartbeat (isAlive + setInterval)' },
+    'heap-per-connection': { readme: 'the ws README heartbeat (isAlive + setInterval)' },
+  },
+  fetch: {
+    'bookkeeping-handle': { 'AbortSignal.timeout': 'AbortSignal.timeout' },
+    'client-instructions-per-request': { 'AbortSignal.timeout': 'AbortSignal.timeout' },
+  },
+  http: {
+    'requests-per-cpu-second': {
+      bare: 'bare node:http (no deadline)',
+      'hand-written': 'a setTimeout per request',
+      'connect-timeout': 'connect-timeout',
+    },
+  },
+  redis: {
+    'redis-fired-throughput': { bullmq: 'BullMQ delayed jobs' },
+    'redis-memory-per-timer': { bullmq: 'BullMQ delayed jobs' },
+  },
+  game: {
+    'cpu-per-tick-busy': { colyseus: '@colyseus/timer' },
+    'cpu-per-tick-periodic': { 'colyseus setInterval': '@colyseus/timer (setInterval)' },
+  },
+};
 
-function cell(sc) {
-  if (sc === undefined) return '–';
-  const figure = isBarRow(sc) ? ratioText(sc.ratio) : withUnit(medianOf(sc, sc.subject), sc.unit);
-  return `${figure}${sc.met === true ? ' ✓' : sc.met === false ? ' ✗' : ''}`;
+/** How many times better the subject is than `peer` in one run's scenario, or undefined. */
+function peerRatio(sc, peer) {
+  const s = medianOf(sc, sc.subject);
+  const p = medianOf(sc, peer);
+  // A ratio needs two positive figures: a lateness of 0 or below (fired early) has none.
+  if (!(s > 0) || !(p > 0)) return undefined;
+  return sc.higherIsBetter ? s / p : p / s;
+}
+
+function peersOf(suiteName, sc) {
+  return sc.peers ?? PEERS_BEFORE_THE_FIELD[suiteName]?.[sc.id];
+}
+
+function suiteRank(name) {
+  const i = SUITE_ORDER.indexOf(name);
+  return i < 0 ? SUITE_ORDER.length : i;
 }
 
 /** @param suites - `{ suite, runs }` records, as render.mjs loads them */
 export function headlineMarkdown(suites) {
   const majors = [...new Set(suites.flatMap((s) => s.runs.map((r) => r.runtime.major)))].sort((a, b) => a - b);
   const lines = [
-    `| package | scenario | vs | target | ${majors.map((m) => `Node ${m}`).join(' | ')} |`,
-    `|---|---|---|---|${majors.map(() => '---:').join('|')}|`,
+    `| package | scenario | instead of | ${majors.map((m) => `Node ${m}`).join(' | ')} |`,
+    `|---|---|---|${majors.map(() => '---:').join('|')}|`,
   ];
-  for (const [name, id] of HEADLINES) {
-    const suite = suites.find((s) => s.suite === name);
-    const perMajor = majors.map((m) =>
-      suite?.runs.find((r) => r.runtime.major === m)?.scenarios.find((sc) => sc.id === id),
-    );
-    const reference = perMajor.find(Boolean);
-    if (reference === undefined) continue;
-    lines.push(
-      `| ${name} | ${escapeCell(reference.title ?? id)} | ${escapeCell(reference.baseline ?? '–')} | ${escapeCell(targetText(reference))} | ${perMajor.map((sc) => escapeCell(cell(sc))).join(' | ')} |`,
-    );
+  const ordered = [...suites].sort((a, b) => suiteRank(a.suite) - suiteRank(b.suite) || a.suite.localeCompare(b.suite));
+  for (const suite of ordered) {
+    // Scenario ids in the order of the runs that name peers, newest major first.
+    const ids = [];
+    for (const run of [...suite.runs].reverse()) {
+      for (const sc of run.scenarios)
+        if (peersOf(suite.suite, sc) !== undefined && !ids.includes(sc.id)) ids.push(sc.id);
+    }
+    for (const id of ids) {
+      const perMajor = majors.map((m) =>
+        suite.runs.find((r) => r.runtime.major === m)?.scenarios.find((sc) => sc.id === id),
+      );
+      const reference = [...perMajor]
+        .reverse()
+        .find((sc) => sc !== undefined && peersOf(suite.suite, sc) !== undefined);
+      const peers = peersOf(suite.suite, reference);
+      let first = true;
+      for (const [peer, label] of Object.entries(peers)) {
+        const cells = perMajor.map((sc) => {
+          const ratio = sc === undefined || sc.results?.[peer] === undefined ? undefined : peerRatio(sc, peer);
+          return ratio === undefined ? '–' : ratioText(ratio);
+        });
+        if (cells.every((c) => c === '–')) continue;
+        lines.push(
+          `| ${first ? suite.suite : ''} | ${first ? escapeCell(reference.title ?? id) : ''} | ${escapeCell(label)} | ${cells.join(' | ')} |`,
+        );
+        first = false;
+      }
+    }
   }
   lines.push('');
   lines.push(
-    'A ratio is how many times better tickwheel is than the "vs" candidate; other cells are tickwheel\'s own figure (✓ target met, ✗ missed). Every scenario, its floor, its machine line and how it is measured: [benchmarks/README.md](benchmarks/README.md#results).',
+    'Each cell is how many times better tickwheel is than what a user would use instead, in the same run (median of its rounds; above 1× tickwheel is ahead, below it is behind). The targets the project sets itself, whether they are met, every other candidate and how each figure is measured: [benchmarks/README.md](benchmarks/README.md#results). Wall-clock figures come from a shared, loaded machine; the instruction counts there are the ones a change is judged by.',
   );
   return lines.join('\n');
 }

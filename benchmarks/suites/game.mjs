@@ -71,6 +71,7 @@ export async function run() {
     higherIsBetter: false,
     subject: 'tickwheel',
     baseline: 'colyseus',
+    peers: { colyseus: '@colyseus/timer' },
     results: { tickwheel: busyResults.tickwheel, colyseus: busyResults.colyseus },
     target: { ratio: 10 },
     note:
@@ -89,6 +90,7 @@ export async function run() {
     higherIsBetter: false,
     subject: 'tickwheel',
     baseline: 'colyseus setInterval',
+    peers: { 'colyseus setInterval': '@colyseus/timer (setInterval)' },
     results: summarize(longSamples),
     target: { ratio: 3 },
     note:
@@ -111,6 +113,7 @@ export async function run() {
     higherIsBetter: false,
     subject: 'tickwheel',
     baseline: 'colyseus',
+    peers: { colyseus: '@colyseus/timer' },
     results: summarize(heapSamples),
     target: { max: 200 },
     note: `Memory delta of building the world, V8 heapUsed plus ArrayBuffer backing stores (gc before and after): the timer, plus the buff object and the world's array slot (the same in both). TimerSet: a Map entry, the key and value cells of its key slot, its key record, its share of the slab and its entry in a wheel bucket (typed arrays, no object per buff, capacity doubled when full); ClockTimer: Delayed, its args array, the re-apply closure; core wheel + Map: a Map entry, an { value, handle } object, a TimerHandle and its re-arming closure (the world of instructions-per-tick-periodic). Node ${process.version}, pointer compression ${process.config.variables.v8_enable_pointer_compression ? 'on' : 'off'}.`,

@@ -37,6 +37,13 @@ import { httpInstructions, WARMUP as INSTRUCTION_WARMUP } from '../lib/http-inst
 import { idleConnections, keepAliveLoad } from '../lib/http-load.mjs';
 import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
 
+/** What a user would write instead of serverTimeouts: the root README's table compares with these. */
+const HTTP_PEERS = {
+  bare: 'bare node:http (no deadline)',
+  'hand-written': 'a setTimeout per request',
+  'connect-timeout': 'connect-timeout',
+};
+
 const SELF = fileURLToPath(import.meta.url);
 /** BENCH_HTTP_CANDIDATES=bare,tickwheel runs only those (for a quick look or a profile). */
 const CANDIDATES = process.env.BENCH_HTTP_CANDIDATES?.split(',') ?? HTTP_CANDIDATES;
@@ -207,6 +214,7 @@ async function measureAll(workers, t0) {
       subject: 'tickwheel',
       baseline: 'bare',
       results: cpu,
+      peers: HTTP_PEERS,
       target: { ratio: 0.97 },
       note: `${cpuNote} Target (issue 35): at least 0.97x bare node:http.`,
     }),
@@ -265,6 +273,7 @@ async function measureAll(workers, t0) {
         subject: 'tickwheel',
         baseline: 'bare',
         results: instructions,
+        peers: HTTP_PEERS,
         target: { ratio: 0.97 },
         note: `${instructionNote} Target: as for requests per CPU-second, at most bare's instructions / 0.97.`,
       }),

@@ -1,6 +1,6 @@
 /**
  * Writes a snippet as a user's file (ESM, CommonJS or TypeScript) and runs node or tsc on it, each
- * with a time limit. Depends on the workspace only for the `typescript` it compiles with.
+ * with a time limit. Depends on the workspace only for the compilers (`typescript` and `typescript-7`).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -8,7 +8,11 @@ import path from 'node:path';
 import ts from 'typescript';
 import type { Snippet } from './snippets.js';
 
-const tsc = path.resolve(import.meta.dirname, '../../node_modules/typescript/bin/tsc');
+/** The compilers users have: today's TypeScript 5.9 and TypeScript 7 (the native port, installed as `typescript-7`). */
+export const compilers = {
+  'TypeScript 5.9': path.resolve(import.meta.dirname, '../../node_modules/typescript/bin/tsc'),
+  'TypeScript 7': path.resolve(import.meta.dirname, '../../node_modules/typescript-7/bin/tsc'),
+};
 
 /** The snippet's file name without extension: `@tickwheel/ws` -> `ws`, `@tickwheel/ws/browser` -> `ws-browser`. */
 export function fileName(snippet: Snippet): string {
@@ -51,10 +55,11 @@ export function runNode(file: string, env: Record<string, string> = {}): unknown
   return JSON.parse(out.trim().split('\n').at(-1) ?? 'null');
 }
 
-/** Compiles the TypeScript project in `dir`; throws with tsc's diagnostics when it fails. */
-export function compile(dir: string): void {
+/** Compiles the TypeScript project in `dir` with `tsc`; throws with tsc's diagnostics when it fails. */
+export function compile(dir: string, tsc: string = compilers['TypeScript 5.9']): void {
   try {
-    execFileSync(process.execPath, [tsc, '-p', dir], { encoding: 'utf8', timeout: 60_000 });
+    // Two minutes: TypeScript 5.9 takes tens of seconds for these projects on a loaded 2-core machine.
+    execFileSync(process.execPath, [tsc, '-p', dir], { encoding: 'utf8', timeout: 120_000 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`tsc -p ${path.basename(dir)} failed:\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });

@@ -22,7 +22,12 @@ declare module 'vitest' {
 }
 
 const workspace = path.resolve(import.meta.dirname, '../..');
-const packages = ['core', 'grpc', 'ws', 'fetch', 'redis', 'otel'];
+/** Every folder of packages/, so that a package added later is packed and checked without a list to update. */
+const packages = fs
+  .readdirSync(path.join(workspace, 'packages'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && fs.existsSync(path.join(workspace, 'packages', entry.name, 'package.json')))
+  .map((entry) => entry.name)
+  .sort();
 
 /** The version of a peer the workspace tests with, so that npm finds it in its cache. */
 function testedVersion(name: string, from = workspace): string {
@@ -51,7 +56,10 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const dependencies: Record<string, string> = Object.fromEntries(
     packed.map(({ name, filename }) => [name, `file:./${filename}`]),
   );
-  for (const peer of ['ws', '@grpc/grpc-js', 'ioredis', '@types/node']) dependencies[peer] = testedVersion(peer);
+  for (const peer of ['ws', '@grpc/grpc-js', '@types/node']) dependencies[peer] = testedVersion(peer);
+  // ioredis as redis's tests use it (the newest major; the workspace root keeps 5 for ioredis-mock and BullMQ).
+  dependencies.ioredis = testedVersion('ioredis', path.join(workspace, 'packages/redis'));
+  dependencies['@grpc/proto-loader'] = testedVersion('@grpc/proto-loader', path.join(workspace, 'packages/grpc'));
   // fetch's own tests run on undici 7 (Node's global fetch is undici 6 on Node 20 and 22).
   dependencies.undici = testedVersion('undici', path.join(workspace, 'packages/fetch'));
   // otel's peer, and the SDK its snippet records into (a user's app has one), at the exact versions
@@ -59,6 +67,12 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const otel = JSON.parse(fs.readFileSync(path.join(workspace, 'packages/otel/package.json'), 'utf8'));
   for (const name of ['@opentelemetry/api', '@opentelemetry/sdk-metrics'])
     dependencies[name] = otel.devDependencies[name];
+  // What the README blocks import besides the packages and their peers (readme.test.ts), at the
+  // versions the examples use.
+  dependencies['@opentelemetry/exporter-prometheus'] = testedVersion(
+    '@opentelemetry/exporter-prometheus',
+    path.join(workspace, 'examples/otel-metrics'),
+  );
   fs.writeFileSync(
     path.join(root, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, dependencies }, null, 2),

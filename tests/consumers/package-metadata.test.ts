@@ -17,6 +17,9 @@ interface Manifest {
   repository: unknown;
   homepage: string;
   bugs: unknown;
+  private?: boolean;
+  files?: string[];
+  publishConfig?: Record<string, unknown>;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
 }
@@ -55,12 +58,23 @@ describe('package metadata', () => {
         expect(manifest.bugs).toEqual({ url: `${repository}/issues` });
       });
 
+      it('is ready for `npm publish --provenance`: public, its repository on GitHub over https, its files listed', () => {
+        // npm's provenance check compares repository.url with the repository the build ran in.
+        expect(manifest.private).toBeUndefined();
+        expect(manifest.publishConfig).toEqual({ access: 'public' });
+        expect((manifest.repository as { url: string }).url).toMatch(
+          /^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/,
+        );
+        expect(manifest.files).toEqual(expect.arrayContaining(['dist', 'src', 'README.md', 'LICENSE']));
+      });
+
       it('ships dist/, src/, README.md, LICENSE and package.json, and nothing else', () => {
         const shipped = files(tarball);
-        // core's internal/package.json and ws's browser/package.json point node10 resolution at their subpaths.
+        // core's internal/package.json, ws's browser/package.json and http's express/, fastify/ and koa/package.json point node10 resolution at their subpaths.
         const subpaths: Record<string, string[]> = {
           '@tickwheel/core': ['internal/package.json'],
           '@tickwheel/ws': ['browser/package.json'],
+          '@tickwheel/http': ['express/package.json', 'fastify/package.json', 'koa/package.json'],
         };
         const extra = subpaths[name] ?? [];
         expect(shipped.filter((file) => !/^(dist|src)\//.test(file)).sort()).toEqual(

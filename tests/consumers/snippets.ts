@@ -78,6 +78,29 @@ export const snippets: Snippet[] = [
     expected: { echo: 'hi', slow: 'code 4', deadlineExceeded: 'code 4' },
   },
   {
+    entry: '@tickwheel/http',
+    imports: {
+      'node:http': ['createServer'],
+      '@tickwheel/core': ['currentDeadline'],
+      '@tickwheel/http': ['serverTimeouts'],
+    },
+    body: `
+  const server = createServer((req, res) => {
+    if (req.url === '/slow') return; // never answers: the deadline does
+    res.end(String(currentDeadline()?.remaining() ?? 'none'));
+  });
+  const timeouts = serverTimeouts(server, { defaultTimeoutMs: 300, headersMs: 5_000, keepAliveMs: 5_000 });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  const fast = await fetch('http://127.0.0.1:' + port + '/fast', { headers: { 'connect-timeout-ms': '200' } });
+  const left = Number(await fast.text());
+  const slow = await fetch('http://127.0.0.1:' + port + '/slow');
+  await slow.text();
+  await timeouts.close({ graceMs: 1_000 });
+  return { fast: left > 0 && left <= 200, slow: slow.status };`,
+    expected: { fast: true, slow: 503 },
+  },
+  {
     entry: '@tickwheel/ws',
     imports: { 'node:events': ['once'], ws: ['WebSocket', 'WebSocketServer'], '@tickwheel/ws': ['heartbeat'] },
     body: `

@@ -2,14 +2,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { build } from 'rolldown';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { compile, fileName, runNode, source, writeProject } from './consumer-project.js';
+import { compile, compilers, fileName, runNode, source, writeProject } from './consumer-project.js';
 import { snippets } from './snippets.js';
 
 /**
  * TypeScript users of the installed tarballs: `module: node16` with .mts (ESM) and .cts (CommonJS)
  * files side by side, and `moduleResolution: bundler`. Each compiles with strict settings and
  * without skipLibCheck (our declarations are checked as the user's compiler reads them), then runs;
- * the bundler project's output also runs bundled by rolldown (the bundler vite uses).
+ * the bundler project's output also runs bundled by rolldown (the bundler vite uses). TypeScript 7
+ * (the native compiler) compiles the same files with its own defaults, for `nodenext` and
+ * `bundler`: once with `types: ['node']` for the snippets' own Node code, and once an import of
+ * every entry with nothing listed at all, so that what our declarations need from Node's types or
+ * a `lib` they state themselves.
  */
 const root = inject('consumerRoot');
 const env = { TICKWHEEL_REDIS_SOCKET: inject('redisSocket') };
@@ -86,6 +90,55 @@ describe('a TypeScript project with moduleResolution: bundler', () => {
       expect(code).not.toMatch(/^import [^\n]*['"]@tickwheel\//m);
       expect(code).not.toMatch(/require\(['"]@tickwheel\//);
       expect(runNode(bundle, env)).toEqual(snippet.expected);
+    });
+  }
+});
+
+describe('TypeScript 7 with its defaults (strict, the DOM lib, no @types unless listed), without skipLibCheck', () => {
+  const tsc = compilers['TypeScript 7'];
+  const entries = [...new Set(snippets.map((snippet) => snippet.entry))];
+  const settings = {
+    nodenext: { module: 'nodenext' },
+    bundler: { module: 'esnext', moduleResolution: 'bundler' },
+  };
+
+  for (const [name, moduleOptions] of Object.entries(settings)) {
+    /** The files of a project: ESM and CommonJS side by side for nodenext, plain .ts for bundler. */
+    const files = (text: (key: string, index: number) => string, keys: string[]) =>
+      Object.fromEntries(
+        keys.flatMap((key, index) =>
+          name === 'bundler'
+            ? [[`${index}.ts`, text(key, index)]]
+            : [
+                [`${index}.mts`, text(key, index)],
+                [`${index}.cts`, text(key, index)],
+              ],
+        ),
+      );
+
+    it(`compiles every snippet (module ${name}, types: ['node'] for the snippets' own Node code)`, () => {
+      const dir = path.join(root, `ts7-${name}`);
+      const byEntry = new Map(snippets.map((snippet) => [snippet.entry, snippet]));
+      writeProject(dir, {
+        'tsconfig.json': JSON.stringify({ compilerOptions: { ...moduleOptions, types: ['node'], noEmit: true } }),
+        'package.json': JSON.stringify({ type: 'commonjs' }),
+        ...files((entry) => source(byEntry.get(entry)!, 'ts'), entries),
+      });
+      expect(() => compile(dir, tsc)).not.toThrow();
+    });
+
+    it(`compiles an import of every entry with nothing in types (module ${name})`, () => {
+      const dir = path.join(root, `ts7-${name}-no-types`);
+      writeProject(dir, {
+        'tsconfig.json': JSON.stringify({ compilerOptions: { ...moduleOptions, noEmit: true } }),
+        'package.json': JSON.stringify({ type: 'commonjs' }),
+        ...files(
+          (entry, index) =>
+            `import * as entry${index} from '${entry}';\nexport const names${index} = Object.keys(entry${index});\n`,
+          entries,
+        ),
+      });
+      expect(() => compile(dir, tsc)).not.toThrow();
     });
   }
 });

@@ -55,11 +55,23 @@ describe('layer rules (eslint.config.mjs)', () => {
     expect(found.length).toBeGreaterThanOrEqual(2);
   });
 
+  it.each([
+    'export const x = (s: { _socket?: unknown }): unknown => s._socket;',
+    "export const x = (s: Record<string, unknown>): unknown => s['_receiver'];",
+    "export const x = (s: object): boolean => '_autoPong' in s;",
+    'export const x = ({ _req }: { _req?: unknown }): unknown => _req;',
+  ])("refuses a read of ws's private fields outside its one seam: %s", async (line) => {
+    const found = await violations('packages/ws/src/liveness-check.ts', line);
+    expect(found.join('\n')).toMatch(/ws-internals\.ts/);
+  });
+
   it('finds nothing in those files as they are', async () => {
     for (const file of [
       'packages/ws/src/options.ts',
       'packages/core/src/kit/json-value.ts',
       'packages/fetch/src/tap-handlers.ts',
+      'packages/ws/src/liveness-check.ts',
+      'packages/ws/src/ws-internals.ts',
     ]) {
       expect(await violations(file, ''), file).toEqual([]);
     }

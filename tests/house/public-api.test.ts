@@ -46,12 +46,21 @@ const EXPORTS: Record<string, string[]> = {
     'deadlineInterceptor',
     'serverDeadlineInterceptor',
   ],
+  '@tickwheel/http': ['DEFAULTS', 'HTTP_TIMEOUT_CHANNEL', 'serverTimeouts'],
+  '@tickwheel/http/express': ['deadline'],
+  '@tickwheel/http/fastify': ['deadlinePlugin'],
+  '@tickwheel/http/koa': ['deadline'],
   '@tickwheel/otel': ['DEFAULTS', 'METRICS', 'TIMEOUT_EVENT', 'instrumentTickwheel'],
   '@tickwheel/redis': [
     'DEFAULTS',
+    'PRESENCE_DEFAULTS',
+    'PresenceNotRunningError',
     'REDIS_DUPLICATE_CHANNEL',
     'REDIS_FIRED_CHANNEL',
     'REDIS_LEASE_LOST_CHANNEL',
+    'REDIS_NODE_REAPED_CHANNEL',
+    'REDIS_PRESENCE_CHANNEL',
+    'RedisPresence',
     'RedisTimers',
     'RedisUnavailableError',
   ],
@@ -84,7 +93,7 @@ const INTERNAL = [
   'isDrivingClock',
 ];
 
-describe('public API (every package’s index.ts, and ws’s browser/index.ts)', () => {
+describe('public API (every package’s index.ts, ws’s browser/index.ts and http’s framework entries)', () => {
   it.each(Object.entries(EXPORTS))('%s exports exactly its public names', (name, expected) => {
     const entry = require(name) as Record<string, unknown>;
     expect(Object.keys(entry).sort()).toEqual([...expected].sort());

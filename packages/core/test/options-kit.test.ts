@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { badValues, expectRejected, expectUnknownKey } from '../../../tests/helpers/bad-options.js';
+import { captureWarnings } from '../../../tests/helpers/process-warnings.js';
 import { describeValue, optionChecks, orDefault, requireFunction, requireMs } from '../src/kit/options-kit.js';
 
 describe('options-kit', () => {
@@ -25,14 +26,11 @@ describe('options-kit', () => {
     }
 
     it('reads the deprecated false as no limit, warning once per package', async () => {
-      const warnings: Error[] = [];
-      const onWarning = (warning: Error): void => void warnings.push(warning);
-      process.on('warning', onWarning);
       const once = optionChecks('@tickwheel/warn-once');
-      expect(once.limitMs(false, 'totalMs')).toBe(Infinity);
-      expect(once.limitMs(false, 'headersMs')).toBe(Infinity);
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      process.off('warning', onWarning);
+      const { warnings } = await captureWarnings(() => {
+        expect(once.limitMs(false, 'totalMs')).toBe(Infinity);
+        expect(once.limitMs(false, 'headersMs')).toBe(Infinity);
+      });
       const ours = warnings.filter((w) => w.message.startsWith('@tickwheel/warn-once:'));
       expect(ours.map((w) => [w.name, (w as { code?: string }).code])).toEqual([
         ['DeprecationWarning', 'TICKWHEEL_FALSE_LIMIT'],

@@ -139,9 +139,14 @@ export interface ResponseLike {
 /**
  * Any function shaped like `fetch`: Node's global `fetch`, `undici.fetch`, or a wrapper of them.
  * (Parameters are `never` so that every such function, whatever its own input and init types,
- * satisfies the constraint; the wrapper hands them through unchanged.)
+ * satisfies the constraint; the wrapper hands them through unchanged. The response's `body` is
+ * only required to be an object: with the DOM lib loaded, as TypeScript 7's defaults do, the
+ * global `ReadableStream` is the DOM's, to which undici's `node:stream/web` one is not assignable.)
  */
-export type FetchLike = (input: never, init?: never) => Promise<ResponseLike>;
+export type FetchLike = (
+  input: never,
+  init?: never,
+) => Promise<Omit<ResponseLike, 'body'> & { readonly body: object | null }>;
 
 /**
  * The function {@link withTimeouts} returns: the wrapped fetch's own signature, plus an

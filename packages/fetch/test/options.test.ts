@@ -1,6 +1,7 @@
 import { ManualClock, sharedWheel, TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
 import { expectUnknownKey, itRejectsBadValues, type OptionKind } from '../../../tests/helpers/bad-options.js';
+import { captureWarnings } from '../../../tests/helpers/process-warnings.js';
 import { DEFAULTS, IDEMPOTENT_METHODS, resolveOptions } from '../src/options.js';
 
 describe('options', () => {
@@ -196,22 +197,19 @@ describe('options', () => {
         expect(off).toMatchObject({ totalMs: Infinity, headersMs: Infinity, retry: undefined, untimed: false });
       });
 
-      it('still switches limits and retries off with the deprecated false, warning once', () => {
-        const warnings: Error[] = [];
-        const onWarning = (warning: Error): void => void warnings.push(warning);
-        process.on('warning', onWarning);
-        const off = resolveOptions({ totalMs: false, headersMs: false, retry: false }, base, 'timeouts.');
-        resolveOptions({ totalMs: false }, base, 'timeouts.');
-        return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-          process.off('warning', onWarning);
-          expect(warnings.filter((w) => w.name === 'DeprecationWarning').length).toBeLessThanOrEqual(1);
-          expect(off).toMatchObject({
-            totalMs: Infinity,
-            headersMs: Infinity,
-            retry: undefined,
-            budgetMs: Infinity,
-            untimed: true,
-          });
+      it('still switches limits and retries off with the deprecated false, warning once', async () => {
+        const { result: off, warnings } = await captureWarnings(() => {
+          const first = resolveOptions({ totalMs: false, headersMs: false, retry: false }, base, 'timeouts.');
+          resolveOptions({ totalMs: false }, base, 'timeouts.');
+          return first;
+        });
+        expect(warnings.filter((w) => w.name === 'DeprecationWarning').length).toBeLessThanOrEqual(1);
+        expect(off).toMatchObject({
+          totalMs: Infinity,
+          headersMs: Infinity,
+          retry: undefined,
+          budgetMs: Infinity,
+          untimed: true,
         });
       });
 

@@ -3,6 +3,7 @@ import { createDeadline, ManualClock, TimingWheel, withDeadline } from '@tickwhe
 import { beforeEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/timeout-error.js';
 import { withTimeouts } from '../src/with-timeouts.js';
+import { captureWarnings } from '../../../tests/helpers/process-warnings.js';
 import { rejectionOf, ScriptedFetch, settle, track } from './helpers/scripted-fetch.js';
 
 const URL_A = 'http://127.0.0.1:1/a';
@@ -183,9 +184,17 @@ describe('withTimeouts', () => {
       expect(state.error).toMatchObject({ phase: 'headers', timeoutMs: 10 });
     });
 
-    it('switches a limit off with false', async () => {
+    it('switches a limit off with false, the deprecated spelling of 0, and says so once', async () => {
       const timed = withTimeouts(server.fetch, { headersMs: 50, wheel });
-      const state = track(timed(URL_A, { timeouts: { headersMs: false } }));
+      const { result: state, warnings } = await captureWarnings(() =>
+        track(timed(URL_A, { timeouts: { headersMs: false } })),
+      );
+      expect(warnings.map((w) => [w.name, w.message])).toEqual([
+        [
+          'DeprecationWarning',
+          '@tickwheel/fetch: timeouts.headersMs: false is deprecated as "no limit" and stops working in 1.0; pass 0 (or Infinity)',
+        ],
+      ]);
       clock.advance(10_000);
       await settle();
       expect(state.settled).toBe(false);

@@ -117,8 +117,8 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
   ) {
     // The budget, not the deadline, is what the call keeps: a configured or `deadline` budget is
     // a whole number of ms, which a tagged field holds in the object, where a deadline on the
-    // clock is a fraction and takes a heap box per call. The first store of a non-number
-    // makes V8 give the field a tagged representation (see TAGGED in core's timer-handle.ts).
+    // clock is a fraction and takes a heap box per call. The field is kept tagged by the
+    // tagged-field idiom (ARCHITECTURE.md).
     this.budgetMs = TAGGED as unknown as number;
     this.budgetMs = budgetMs;
   }

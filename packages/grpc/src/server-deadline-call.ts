@@ -147,8 +147,8 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     budgetMs: number,
     arrivedAt: number,
   ) {
-    // Both are whole ms as a rule: kept in tagged fields (a first store of a non-number, see
-    // TAGGED in core's timer-handle.ts), they sit in the object as small integers. A number
+    // Both are whole ms as a rule: kept in tagged fields (the tagged-field idiom,
+    // ARCHITECTURE.md), they sit in the object as small integers. A number
     // field that ever held a fraction, or a Date.now() reading (past V8's 31-bit small
     // integers), takes a heap box per call; hence the arrival counted from the module's load.
     this.budgetMs = TAGGED as unknown as number;

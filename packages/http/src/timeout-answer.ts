@@ -10,7 +10,7 @@
  * reach the client. A response that had started (its head written) is cut: the socket is
  * destroyed, so the client sees a broken response, never a short one that looks whole.
  *
- * HTTP/2: the stream answers with the status and is closed; a started stream is reset (CANCEL).
+ * HTTP/2: the stream answers with the status and is closed; a started stream is reset (INTERNAL_ERROR).
  */
 import { STATUS_CODES } from 'node:http';
 import { constants as http2Constants, type Http2ServerResponse } from 'node:http2';
@@ -123,6 +123,8 @@ function endStream(res: Http2ServerResponse, status: number, kind: HttpTimeoutKi
     stream.close(http2Constants.NGHTTP2_NO_ERROR);
     return 'answered';
   }
-  stream.close(http2Constants.NGHTTP2_CANCEL);
+  // INTERNAL_ERROR rather than CANCEL: Node's client (and others) end a stream reset with CANCEL
+  // as if it were whole; with an error code the client sees the cut.
+  stream.close(http2Constants.NGHTTP2_INTERNAL_ERROR);
   return 'cut';
 }

@@ -1,6 +1,8 @@
 /**
  * Instrumentation: what one instrumentTickwheel() call holds (its channel subscriptions and gauge callback) and its disable().
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { diag, type ObservableResult } from '@opentelemetry/api';
 import type { Instruments } from './instruments.js';

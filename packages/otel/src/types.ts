@@ -1,6 +1,8 @@
 /**
  * The public types of @tickwheel/otel: its options and the instrumentation handle.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import type { MeterProvider } from '@opentelemetry/api';
 import type { TimingWheel } from '@tickwheel/core';
 

@@ -12,8 +12,11 @@
  * Redis answers: it fails with RedisUnavailableError (no try made) once `budgetMs` has passed
  * since the later of its arrival and the last answer a call through the gate got, and when it
  * gets its turn it runs with what is left of that. So a caller's calls fail together, a budget
- * after Redis stopped answering, not one budget after another.
+ * after Redis stopped answering, not one budget after another. Arrivals, answers and the wait
+ * for the oldest waiter's deadline are on the wheel and its clock (the `wheel` option), read
+ * fresh (`freshNow`): a call's cost dwarfs a read, and a job's reading may be older than the call.
  */
+import { freshNow, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 
 /** Calls in flight per RedisTimers: enough to keep a pipeline to every shard full. */
 export const MAX_CALLS_IN_FLIGHT = 256;
@@ -30,9 +33,16 @@ export class CallGate {
   private readonly waiting: Waiter[] = [];
   private head = 0;
   private lastAnswer = Number.NEGATIVE_INFINITY;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: TimerHandle | undefined;
 
-  constructor(private readonly limit = MAX_CALLS_IN_FLIGHT) {}
+  /**
+   * @param wheel - where waiters' deadlines are timed, on its clock
+   * @param limit - calls in flight at most
+   */
+  constructor(
+    private readonly wheel: TimingWheel,
+    private readonly limit = MAX_CALLS_IN_FLIGHT,
+  ) {}
 
   /** Calls waiting for their turn. */
   get queued(): number {
@@ -70,7 +80,7 @@ export class CallGate {
     }
     return new Promise<T>((resolve, reject) => {
       this.waiting.push({
-        arrived: performance.now(),
+        arrived: freshNow(this.wheel.clock),
         budgetMs,
         start: (left) => {
           settle(call(left)).then(resolve, reject);
@@ -87,10 +97,10 @@ export class CallGate {
 
   private release(answered: boolean): void {
     this.running--;
-    if (answered) this.lastAnswer = performance.now();
+    if (answered) this.lastAnswer = freshNow(this.wheel.clock);
     while (this.running < this.limit && this.queued > 0) {
       const waiter = this.shift();
-      const left = this.deadline(waiter) - performance.now();
+      const left = this.deadline(waiter) - freshNow(this.wheel.clock);
       if (left < 1) {
         waiter.fail();
         continue;
@@ -99,7 +109,7 @@ export class CallGate {
       waiter.start(left);
     }
     if (this.queued === 0 && this.timer !== undefined) {
-      clearTimeout(this.timer);
+      this.timer.cancel();
       this.timer = undefined;
     }
   }
@@ -116,12 +126,11 @@ export class CallGate {
   /** One timer for the oldest waiter: later arrivals have later deadlines. */
   private arm(): void {
     if (this.timer !== undefined || this.queued === 0) return;
-    const ms = Math.max(0, this.deadline(this.waiting[this.head]) - performance.now());
-    this.timer = setTimeout(() => {
+    this.timer = this.wheel.scheduleAt(this.deadline(this.waiting[this.head]), () => {
       this.timer = undefined;
-      const now = performance.now();
+      const now = this.wheel.clock.now();
       while (this.queued > 0 && this.deadline(this.waiting[this.head]) <= now) this.shift().fail();
       this.arm();
-    }, ms);
+    });
   }
 }

@@ -1,5 +1,5 @@
 /**
- * @tickwheel/redis's diagnostics channels: fired, lease-lost and duplicate messages and their publish helpers.
+ * @tickwheel/redis's diagnostics channels: fired, lease-lost, duplicate, presence and node-reaped messages and their publish helpers.
  *
  * The `node:diagnostics_channel` channels of `@tickwheel/redis`: a timer fired (with its lateness
  * on the Redis server's clock), a lease lost, a duplicate delivery suppressed. `@tickwheel/otel`
@@ -10,6 +10,8 @@
  * | `tickwheel:redis:fired` | {@link RedisFiredMessage} | a worker claimed a due timer and is about to run its handler |
  * | `tickwheel:redis:lease-lost` | {@link RedisLeaseLostMessage} | Redis refused a worker's ack or failure report: its lease had passed and its fencing token is stale, so the timer is (or was) delivered again |
  * | `tickwheel:redis:duplicate` | {@link RedisDuplicateMessage} | a worker did not start a claimed delivery because its lease passed before the handler could run: another worker may hold the timer now, and running it here too would duplicate it |
+ * | `tickwheel:redis:presence` | {@link RedisPresenceMessage} | a `RedisPresence` emitted `'join'` or `'leave'` (on the one server that emits it) |
+ * | `tickwheel:redis:node-reaped` | {@link RedisNodeReapedMessage} | a `RedisPresence` ended the connections of a server whose lease ran out (or of its own, on `stop()` or after it lost its lease) |
  *
  * A message is built only when the channel has subscribers, so with none a worker pays one
  * property read per event.
@@ -22,6 +24,11 @@ export const REDIS_FIRED_CHANNEL = 'tickwheel:redis:fired';
 export const REDIS_LEASE_LOST_CHANNEL = 'tickwheel:redis:lease-lost';
 /** Name of the channel of {@link RedisDuplicateMessage}. */
 export const REDIS_DUPLICATE_CHANNEL = 'tickwheel:redis:duplicate';
+
+/** Name of the channel of {@link RedisPresenceMessage}. */
+export const REDIS_PRESENCE_CHANNEL = 'tickwheel:redis:presence';
+/** Name of the channel of {@link RedisNodeReapedMessage}. */
+export const REDIS_NODE_REAPED_CHANNEL = 'tickwheel:redis:node-reaped';
 
 /** Published on `tickwheel:redis:fired` for each claimed timer, before its handler runs. */
 export interface RedisFiredMessage {
@@ -54,6 +61,28 @@ export interface RedisDuplicateMessage {
   readonly attempts: number;
 }
 
+/** Published on `tickwheel:redis:presence` when a RedisPresence emits `'join'` or `'leave'`. */
+export interface RedisPresenceMessage {
+  /** The `RedisPresence` namespace. */
+  readonly namespace: string;
+  readonly member: string;
+  readonly event: 'join' | 'leave';
+  /**
+   * For a leave: how long after its grace period ended the member left, in ms on the Redis
+   * server's clock (>= 0). 0 for a join.
+   */
+  readonly lateMs: number;
+}
+
+/** Published on `tickwheel:redis:node-reaped` once a server's connections were ended. */
+export interface RedisNodeReapedMessage {
+  readonly namespace: string;
+  /** The id of the server's registration (`RedisPresence.nodeId` while it held it). */
+  readonly node: string;
+  /** How many of its connections this reap ended (0 when another server got there first). */
+  readonly connections: number;
+}
+
 /** @internal */
 export const firedChannel = typedChannel<RedisFiredMessage>(REDIS_FIRED_CHANNEL);
 /** @internal */
@@ -71,6 +100,28 @@ export const publishFired = guardedPublisher(
     lateMs: claimedAt > dueAt ? claimedAt - dueAt : 0,
     attempts,
   }),
+);
+
+/** @internal */
+export const presenceChannel = typedChannel<RedisPresenceMessage>(REDIS_PRESENCE_CHANNEL);
+/** @internal */
+export const nodeReapedChannel = typedChannel<RedisNodeReapedMessage>(REDIS_NODE_REAPED_CHANNEL);
+
+/** Publishes a join or a leave when someone listens; `lateMs` as in {@link RedisPresenceMessage}. */
+export const publishPresence = guardedPublisher(
+  presenceChannel,
+  (namespace: string, member: string, event: 'join' | 'leave', lateMs: number): RedisPresenceMessage => ({
+    namespace,
+    member,
+    event,
+    lateMs: lateMs > 0 ? lateMs : 0,
+  }),
+);
+
+/** Publishes a reaped node when someone listens. */
+export const publishNodeReaped = guardedPublisher(
+  nodeReapedChannel,
+  (namespace: string, node: string, connections: number): RedisNodeReapedMessage => ({ namespace, node, connections }),
 );
 
 const publishDuplicate = guardedPublisher(

@@ -16,7 +16,12 @@
  * failover ioredis's Cluster can leave a command queued long after the slot has a new master,
  * and a client set to queue forever (`maxRetriesPerRequest: null`) would do the same. An abandoned try
  * may still be applied later, which the idempotence above makes harmless.
+ *
+ * Every wait here (a try's race, the pause before a retry, the budget itself) is on the wheel
+ * and its clock (the `wheel` option), like every other wait of the package: a `ManualClock`
+ * drives the whole loop in tests (see the package README, "Which clock").
  */
+import { freshNow, type TimerHandle, type TimingWheel } from '@tickwheel/core';
 
 /** The first wait after a transient error; doubles per retry up to {@link MAX_RETRY_DELAY_MS}. */
 export const FIRST_RETRY_DELAY_MS = 20;
@@ -100,20 +105,26 @@ class BudgetTimeout extends Error {
   override readonly name = 'BudgetTimeout';
 }
 
-/** `promise`, or a rejection after `ms` ("did not answer within", a transient error). */
-export function raced<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+/**
+ * `promise`, or a rejection `ms` after now on `wheel` ("did not answer within", a transient error).
+ * Counted from a fresh reading, not the job's (see `freshNow`): a burst of calls made in one long
+ * job must not be abandoned early, and a Redis call dwarfs the cost of the read.
+ */
+export function raced<T>(wheel: TimingWheel, promise: Promise<T>, ms: number): Promise<T> {
+  let timer: TimerHandle | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BudgetTimeout(`Redis did not answer within ${Math.round(ms)} ms`)), ms);
+    timer = wheel.scheduleAt(freshNow(wheel.clock) + ms, () =>
+      reject(new BudgetTimeout(`Redis did not answer within ${Math.round(ms)} ms`)),
+    );
   });
   promise.catch(() => undefined); // a late rejection after the race is lost on purpose
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => timer?.cancel());
 }
 
 /**
- * Runs `call` until it succeeds, retrying transient errors within `budgetMs` (0: one try, no race).
- * Each try is told how long it has before it is abandoned (Infinity: never), so a write can
- * carry the moment after which Redis must refuse it (see ShardCalls.run).
+ * Runs `call` until it succeeds, retrying transient errors within `budgetMs` (0: one try, no race),
+ * every wait on `wheel`. Each try is told how long it has before it is abandoned (Infinity: never),
+ * so a write can carry the moment after which Redis must refuse it (see ShardCalls.run).
  *
  * @param what - the operation, for the error message (`schedule("buff:42")`)
  * @param retrySafe - the sentence saying why retrying is safe, for the error message
@@ -122,6 +133,7 @@ export function raced<T>(promise: Promise<T>, ms: number): Promise<T> {
  * @throws the call's own error when it is not transient; {@link RedisUnavailableError} when the budget is spent
  */
 export async function withFailoverBudget<T>(
+  wheel: TimingWheel,
   call: (tryMs: number) => Promise<T>,
   budgetMs: number,
   what: string,
@@ -130,20 +142,21 @@ export async function withFailoverBudget<T>(
   onRetry?: () => void,
 ): Promise<T> {
   if (budgetMs <= 0) return call(Infinity);
-  const deadline = performance.now() + budgetMs;
+  const clock = wheel.clock;
+  const deadline = freshNow(clock) + budgetMs;
   for (let tries = 1; ; tries++) {
     let error: unknown;
     try {
-      const tryMs = Math.max(1, Math.min(tryTimeoutMs, deadline - performance.now()));
-      return await raced(call(tryMs), tryMs);
+      const tryMs = Math.max(1, Math.min(tryTimeoutMs, deadline - freshNow(clock)));
+      return await raced(wheel, call(tryMs), tryMs);
     } catch (caught) {
       error = caught;
     }
     if (!(error instanceof BudgetTimeout) && !isTransient(error)) throw error;
-    const left = deadline - performance.now();
+    const left = deadline - freshNow(clock);
     if (left <= 0) throw new RedisUnavailableError(what, budgetMs, tries, error, retrySafe);
     onRetry?.();
-    await new Promise((resolve) => setTimeout(resolve, Math.min(left, retryDelayMs(tries - 1))));
+    await new Promise<void>((resolve) => wheel.schedule(Math.min(left, retryDelayMs(tries - 1)), () => resolve()));
   }
 }
 

@@ -1,7 +1,8 @@
 // The public API of @tickwheel/redis: named exports only.
 export { RedisTimers } from './redis-timers.js';
+export { RedisPresence, PresenceNotRunningError } from './redis-presence.js';
 export { RedisUnavailableError } from './failover.js';
-export { DEFAULTS } from './options.js';
+export { DEFAULTS, PRESENCE_DEFAULTS } from './options.js';
 
 export type {
   BackoffOptions,
@@ -9,6 +10,9 @@ export type {
   FailedTimer,
   FiredTimer,
   IfExists,
+  PresenceConnection,
+  PresenceEvent,
+  RedisPresenceOptions,
   StaleStage,
   RedisClient,
   RedisTimersOptions,
@@ -16,5 +20,17 @@ export type {
   TimerHandler,
   TimerInfo,
 } from './types.js';
-export { REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL, REDIS_DUPLICATE_CHANNEL } from './channels.js';
-export type { RedisFiredMessage, RedisLeaseLostMessage, RedisDuplicateMessage } from './channels.js';
+export {
+  REDIS_FIRED_CHANNEL,
+  REDIS_LEASE_LOST_CHANNEL,
+  REDIS_DUPLICATE_CHANNEL,
+  REDIS_PRESENCE_CHANNEL,
+  REDIS_NODE_REAPED_CHANNEL,
+} from './channels.js';
+export type {
+  RedisFiredMessage,
+  RedisLeaseLostMessage,
+  RedisDuplicateMessage,
+  RedisPresenceMessage,
+  RedisNodeReapedMessage,
+} from './channels.js';

@@ -23,6 +23,9 @@
  *             lua-prelude.ts, once). Entries live until their client saw the call finish; the hash
  *             expires when its client made no call for longer than a call's failover budget
  *
+ * - `present`, `nodes`, `conns:<node>`: a RedisPresence's members, servers and connections
+ *             on the shard (presence-scripts.ts)
+ *
  * One pub/sub channel per namespace, `<prefix>:{<namespace>}:wake`, carries `"<shard>:<dueAt>"`
  * whenever a schedule makes a timer the earliest of its shard.
  */
@@ -76,6 +79,11 @@ export function keyList(keys: ShardKeys): KeyList {
 /** The calls hash of client `clientId` on a shard (lua-prelude.ts, once): the shard's hash tag, so the same slot. */
 export function callsKey(prefix: string, namespace: string, shard: number, clientId: string): string {
   return `${prefix}:{${namespace}:${shard}}:calls:${clientId}`;
+}
+
+/** A RedisPresence's `present` hash on a shard (presence-scripts.ts names it the same way in Lua). */
+export function presentKey(keys: ShardKeys): string {
+  return keys.buckets.slice(0, -1) + 'present';
 }
 
 export function wakeChannel(prefix: string, namespace: string): string {

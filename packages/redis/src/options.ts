@@ -4,7 +4,7 @@
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';
 import { encodeAttempts, encodeBackoff } from './backoff.js';
-import type { IfExists, RedisClient, RedisTimersOptions, ScheduleOptions } from './types.js';
+import type { IfExists, RedisClient, RedisPresenceOptions, RedisTimersOptions, ScheduleOptions } from './types.js';
 
 /** Every default in one place (frozen): the README's options table lists the same values. */
 export const DEFAULTS = Object.freeze({
@@ -24,6 +24,29 @@ export const DEFAULTS = Object.freeze({
   waitForReplicasTimeoutMs: 1_000,
   timeSource: 'redis',
 } as const);
+
+/**
+ * RedisPresence's own defaults (frozen); its other options default as in {@link DEFAULTS}. A
+ * grace timer's handler is one short script, so its lease is shorter than a timer's default: a
+ * server that dies holding one delays that leave by at most this long.
+ */
+export const PRESENCE_DEFAULTS = Object.freeze({
+  graceMs: 10_000,
+  nodeTtlMs: 15_000,
+  leaseMs: 5_000,
+} as const);
+
+/** The RedisTimers options RedisPresence passes through to the timers it is built on. */
+const PRESENCE_PASSED = [
+  'keyPrefix',
+  'shards',
+  'wheel',
+  'pollIntervalMs',
+  'failoverBudgetMs',
+  'waitForReplicas',
+  'waitForReplicasTimeoutMs',
+  'timeSource',
+] as const;
 
 /** Every check of this package's options and arguments, in the kit's one message shape. */
 export const kit = optionKit('@tickwheel/redis');
@@ -177,4 +200,38 @@ export function dueArgs(when: unknown, name: string): ['in' | 'at', string] {
     ms = kit.durationMs(when, name, 0, MAX_TIME_MS);
   }
   return [mode, String(Math.ceil(ms))];
+}
+
+/** RedisPresence's options, checked: its own, and the ones of the RedisTimers under it. */
+export interface ResolvedPresenceOptions {
+  graceMs: number;
+  nodeTtlMs: number;
+  /** What `new RedisTimers` takes for the grace timers and node leases. */
+  timers: RedisTimersOptions;
+  /** The same, resolved (for the scripts the presence runs itself). */
+  resolved: ResolvedOptions;
+}
+
+/** Validates and completes RedisPresence's options; every bad value throws here, naming the option. */
+export function resolvePresenceOptions(options: RedisPresenceOptions): ResolvedPresenceOptions {
+  if (options === undefined || options === null || typeof options !== 'object') {
+    throw kit.typeError('options', 'must be an object', options);
+  }
+  kit.object(options, 'options', ['redis', 'namespace', ...Object.keys(PRESENCE_DEFAULTS), ...PRESENCE_PASSED]);
+  const graceMs = kit.durationMs(orDefault<unknown>(options.graceMs, PRESENCE_DEFAULTS.graceMs), 'graceMs', 0);
+  // A renewal every nodeTtlMs / 3 must fit a round trip to Redis with room to spare.
+  const nodeTtlMs = kit.durationMs(
+    orDefault<unknown>(options.nodeTtlMs, PRESENCE_DEFAULTS.nodeTtlMs),
+    'nodeTtlMs',
+    300,
+  );
+  const timers: RedisTimersOptions = {
+    redis: options.redis,
+    namespace: options.namespace,
+    leaseMs: orDefault(options.leaseMs, PRESENCE_DEFAULTS.leaseMs),
+  };
+  for (const name of PRESENCE_PASSED) {
+    if (options[name] !== undefined) (timers as unknown as Record<string, unknown>)[name] = options[name];
+  }
+  return { graceMs: Math.ceil(graceMs), nodeTtlMs: Math.ceil(nodeTtlMs), timers, resolved: resolveOptions(timers) };
 }

@@ -1,9 +1,11 @@
 /**
  * The Lua scripts of @tickwheel/redis as typed commands on an ioredis client: their names, signatures and registration.
  *
- * The scripts themselves are in timer-scripts.ts (what RedisTimers runs for its callers) and
- * worker-scripts.ts (what a worker runs), over the shared Lua of lua-prelude.ts.
+ * The scripts themselves are in timer-scripts.ts (what RedisTimers runs for its callers),
+ * worker-scripts.ts (what a worker runs) and presence-scripts.ts (what RedisPresence runs), over
+ * the shared Lua of lua-prelude.ts.
  */
+import { HELLO, JOIN, LEAVE, LEFT, REAP, RENEW } from './presence-scripts.js';
 import { CANCEL, GET, LIST_FAILED, PURGE_FAILED, RESCHEDULE, RETRY_FAILED, SCHEDULE } from './timer-scripts.js';
 import { ACK, CLAIM, EXTEND, FAIL, FORGET_WORKER } from './worker-scripts.js';
 
@@ -35,6 +37,12 @@ export interface ScriptCommands {
   tickwheelListFailed(...args: [...Keys, string, string]): Promise<string[]>;
   tickwheelRetryFailed(...args: [...CallKeys, ...string[]]): Promise<number>;
   tickwheelPurgeFailed(...args: [...CallKeys, ...string[]]): Promise<number>;
+  tickwheelPresenceHello(...args: [...CallKeys, ...string[]]): Promise<number>;
+  tickwheelPresenceJoin(...args: [...CallKeys, ...string[]]): Promise<string>;
+  tickwheelPresenceLeave(...args: [...CallKeys, ...string[]]): Promise<string>;
+  tickwheelPresenceLeft(...args: [...CallKeys, ...string[]]): Promise<string>;
+  tickwheelPresenceReap(...args: [...CallKeys, ...string[]]): Promise<string>;
+  tickwheelPresenceRenew(...args: [...CallKeys, ...string[]]): Promise<string>;
 }
 
 /** The scripts wrapped by once: they take an eighth key. */
@@ -47,6 +55,12 @@ const CALL_SCRIPTS: ReadonlySet<string> = new Set([
   'tickwheelFail',
   'tickwheelRetryFailed',
   'tickwheelPurgeFailed',
+  'tickwheelPresenceHello',
+  'tickwheelPresenceJoin',
+  'tickwheelPresenceLeave',
+  'tickwheelPresenceLeft',
+  'tickwheelPresenceReap',
+  'tickwheelPresenceRenew',
 ]);
 
 const SCRIPTS: Record<keyof ScriptCommands, string> = {
@@ -62,6 +76,12 @@ const SCRIPTS: Record<keyof ScriptCommands, string> = {
   tickwheelListFailed: LIST_FAILED,
   tickwheelRetryFailed: RETRY_FAILED,
   tickwheelPurgeFailed: PURGE_FAILED,
+  tickwheelPresenceHello: HELLO,
+  tickwheelPresenceJoin: JOIN,
+  tickwheelPresenceLeave: LEAVE,
+  tickwheelPresenceLeft: LEFT,
+  tickwheelPresenceReap: REAP,
+  tickwheelPresenceRenew: RENEW,
 };
 
 interface DefinesCommands {

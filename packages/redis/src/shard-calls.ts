@@ -1,6 +1,7 @@
 /**
  * ShardCalls: how RedisTimers runs one script on one shard, within the failover budget, waiting for replicas after a write.
  */
+import { freshNow } from '@tickwheel/core';
 import { CallGate } from './call-gate.js';
 import { CallLog } from './call-log.js';
 import { RedisUnavailableError, refreshSlots, TRY_TIMEOUT_MS, withFailoverBudget } from './failover.js';
@@ -32,12 +33,13 @@ export class ShardCalls {
   /** The ids that make each write land at most once (call-log.ts). */
   readonly log: CallLog;
   private readonly barrier: ReplicationBarrier | undefined;
-  private readonly gate = new CallGate();
+  private readonly gate: CallGate;
   private offset: { value: number; at: number } | undefined;
   private offsetRead: { promise: Promise<number>; at: number } | undefined;
 
   constructor(private readonly options: ResolvedOptions) {
     this.client = defineScripts(options.redis);
+    this.gate = new CallGate(options.wheel);
     this.keys = Array.from({ length: options.shards }, (_, shard) =>
       shardKeys(options.keyPrefix, options.namespace, shard),
     );
@@ -50,7 +52,10 @@ export class ShardCalls {
     }
   }
 
-  /** The scripts' trailing time argument: '' reads the server's TIME. */
+  /**
+   * The scripts' trailing time argument: '' reads the server's TIME. With timeSource 'local' this
+   * process's `Date.now()` stands in for TIME: it is the server clock then, not a local wait.
+   */
   now(): string {
     return this.options.localTime ? String(Date.now()) : '';
   }
@@ -101,9 +106,9 @@ export class ShardCalls {
       async (tryMs) => {
         // With timeSource 'local' the script's time is the one sent, so a late try cannot be told.
         if (tryMs === Infinity || this.options.localTime) return [...args, ...call.args, '', this.now()];
-        const start = Date.now();
+        const start = freshNow(this.options.wheel.clock);
         const offset = await this.serverOffset();
-        // A safety margin for setTimeout and Date.now() reading slightly different clocks.
+        // A safety margin for the wheel's tick and the rounding of TIME to the ms.
         return [...args, ...call.args, String(Math.floor(start + offset + tryMs) - LATE_MARGIN_MS), ''];
       },
       what,
@@ -127,12 +132,14 @@ export class ShardCalls {
   ): Promise<T> {
     const { failoverBudgetMs } = this.options;
     const client = this.client as unknown as Record<string, (...a: string[]) => Promise<T>>;
+    const { wheel } = this.options;
     const refresh = () => refreshSlots(this.client);
     let deadline = Infinity;
     const reply = await this.gate.run(
       (budgetMs) => {
-        deadline = performance.now() + budgetMs;
+        deadline = freshNow(wheel.clock) + budgetMs;
         return withFailoverBudget(
+          wheel,
           async (tryMs) => client[command](...keys, ...(await args(tryMs))),
           budgetMs,
           what,
@@ -154,8 +161,9 @@ export class ShardCalls {
     );
     const barrier = write ? this.barrier : undefined;
     if (barrier !== undefined) {
-      const left = failoverBudgetMs === 0 ? 0 : Math.max(1, deadline - performance.now());
+      const left = failoverBudgetMs === 0 ? 0 : Math.max(1, deadline - freshNow(wheel.clock));
       await withFailoverBudget(
+        wheel,
         () => barrier.wait(keys[0]),
         left,
         `${what} (waiting for replicas)`,
@@ -168,23 +176,25 @@ export class ShardCalls {
   }
 
   /**
-   * A lower bound of (server clock - Date.now()), from `TIME`: the server read its clock before
-   * the reply arrived. Read again after {@link OFFSET_MAX_AGE_MS}, so drift cannot pile up.
+   * A lower bound of (server clock - wheel clock), from `TIME`, the package's one other clock: the
+   * server read it before the reply arrived. Read again after {@link OFFSET_MAX_AGE_MS} of the
+   * wheel's clock, so drift between the two cannot pile up.
    */
   private serverOffset(): Promise<number> {
-    if (this.offset !== undefined && Date.now() - this.offset.at <= OFFSET_MAX_AGE_MS) {
+    const clock = this.options.wheel.clock;
+    if (this.offset !== undefined && clock.now() - this.offset.at <= OFFSET_MAX_AGE_MS) {
       return Promise.resolve(this.offset.value);
     }
     // One TIME for the tries that need it meanwhile; one that does not answer within a try is not waited for.
-    if (this.offsetRead === undefined || Date.now() - this.offsetRead.at > TRY_TIMEOUT_MS) {
+    if (this.offsetRead === undefined || clock.now() - this.offsetRead.at > TRY_TIMEOUT_MS) {
       const read = (this.client as unknown as { time(): Promise<[string, string]> })
         .time()
         .then(([seconds, micros]) => {
-          const at = Date.now();
+          const at = freshNow(clock); // after the server read TIME, so the offset is a lower bound
           this.offset = { value: Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) - at, at };
           return this.offset.value;
         });
-      const entry = { promise: read, at: Date.now() };
+      const entry = { promise: read, at: clock.now() };
       const clear = () => {
         if (this.offsetRead === entry) this.offsetRead = undefined;
       };

@@ -5,6 +5,27 @@ import { LAYOUT, LAYOUT_ALONE } from './buckets.js';
 import { LATE, NOW, once, WAKE } from './lua-prelude.js';
 
 /**
+ * `put(id, record, b, due, payload, policy, channel, shard)`: writes timer `id` (whose current
+ * record and bucket `load(id)` returned) due at `due` with a fresh token, attempts 0, `payload`
+ * ('' for none) and `policy` (`<maxAttempts>:<backoff>`, record.ts), over whatever was there (a
+ * claimed one's ack is then refused), and publishes the wake-up when it became its shard's
+ * earliest. Returns the token. SCHEDULE and the presence scripts (presence-scripts.ts) write
+ * timers through it. Needs NOW, WAKE and LAYOUT.
+ */
+export const PUT = `local function put(id, record, b, due, payload, policy, channel, shard)
+  local token = F(redis.call('INCR', KEYS[4]))
+  local head = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
+  if record then unlink(id, b) end
+  redis.call('HSET', rk(b), id, token .. ':' .. to36(due) .. ':0:' .. policy)
+  if payload ~= '' then redis.call('HSET', pk(b), id, payload) elseif record then redis.call('HDEL', pk(b), id) end
+  redis.call('ZADD', dk(b), F(due), id)
+  reindex(b)
+  if not record then added() end
+  wake(head, due, channel, shard)
+  return token
+end`;
+
+/**
  * Schedules a timer. ARGV: id, mode ('in' | 'at'), ms, payload, channel, shard, ifExists
  * ('replace' | 'keep'), maxAttempts, backoff, maxWait (ms, '' for none), then the call's
  * arguments (see once), deadline (see LATE) and time. Returns {dueAt, token, '1' written | '0' kept};
@@ -18,6 +39,7 @@ export const SCHEDULE = once(`${NOW}
 ${LATE}
 ${WAKE}
 ${LAYOUT}
+${PUT}
 local id = ARGV[1]
 local record, b = load(id)
 if record and ARGV[7] == 'keep' then
@@ -37,15 +59,7 @@ if ARGV[10] ~= '' then
   if cap < due then due = cap end
   policy = policy .. 'w' .. F(since)
 end
-local token = F(redis.call('INCR', KEYS[4]))
-local head = redis.call('ZRANGE', KEYS[8], 0, 0, 'WITHSCORES')
-if record then unlink(id, b) end
-redis.call('HSET', rk(b), id, token .. ':' .. to36(due) .. ':0:' .. ARGV[8] .. ':' .. policy)
-if ARGV[4] ~= '' then redis.call('HSET', pk(b), id, ARGV[4]) elseif record then redis.call('HDEL', pk(b), id) end
-redis.call('ZADD', dk(b), F(due), id)
-reindex(b)
-if not record then added() end
-wake(head, due, ARGV[5], ARGV[6])
+local token = put(id, record, b, due, ARGV[4], ARGV[8] .. ':' .. policy, ARGV[5], ARGV[6])
 return {F(due), token, '1'}`);
 
 /**

@@ -54,7 +54,11 @@ export interface RedisTimersOptions extends ScheduleOptions {
    * pending (an id's shard is a hash of the id modulo `shards`). Default 1.
    */
   shards?: number;
-  /** The wheel that arms the worker's wake-up. Default: the process-wide `sharedWheel()`. */
+  /**
+   * The wheel every wait of this instance is on, read through its clock: the worker's wake-up, a
+   * call's turn at the gate, each try's timeout, the pause before a retry and the failover
+   * budget. Keep it open while the instance is in use. Default: the process-wide `sharedWheel()`.
+   */
   wheel?: TimingWheel;
   /**
    * The safety poll: a worker claims from every shard at least this often, covering wake-up
@@ -169,3 +173,59 @@ export interface FailedTimer<P = unknown> {
 
 /** What went stale: the lease passed before the handler could start, or an ack/failure report was refused. */
 export type StaleStage = 'start' | 'ack' | 'fail';
+
+/**
+ * Options of {@link RedisPresence}. Defaults are listed here and in `PRESENCE_DEFAULTS` (and, for
+ * the options it shares with {@link RedisTimersOptions}, in `DEFAULTS`).
+ */
+export interface RedisPresenceOptions {
+  /** The ioredis client (or Cluster) for commands. Not closed by `stop()`: it stays yours. */
+  redis: RedisClient;
+  /**
+   * Names this presence; every server using the same namespace shares it. The namespace's
+   * durable timers belong to the presence: do not run a {@link RedisTimers} on it too. No `{` or `}`.
+   */
+  namespace: string;
+  /**
+   * How long a member stays after its last connection anywhere went, so that a reconnect (to
+   * any server) within it produces no leave. 0: it leaves at once. Default 10 000.
+   */
+  graceMs?: number;
+  /**
+   * How long a server's lease lasts; it is renewed every `nodeTtlMs / 3`. When a server dies or
+   * loses Redis, another finds its lease expired after at most this long and ends its
+   * connections, whose members then leave after `graceMs`. At least 300. Default 15 000.
+   */
+  nodeTtlMs?: number;
+  /**
+   * How long a server holds a claimed grace timer or node lease while it handles it (the
+   * timers' `leaseMs`): a server that dies holding one delays that leave by at most this long.
+   * Default 5 000.
+   */
+  leaseMs?: number;
+  /** As {@link RedisTimersOptions.shards}: the Cluster hash slots members spread over. Default 1. */
+  shards?: number;
+  /** As {@link RedisTimersOptions.keyPrefix}. Default `'tickwheel'`. */
+  keyPrefix?: string;
+  /** The wheel the renewals and the timers' wake-ups run on. Default: the process-wide `sharedWheel()`. */
+  wheel?: TimingWheel;
+  /** As {@link RedisTimersOptions.pollIntervalMs}. Default 5 000. */
+  pollIntervalMs?: number;
+  /** As {@link RedisTimersOptions.failoverBudgetMs}: how long each call rides out a failover. Default 20 000. */
+  failoverBudgetMs?: number;
+  /** As {@link RedisTimersOptions.waitForReplicas}: replicas that must confirm each write. Default 0. */
+  waitForReplicas?: number;
+  /** As {@link RedisTimersOptions.waitForReplicasTimeoutMs}. Default 1 000. */
+  waitForReplicasTimeoutMs?: number;
+  /** As {@link RedisTimersOptions.timeSource}. Default `'redis'`. */
+  timeSource?: 'redis' | 'local';
+}
+
+/** What the `'join'` and `'leave'` events of {@link RedisPresence} carry. */
+export interface PresenceEvent {
+  /** The member, as given to `join`. */
+  member: string;
+}
+
+/** A connection as {@link RedisPresence} takes it: an id unique on this server, or the connection object itself. */
+export type PresenceConnection = string | object;

@@ -98,6 +98,7 @@ export class Worker {
   /** Subscribes to the wake-up channel (within the failover budget), then claims from every shard. */
   async start(): Promise<void> {
     await withFailoverBudget(
+      this.ctx.wheel,
       () => this.subscriber.subscribe(this.ctx.channel),
       this.ctx.failoverBudgetMs,
       'start',
@@ -127,7 +128,9 @@ export class Worker {
     this.subscriber.disconnect();
     // Best effort: a worker's last claim per shard is a few hundred bytes, and nothing reads it once it stopped.
     await Promise.allSettled(
-      this.shards.map((shard) => raced(this.ctx.client.tickwheelForgetWorker(...shard.keys, this.id), TRY_TIMEOUT_MS)),
+      this.shards.map((shard) =>
+        raced(this.ctx.wheel, this.ctx.client.tickwheelForgetWorker(...shard.keys, this.id), TRY_TIMEOUT_MS),
+      ),
     );
   }
 
@@ -214,6 +217,7 @@ export class Worker {
     // A claim that never answers (see failover.ts) must not hold the shard: after TRY_TIMEOUT_MS it
     // counts as failed, and the next claim takes back what it took if it was applied.
     const request = raced(
+      this.ctx.wheel,
       this.ctx.client.tickwheelClaim(
         ...shard.keys,
         String(limit),

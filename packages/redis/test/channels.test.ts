@@ -1,16 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { channelListener } from '../../../tests/helpers/channel-listener.js';
-import { firedChannel, publishFired, publishStale } from '../src/channels.js';
-import { REDIS_DUPLICATE_CHANNEL, REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL } from '../src/index.js';
+import { firedChannel, publishFired, publishNodeReaped, publishPresence, publishStale } from '../src/channels.js';
+import {
+  REDIS_DUPLICATE_CHANNEL,
+  REDIS_FIRED_CHANNEL,
+  REDIS_LEASE_LOST_CHANNEL,
+  REDIS_NODE_REAPED_CHANNEL,
+  REDIS_PRESENCE_CHANNEL,
+} from '../src/index.js';
 
 describe('channels', () => {
   const listen = channelListener();
 
   it('names its channels tickwheel:redis:*', () => {
-    expect([REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL, REDIS_DUPLICATE_CHANNEL]).toEqual([
+    expect([
+      REDIS_FIRED_CHANNEL,
+      REDIS_LEASE_LOST_CHANNEL,
+      REDIS_DUPLICATE_CHANNEL,
+      REDIS_PRESENCE_CHANNEL,
+      REDIS_NODE_REAPED_CHANNEL,
+    ]).toEqual([
       'tickwheel:redis:fired',
       'tickwheel:redis:lease-lost',
       'tickwheel:redis:duplicate',
+      'tickwheel:redis:presence',
+      'tickwheel:redis:node-reaped',
     ]);
   });
 
@@ -44,6 +58,23 @@ describe('channels', () => {
         { namespace: 'buffs', id: 'b', attempts: 1, stage: 'fail' },
       ]);
       expect(duplicates).toEqual([{ namespace: 'buffs', id: 'c', attempts: 2 }]);
+    });
+  });
+
+  describe('publishPresence and publishNodeReaped', () => {
+    it('publish joins, leaves with their lateness (never negative) and reaped nodes', () => {
+      const presence = listen(REDIS_PRESENCE_CHANNEL);
+      const reaped = listen(REDIS_NODE_REAPED_CHANNEL);
+      publishPresence('chat', 'alice', 'join', 0);
+      publishPresence('chat', 'alice', 'leave', 12);
+      publishPresence('chat', 'bob', 'leave', -1);
+      publishNodeReaped('chat', 'n1', 3);
+      expect(presence).toEqual([
+        { namespace: 'chat', member: 'alice', event: 'join', lateMs: 0 },
+        { namespace: 'chat', member: 'alice', event: 'leave', lateMs: 12 },
+        { namespace: 'chat', member: 'bob', event: 'leave', lateMs: 0 },
+      ]);
+      expect(reaped).toEqual([{ namespace: 'chat', node: 'n1', connections: 3 }]);
     });
   });
 });

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { isTransient, RedisUnavailableError, retryDelayMs, withFailoverBudget } from '../src/failover.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock, TimingWheel } from '@tickwheel/core';
+import { isTransient, raced, RedisUnavailableError, retryDelayMs, withFailoverBudget } from '../src/failover.js';
 
 function withCode(message: string, code: string): Error {
   return Object.assign(new Error(message), { code });
@@ -51,25 +52,67 @@ describe('failover', () => {
   });
 
   describe('withFailoverBudget', () => {
-    it('retries transient errors until the call succeeds', async () => {
-      let calls = 0;
-      const result = await withFailoverBudget(
-        () => {
-          if (++calls < 3) return Promise.reject(new Error('CLUSTERDOWN The cluster is down'));
-          return Promise.resolve('ok');
-        },
-        5_000,
-        'op',
-        'retrying is safe',
+    // Every wait of the loop is on the wheel's clock: a ManualClock drives it, no sleeps.
+    let clock: ManualClock;
+    let wheel: TimingWheel;
+    beforeEach(() => {
+      clock = new ManualClock(0);
+      wheel = new TimingWheel({ clock });
+    });
+    afterEach(() => {
+      wheel.close();
+    });
+
+    /**
+     * Settles `promise` by letting its promise jobs run and moving the clock to the next timer
+     * of the wheel whenever nothing else can happen; returns how it settled and the clock then.
+     */
+    async function drive<T>(promise: Promise<T>): Promise<{ value?: T; error?: unknown; at: number }> {
+      let outcome: { value?: T; error?: unknown } | undefined;
+      promise.then(
+        (value) => (outcome = { value }),
+        (error: unknown) => (outcome = { error }),
       );
-      expect([result, calls]).toEqual(['ok', 3]);
+      for (let steps = 0; steps < 10_000; steps++) {
+        for (let i = 0; i < 10; i++) await Promise.resolve();
+        if (outcome !== undefined) return { ...outcome, at: clock.now() };
+        if (!clock.runNext()) throw new Error('the loop waits on nothing the wheel will fire');
+      }
+      throw new Error('the loop did not settle within 10 000 wheel wake-ups');
+    }
+
+    it('retries transient errors until the call succeeds, pausing 10-20 ms on the wheel before the first retry', async () => {
+      const at: number[] = [];
+      const result = await drive(
+        withFailoverBudget(
+          wheel,
+          () => {
+            at.push(clock.now());
+            if (at.length < 3) return Promise.reject(new Error('CLUSTERDOWN The cluster is down'));
+            return Promise.resolve('ok');
+          },
+          5_000,
+          'op',
+          'retrying is safe',
+        ),
+      );
+      expect(result.value).toBe('ok');
+      expect(at).toHaveLength(3);
+      expect(at[0]).toBe(0);
+      // retryDelayMs: full jitter in [ceiling / 2, ceiling], 20 ms then 40 ms.
+      expect(at[1] - at[0]).toBeGreaterThanOrEqual(10);
+      expect(at[1] - at[0]).toBeLessThanOrEqual(20);
+      expect(at[2] - at[1]).toBeGreaterThanOrEqual(20);
+      expect(at[2] - at[1]).toBeLessThanOrEqual(40);
+      expect(wheel.size).toBe(0); // the try's race timer was cancelled with the answer
     });
 
     it("rethrows the call's own error at once", async () => {
       let calls = 0;
       const own = new Error('ERR bad');
-      await expect(
+      const result = await drive(
         withFailoverBudget(
+          wheel,
           () => {
             calls++;
             return Promise.reject(own);
@@ -78,34 +121,94 @@ describe('failover', () => {
           'op',
           'x',
         ),
-      ).rejects.toBe(own);
-      expect(calls).toBe(1);
+      );
+      expect([result.error, result.at, calls]).toEqual([own, 0, 1]);
     });
 
-    it('gives up after the budget with the last error as cause', async () => {
+    it('gives up once the budget is spent on the wheel clock, with the last error as cause', async () => {
       const last = new Error('Connection is closed.');
-      const error = await withFailoverBudget(() => Promise.reject(last), 100, 'cancel("a")', 'retrying is safe').catch(
-        (e: unknown) => e,
+      const tries: number[] = [];
+      const result = await drive(
+        withFailoverBudget(
+          wheel,
+          () => {
+            tries.push(clock.now());
+            return Promise.reject(last);
+          },
+          100,
+          'cancel("a")',
+          'retrying is safe',
+        ),
       );
-      expect(error).toBeInstanceOf(RedisUnavailableError);
-      expect((error as Error).cause).toBe(last);
-      expect((error as Error).message).toMatch(
-        /cancel\("a"\) failed: Redis was unavailable for the whole failoverBudgetMs \(100 ms, \d+ tries; last error: Connection is closed\.\)/,
+      expect(result.error).toBeInstanceOf(RedisUnavailableError);
+      expect((result.error as Error).cause).toBe(last);
+      expect((result.error as RedisUnavailableError).attempts).toBe(tries.length);
+      // The last pause is cut to what is left of the budget, so the loop ends at 100 ms, not after.
+      expect(result.at).toBe(100);
+      expect(tries.at(-1)).toBe(100);
+      expect((result.error as Error).message).toBe(
+        `@tickwheel/redis: cancel("a") failed: Redis was unavailable for the whole failoverBudgetMs (100 ms, ${tries.length} tries; ` +
+          'last error: Connection is closed.). It may or may not have been applied; retrying is safe',
       );
     });
 
-    it('bounds a call that never settles by the budget (no hangs)', async () => {
-      const started = performance.now();
-      await expect(withFailoverBudget(() => new Promise(() => undefined), 80, 'op', 'x')).rejects.toThrow(
-        /did not answer within/,
+    it('abandons a try that never settles after tryTimeoutMs and bounds the call by the budget (no hangs)', async () => {
+      const tries: [number, number][] = [];
+      const result = await drive(
+        withFailoverBudget(
+          wheel,
+          (tryMs) => {
+            tries.push([clock.now(), tryMs]);
+            return new Promise(() => undefined);
+          },
+          5_000,
+          'op',
+          'x',
+          2_000,
+        ),
       );
-      expect(performance.now() - started).toBeLessThan(1_000);
+      expect((result.error as Error).message).toMatch(/3 tries; last error: Redis did not answer within \d+ ms/);
+      expect(result.at).toBe(5_000);
+      // Tries of 2 s, each told its time, the last cut to the budget left.
+      expect(tries.map(([, ms]) => ms).slice(0, 2)).toEqual([2_000, 2_000]);
+      const [lastAt, lastMs] = tries[2];
+      expect(lastAt + lastMs).toBe(5_000);
+      expect(wheel.size).toBe(0);
     });
 
-    it('with a budget of 0 makes one plain call', async () => {
-      await expect(withFailoverBudget(() => Promise.reject(new Error('CLUSTERDOWN')), 0, 'op', 'x')).rejects.toThrow(
-        'CLUSTERDOWN',
+    it('with a budget of 0 makes one plain call, told it is never abandoned', async () => {
+      const told: number[] = [];
+      const result = await drive(
+        withFailoverBudget(
+          wheel,
+          (tryMs) => {
+            told.push(tryMs);
+            return Promise.reject(new Error('CLUSTERDOWN'));
+          },
+          0,
+          'op',
+          'x',
+        ),
       );
+      expect([(result.error as Error).message, told, wheel.size]).toEqual(['CLUSTERDOWN', [Infinity], 0]);
+    });
+  });
+
+  describe('raced', () => {
+    it('rejects with a transient "did not answer within" once its time passed on the wheel, not before', async () => {
+      const clock = new ManualClock(0);
+      const wheel = new TimingWheel({ clock });
+      const outcome = raced(wheel, new Promise(() => undefined), 250).catch((error: unknown) => error);
+      let settled = false;
+      void outcome.then(() => (settled = true));
+      clock.advance(249);
+      for (let i = 0; i < 10; i++) await Promise.resolve();
+      expect(settled).toBe(false);
+      clock.advance(1);
+      const error = await outcome;
+      expect((error as Error).message).toBe('Redis did not answer within 250 ms');
+      expect(isTransient(error)).toBe(true);
+      wheel.close();
     });
   });
 });

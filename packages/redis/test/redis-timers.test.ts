@@ -6,7 +6,7 @@ import type { FiredTimer, RedisClient, RedisTimersOptions } from '../src/types.j
 import { describeRedisTimers } from './helpers/behaviour.js';
 import { uniqueNamespace, until } from './helpers/wait.js';
 
-const mock = (): RedisClient => new RedisMock();
+const mock = (): RedisClient => new RedisMock() as unknown as RedisClient;
 
 // ioredis-mock's TIME is wrong (seconds rounded, microseconds from an unrelated counter): its
 // limit, documented in the README; in-process fakes take this process's clock.

@@ -18,6 +18,12 @@ describe('scripts', () => {
         'tickwheelListFailed',
         'tickwheelRetryFailed',
         'tickwheelPurgeFailed',
+        'tickwheelPresenceHello',
+        'tickwheelPresenceJoin',
+        'tickwheelPresenceLeave',
+        'tickwheelPresenceLeft',
+        'tickwheelPresenceReap',
+        'tickwheelPresenceRenew',
       ];
       for (const name of names) expect(typeof client[name], name).toBe('function');
       const defined: string[] = [];

@@ -1,5 +1,6 @@
 import RedisMock from 'ioredis-mock';
 import { describe, expect, it } from 'vitest';
+import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { shardOf } from '../src/keys.js';
 import { resolveOptions } from '../src/options.js';
 import { RETRY_SAFE, ShardCalls } from '../src/shard-calls.js';
@@ -142,6 +143,39 @@ describe('shard-calls', () => {
           [key, '1', '0', '4000'],
         ]);
         expect(await c.client.hkeys(key)).toEqual(['1']);
+      });
+
+      it("carries each try's deadline on the server clock, from one TIME offset against the wheel's clock", async () => {
+        // The wheel's clock times the try and the offset's age; TIME is the one other clock.
+        const clock = new ManualClock(1_000);
+        const wheel = new TimingWheel({ clock });
+        const { calls: c } = calls({ timeSource: 'redis', wheel });
+        const client = c.client as unknown as Record<string, (...args: string[]) => Promise<unknown>>;
+        const serverMs = 1_800_000_000_000;
+        let timeReads = 0;
+        client.time = () => {
+          timeReads++;
+          return Promise.resolve([
+            String(Math.floor((serverMs + clock.now()) / 1000)),
+            String(((serverMs + clock.now()) % 1000) * 1000),
+          ]);
+        };
+        const deadlines: string[] = [];
+        client.tickwheelCancel = (...args) => {
+          deadlines.push(args[args.length - 2]);
+          return Promise.resolve(1);
+        };
+        const cancel = () => c.write('tickwheelCancel', c.shardOf('a').index, ['a'], 'cancel("a")', RETRY_SAFE.cancel);
+        await cancel();
+        clock.advance(3_000); // within the offset's 5 s: no new TIME
+        await cancel();
+        clock.advance(2_001); // past it: TIME is read again
+        await cancel();
+        // A try has TRY_TIMEOUT_MS (2 s), less the 5 ms margin, from its start on the wheel's clock.
+        expect(deadlines).toEqual([1_000, 4_000, 6_001].map((at) => String(serverMs + at + 2_000 - 5)));
+        expect(timeReads).toBe(2);
+        expect(wheel.size).toBe(0); // every try's race timer went with its answer
+        wheel.close();
       });
     });
   });

@@ -17,54 +17,14 @@
  * `ws.removeAllListeners()` cannot take this hook.
  *
  * The reader is found by its shape, and the socket from the reader by the one symbol-keyed
- * property that points back to it (ws's `kWebSocket`). A socket without such a reader (a
- * stand-in, another implementation) gets a plain `'close'` listener. One case is not seen: ws
+ * property that points back to it (ws's `kWebSocket`), both through ws-internals.ts. A socket
+ * without such a reader (a stand-in, another implementation) gets a plain `'close'` listener. One case is not seen: ws
  * closing a paused socket whose buffered bytes then fail to parse removes the reader's listeners
  * before its `'close'`; the heartbeat then drops the record at its next check, which finds the
  * socket CLOSED (as it does after a user removed a plain `'close'` listener).
  */
-import type { EventEmitter } from 'node:events';
 import type { WebSocket } from 'ws';
-
-/** ws's frame reader, as far as the watch relies on it. */
-interface FrameReader extends EventEmitter {
-  _writableState: object;
-  [back: symbol]: unknown;
-}
-
-/** The symbol under which readers point back to their socket (ws's `kWebSocket`), once found. */
-let backLink: symbol | undefined;
-
-/** The socket `reader` belongs to, by its back-reference; undefined when it has none. */
-function socketOf(reader: FrameReader): WebSocket | undefined {
-  if (backLink !== undefined) {
-    const socket = reader[backLink];
-    if (socket !== undefined) return socket as WebSocket;
-  }
-  // The first reader seen, or one of another copy of ws: find the property that points back.
-  for (const key of Object.getOwnPropertySymbols(reader)) {
-    const value = reader[key] as { _receiver?: unknown } | null;
-    if (value !== null && typeof value === 'object' && value._receiver === reader) {
-      backLink = key;
-      return value as WebSocket;
-    }
-  }
-  return undefined;
-}
-
-/** `socket`'s frame reader, when it has one that points back to it. */
-function readerOf(socket: WebSocket): FrameReader | undefined {
-  const reader = (socket as { _receiver?: unknown })._receiver as FrameReader | null | undefined;
-  if (
-    reader === null ||
-    typeof reader !== 'object' ||
-    typeof reader.on !== 'function' ||
-    typeof reader._writableState !== 'object' ||
-    socketOf(reader) !== socket
-  )
-    return undefined;
-  return reader;
-}
+import { frameReaderOf, socketOfReader, type FrameReader } from './ws-internals.js';
 
 /** See the module comment. */
 export class CloseWatch {
@@ -76,7 +36,7 @@ export class CloseWatch {
   /** @param closing - called once with each watched socket that is closing or closed */
   constructor(closing: (socket: WebSocket) => void) {
     this.onReaderEnd = function (this: FrameReader): void {
-      const socket = socketOf(this);
+      const socket = socketOfReader(this);
       if (socket !== undefined) closing(socket);
     };
     this.onSocketClose = function (this: WebSocket): void {
@@ -86,7 +46,7 @@ export class CloseWatch {
 
   /** Starts watching `socket` (an OPEN one: ws gives it its reader before `'open'`). */
   watch(socket: WebSocket): void {
-    const reader = readerOf(socket);
+    const reader = frameReaderOf(socket);
     if (reader === undefined) {
       socket.on('close', this.onSocketClose);
       return;
@@ -97,7 +57,7 @@ export class CloseWatch {
 
   /** Stops watching `socket`. */
   unwatch(socket: WebSocket): void {
-    const reader = readerOf(socket);
+    const reader = frameReaderOf(socket);
     if (reader !== undefined) {
       reader.removeListener('finish', this.onReaderEnd);
       reader.removeListener('close', this.onReaderEnd);

@@ -49,20 +49,25 @@
  * `add()` on two) finds it taken and keeps its record in a map of its own, created then; a
  * record knows its heartbeat through its `lastPing` (see `PingPass` in connection.ts).
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { CloseWatch } from './close-watch.js';
-import { Connection, controlFrameBytes, MarkedConnection } from './connection.js';
+import { Connection, MarkedConnection } from './connection.js';
 import type { DueSchedule } from './due-schedule.js';
+import { controlFrameBytes, receivedControlFrameBytes } from './frame-size.js';
 import { startLimits } from './limits.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
+import { PresenceLink } from './presence-link.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { setSocketRecord, socketRecord } from './socket-record.js';
 import { isServer, isSocket, SocketIntake } from './socket-intake.js';
 import type { HeartbeatEvents, HeartbeatOptions, HeartbeatStats, LivenessState } from './types.js';
+import { answersPings } from './ws-internals.js';
 
 /**
  * The controller running on each server or socket. A second `heartbeat()` on the same target is
@@ -106,13 +111,15 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   // Listeners shared by every socket of this controller (ws calls them with the socket as `this`),
   // so attaching allocates no closures per connection for them.
   private readonly onRead: (this: WebSocket) => void;
-  private readonly onPong: (this: WebSocket) => void;
+  private readonly onPong: (this: WebSocket, data: Buffer) => void;
   /** With `firstMessageMs`: the first data message ends the wait (and this listener). */
   private readonly onFirstMessage: (this: WebSocket) => void;
   /** With writes observed: a peer's ping, whose automatic pong is our frame, not a write (and a read). */
   private readonly onPeerPing: (this: WebSocket, data: Buffer) => void;
   /** Hears each watched socket close, without a listener in its `'close'` list (see close-watch.ts). */
   private readonly closeWatch: CloseWatch;
+  /** With `presence`: joins accepted connections, leaves them on detach. */
+  private readonly presence: PresenceLink<S> | undefined;
 
   /**
    * @param target - a `WebSocketServer` (with its own HTTP server, an external one, or `noServer`) or one `WebSocket`
@@ -130,7 +137,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.target = target;
     const o = this.options;
     const clock = o.wheel.clock;
-    this.liveness = new LivenessCheck<S>(o, this.checkHost(), isServer(target) ? 'server' : 'client');
+    const client = !isServer(target);
+    this.liveness = new LivenessCheck<S>(o, this.checkHost(), client ? 'client' : 'server');
     // The check runs what comes due in the schedule it owns.
     const schedule = this.liveness.schedule;
     this.schedule = schedule;
@@ -151,27 +159,40 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       if (c === undefined) return;
       c.read(freshNow(clock));
       // ws answers by itself unless told not to (`autoPong: false`).
-      if ((this as { _autoPong?: unknown })._autoPong !== false && c.extra !== undefined)
-        c.extra.ownBytes += controlFrameBytes(this, data.length);
+      if (c.extra !== undefined && answersPings(this)) c.extra.ownBytes += controlFrameBytes(this, data.length, client);
     };
     // A pong read after a deadline proves a poll ran since (see liveness-check.ts): the poll's
     // end, not its shared reading, is when.
     const pongReading = new PollReading(clock, (at) => {
       if (at > liveness.lastPongReadAt) liveness.lastPongReadAt = at;
     });
-    this.onPong = function (this: WebSocket): void {
+    this.onPong = function (this: WebSocket, data: Buffer): void {
       const c = controller.recordOf(this as S);
       if (c === undefined) return;
       // The pongs of one I/O poll share its clock reading (see poll-reading.ts).
       const now = pongReading.at(c.pingsSent === 0 ? -Infinity : c.lastPing.sentAt);
       // An answer files the record under its next ping at once: nothing runs at the deadline.
-      if (c.pong(now) && !c.killPending) schedule.file(c, c.dueAt(o));
+      if (c.pong(now, receivedControlFrameBytes(this, data.length, client)) && !c.killPending)
+        schedule.file(c, c.dueAt(o));
     };
     this.closeWatch = new CloseWatch((socket) => {
       const c = this.recordOf(socket as S);
       if (c !== undefined) this.detach(c);
     });
-    this.intake = new SocketIntake<S>(target, (socket) => this.attach(socket));
+    const presence = this.options.presence;
+    if (presence !== undefined && !isServer(target))
+      throw new TypeError(
+        '@tickwheel/ws: presence needs a WebSocketServer: a connection is joined with its upgrade request',
+      );
+    this.presence = presence && new PresenceLink<S>(presence.tracker, presence.memberOf);
+    this.intake = new SocketIntake<S>(
+      target,
+      (socket) => this.attach(socket),
+      this.presence &&
+        ((socket, request) => {
+          if (this.recordOf(socket) !== undefined) this.presence!.admitted(socket, request);
+        }),
+    );
     running.set(target, this as unknown as HeartbeatController<WebSocket>);
   }
 
@@ -318,6 +339,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     socket.removeListener('message', this.onFirstMessage);
     socket.removeListener('pong', this.onPong);
     this.closeWatch.unwatch(socket);
+    this.presence?.gone(socket);
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * Netty-style idle detection: which of reader, writer and all idleness a connection's check finds due.
  */
-import type { WriteAndIdle } from './connection.js';
+import type { WriteAndIdle } from './write-marks.js';
 import type { ResolvedOptions } from './options.js';
 import type { IdleKind } from './types.js';
 

@@ -34,19 +34,14 @@ import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
-import {
-  controlFrameBytes,
-  dataFrameBytes,
-  PingPass,
-  writeProgressOf,
-  wroteSince,
-  type Connection,
-  type WriteProgress,
-} from './connection.js';
+import type { Connection } from './connection.js';
 import { DueSchedule, heldRing, type DueGroup, type DueRunner } from './due-schedule.js';
+import { controlFrameBytes, dataFrameBytes } from './frame-size.js';
 import { dueIdle } from './idle.js';
 import { dueLimit } from './limits.js';
 import type { ResolvedOptions } from './options.js';
+import { PingPass } from './readings.js';
+import { writeProgressOf, wroteSince, type WriteProgress } from './transport-probes.js';
 import type { HeartbeatEvents, HeartbeatStats, LimitKind } from './types.js';
 
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
@@ -161,7 +156,7 @@ export class LivenessCheck<S extends WebSocket> implements DueRunner<Connection<
       // deadline the held ring files at (under the pass's reading until it ends: early, never late).
       if (o.keepaliveMs < Infinity) this.schedule.file(c, c.dueAt(o));
       else this.schedule.hold(c, this.pinged);
-      if (x !== undefined && x.tracks) x.ownBytes += controlFrameBytes(socket, 0);
+      if (x !== undefined && x.tracks) x.ownBytes += controlFrameBytes(socket, 0, this.side === 'client');
       // Behind our own queued data, the deadline waits for the ping to be written.
       if (socket.bufferedAmount > 0) this.pingBehind(c, socket, now);
       else {
@@ -174,7 +169,7 @@ export class LivenessCheck<S extends WebSocket> implements DueRunner<Connection<
     if (o.keepaliveMs < Infinity && x !== undefined && !closing && now >= x.lastWriteAt + o.keepaliveMs) {
       // A write of ours: it moves lastWriteAt now, and its bytes are not noticed again.
       x.lastWriteAt = now;
-      if (x.tracks) x.ownBytes += dataFrameBytes(socket, this.keepaliveBytes);
+      if (x.tracks) x.ownBytes += dataFrameBytes(socket, this.keepaliveBytes, this.side === 'client');
       this.counters.keepalivesSent++;
       // Uncompressed, so that its size on the wire is known.
       socket.send(o.keepaliveMessage, { compress: false });

@@ -8,15 +8,17 @@
  * `wss.clients`.
  *
  * A client socket handed over while still CONNECTING is waited for on its opening handshake's
- * HTTP request (ws keeps it as `_req`), not on the socket: ws's own `'upgrade'` listener there
- * makes the socket OPEN (and emits `'open'`) before ours runs, and its `'response'` (a redirect
+ * HTTP request (ws keeps it as `_req`, read in ws-internals.ts), not on the socket: ws's own
+ * `'upgrade'` listener there makes the socket OPEN (and emits `'open'`) before ours runs, and its `'response'` (a redirect
  * puts a new request in `_req`), `'error'` and `'close'` tell that the socket will not open.
  * So a connecting socket shows no listener of ours (`ws.listeners('open')` reads as bare ws's),
  * and a user's `ws.removeAllListeners()` before `'open'` cannot take the hook. Only a stand-in
  * without such a request gets plain `'open'` and `'close'` listeners.
  */
+import type { IncomingMessage } from 'node:http';
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
+import { handshakeRequestOf, type HandshakeRequest } from './ws-internals.js';
 
 /** WebSocket ready states (RFC 6455 / WHATWG), the same numbers ws uses. */
 const CONNECTING = 0;
@@ -25,27 +27,10 @@ const OPEN = 1;
 /** The events of an opening handshake's request after which the socket is open, or will not open. */
 const REQUEST_EVENTS = ['upgrade', 'response', 'error', 'close'] as const;
 
-/** ws's client handshake request, as far as the intake relies on it. */
-interface HandshakeRequest {
-  on(event: string, listener: () => void): unknown;
-  removeListener(event: string, listener: () => void): unknown;
-}
-
 /** A CONNECTING socket's wait: on its handshake request (`settle` hears it), or on the socket itself. */
 interface Waiting {
   request: HandshakeRequest | undefined;
   settle: () => void;
-}
-
-/** `socket`'s opening handshake request (ws's `_req`), when it has one. */
-function requestOf(socket: WebSocket): HandshakeRequest | undefined {
-  const request = (socket as { _req?: unknown })._req as HandshakeRequest | null | undefined;
-  return request !== null &&
-    typeof request === 'object' &&
-    typeof request.on === 'function' &&
-    typeof request.removeListener === 'function'
-    ? request
-    : undefined;
 }
 
 /** See the module comment. */
@@ -58,17 +43,19 @@ export class SocketIntake<S extends WebSocket> {
   private reattachQueued = false;
   private readonly onOpen: (this: WebSocket) => void;
   private readonly onOpeningClose: (this: WebSocket) => void;
-  private readonly onConnection: (socket: S) => void;
+  private readonly onConnection: (socket: S, request: IncomingMessage) => void;
   private readonly onServerListenerRemoved: (event: string | symbol, listener: unknown) => void;
 
   /**
    * @param target - the server or the one socket to watch
    * @param attach - called with each socket that is (or becomes) OPEN
+   * @param accepted - called after `attach` with each socket the server's `'connection'` event hands over, and its upgrade request
    * @throws TypeError when `target` is neither
    */
   constructor(
     target: WebSocketServer | S,
     private readonly attach: (socket: S) => void,
+    accepted?: (socket: S, request: IncomingMessage) => void,
   ) {
     // ws calls these listeners with the socket as `this`, so the intake needs another name.
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -79,7 +66,10 @@ export class SocketIntake<S extends WebSocket> {
     this.onOpen = function (this: WebSocket): void {
       if (intake.forget(this as S) && !intake.stopped) attach(this as S);
     };
-    this.onConnection = (socket: S): void => this.add(socket);
+    this.onConnection = (socket: S, request: IncomingMessage): void => {
+      this.add(socket);
+      accepted?.(socket, request);
+    };
     this.onServerListenerRemoved = (_event, listener): void => {
       if (
         this.stopped ||
@@ -108,7 +98,7 @@ export class SocketIntake<S extends WebSocket> {
   add(socket: S): void {
     if (this.opening.has(socket)) return;
     if (socket.readyState === CONNECTING) {
-      const request = requestOf(socket);
+      const request = handshakeRequestOf(socket);
       if (request === undefined) {
         this.opening.set(socket, { request, settle: () => undefined });
         socket.on('open', this.onOpen);
@@ -141,7 +131,7 @@ export class SocketIntake<S extends WebSocket> {
     const settle = (): void => {
       const state = socket.readyState;
       if (state === CONNECTING) {
-        const current = requestOf(socket);
+        const current = handshakeRequestOf(socket);
         if (current === undefined || current === request) return;
         this.forget(socket);
         this.waitOn(socket, current);

@@ -1,8 +1,19 @@
 /**
  * The public types of @tickwheel/ws: heartbeat options, idle kinds, events.
  */
+import type { IncomingMessage } from 'node:http';
 import type { TimingWheel } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
+
+/**
+ * A cluster-wide presence the heartbeat keeps up to date (its `presence` option): `RedisPresence`
+ * from `@tickwheel/redis`, or anything with these two methods. `connection` is the WebSocket. A
+ * returned promise's rejection is the tracker's to report.
+ */
+export interface PresenceTracker {
+  join(member: string, connection: object): unknown;
+  leave(member: string, connection: object): unknown;
+}
 
 /**
  * Options of {@link heartbeat}. Every one is optional; the defaults are listed in one place,
@@ -11,12 +22,15 @@ import type { WebSocket } from 'ws';
 export interface HeartbeatOptions {
   /**
    * Ping a connection after it has received nothing (no message, ping or pong) for this long.
-   * A connection that keeps receiving is never pinged. 0 disables pings (idle detection only).
-   * Default 30 000.
+   * A connection that receives something at least every half interval is never pinged. With
+   * `pongTimeoutMs`, the bound on finding a dead peer: it is declared dead within
+   * `pingIntervalMs + pongTimeoutMs` of its last frame (plus `pingSlackMs` and a 1 ms tick).
+   * 0 disables pings (idle detection only). Default 30 000.
    */
   pingIntervalMs?: number;
   /**
-   * Terminate a connection that receives nothing within this long after a ping. Must be > 0
+   * Terminate a connection that receives nothing within this long after a ping (so a silent peer
+   * is dead within `pingIntervalMs + pongTimeoutMs` of its last frame, plus the slack). Must be > 0
    * and <= `pingIntervalMs`. Default `min(10 000, pingIntervalMs)`.
    */
   pongTimeoutMs?: number;
@@ -99,6 +113,19 @@ export interface HeartbeatOptions {
   keepaliveMs?: number;
   /** The text frame sent as a keepalive (never compressed). Needs `keepaliveMs`. Default `''`. */
   keepaliveMessage?: string;
+  /**
+   * Tracks each connection in a cluster-wide presence (`RedisPresence` from `@tickwheel/redis`):
+   * `presence.join(memberOf(request), socket)` when the server accepts it, `presence.leave(...)`
+   * when it closes, the heartbeat declares it dead, or the heartbeat stops watching it. Only
+   * connections accepted through the server's `'connection'` event are tracked (they carry the
+   * upgrade request). Needs `memberOf` and a server. Default: none.
+   */
+  presence?: PresenceTracker;
+  /**
+   * The member a connection belongs to, from its upgrade request (a user id from a verified
+   * token, say); `undefined`: the connection is not tracked. Needs `presence`.
+   */
+  memberOf?: (request: IncomingMessage) => string | undefined;
 }
 
 /** Which kind of idleness an `'idle'` event reports, as in Netty's `IdleState`. */

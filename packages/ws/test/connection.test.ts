@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Connection, dataFrameBytes, MarkedConnection, PingPass, readingAt } from '../src/connection.js';
+import { Connection, MarkedConnection } from '../src/connection.js';
+import { PingPass, readingAt } from '../src/readings.js';
 import { FakeSocket } from './helpers/fake-socket.js';
 
 describe('Connection', () => {
@@ -28,14 +29,30 @@ describe('Connection', () => {
   });
 
   describe('#noticeReads', () => {
-    it('takes bytes that no read event reported as a read noticed now', () => {
+    it('takes bytes that no read event reported as a read at the sample before them, the latest time known to precede them', () => {
       const socket = new FakeSocket({ transport: true });
       const c = new Connection(socket.ws, 0);
       c.noticeReads(10);
       expect(c.lastReadAt).toBe(0);
+      expect(c.talking).toBe(false);
       socket.receiveBytes(5);
       c.noticeReads(25);
-      expect(c.lastReadAt).toBe(25);
+      expect(c.lastReadAt).toBe(10);
+      expect(c.talking).toBe(true);
+      c.noticeReads(40);
+      expect(c.lastReadAt).toBe(10);
+      expect(c.talking).toBe(false);
+    });
+
+    it('takes such bytes as the answer to the outstanding ping, read at its time', () => {
+      const socket = new FakeSocket({ transport: true });
+      const c = new Connection(socket.ws, 0);
+      c.noticeReads(100);
+      c.pinged(new PingPass(100.5));
+      socket.receiveBytes(2);
+      c.noticeReads(130);
+      expect(c.unanswered).toBe(false);
+      expect(c.lastReadAt).toBe(100.5);
     });
 
     it('keeps the exact time of a read event recorded after the last sample', () => {
@@ -84,21 +101,31 @@ describe('Connection', () => {
       c.read(20.5);
       expect(c.lastReadAt).toBe(20.5);
       c.pinged(new PingPass(30));
-      expect(c.pong(31.25)).toBe(true);
+      expect(c.pong(31.25, 6)).toBe(true);
       expect(c.lastReadAt).toBe(31.25);
       expect(c.snapshot().rttMs).toBe(1.25);
       c.read(40); // a fresh reading of its own: the shared one is not changed for the others
       expect(readingAt(31.25).at).toBe(31.25);
       expect(c.lastReadAt).toBe(40);
     });
-  });
 
-  describe('readingAt', () => {
-    it('hands out one reading per time while the time does not change', () => {
-      const a = readingAt(100);
-      expect(readingAt(100)).toBe(a);
-      expect(readingAt(101)).not.toBe(a);
-      expect(readingAt(101).at).toBe(101);
+    it('counts as a sample that found its own bytes, so that talk after it counts from the pong on', () => {
+      const socket = new FakeSocket({ transport: true });
+      const c = new Connection(socket.ws, 0);
+      c.noticeReads(100);
+      c.pinged(new PingPass(100));
+      socket.emit('pong', Buffer.alloc(0)); // its 6 bytes (masked, from a client), before the listener runs
+      expect(c.pong(105, 6)).toBe(true);
+      c.noticeReads(150);
+      expect(c.talking).toBe(false);
+      expect(c.lastReadAt).toBe(105);
+      c.pinged(new PingPass(150));
+      socket.emit('pong', Buffer.alloc(0));
+      expect(c.pong(160, 6)).toBe(true);
+      socket.receiveBytes(30);
+      c.noticeReads(200);
+      expect(c.lastReadAt).toBe(160);
+      expect(c.talking).toBe(true);
     });
   });
 
@@ -111,23 +138,10 @@ describe('Connection', () => {
       expect(c.lastReadAt).toBe(0);
       socket.receiveBytes(6);
       c.noticeReads(20);
-      expect(c.lastReadAt).toBe(20);
+      expect(c.lastReadAt).toBe(10);
       c.noticeReads(30);
-      expect(c.lastReadAt).toBe(20);
+      expect(c.lastReadAt).toBe(10);
+      expect(c.talking).toBe(false);
     });
-  });
-});
-
-describe('dataFrameBytes', () => {
-  it('counts the header, the extended length and the mask of RFC 6455 §5.2', () => {
-    const server = new FakeSocket().ws;
-    const client = Object.assign(new FakeSocket(), { _isServer: false }).ws;
-    expect(dataFrameBytes(server, 0)).toBe(2);
-    expect(dataFrameBytes(server, 125)).toBe(127);
-    expect(dataFrameBytes(server, 126)).toBe(130);
-    expect(dataFrameBytes(server, 65_535)).toBe(65_539);
-    expect(dataFrameBytes(server, 65_536)).toBe(65_546);
-    expect(dataFrameBytes(client, 0)).toBe(6);
-    expect(dataFrameBytes(client, 126)).toBe(134);
   });
 });

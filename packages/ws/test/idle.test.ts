@@ -1,6 +1,6 @@
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
-import { WriteAndIdle } from '../src/connection.js';
+import { WriteAndIdle } from '../src/write-marks.js';
 import { dueIdle } from '../src/idle.js';
 import { resolveOptions } from '../src/options.js';
 

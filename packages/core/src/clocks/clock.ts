@@ -170,20 +170,27 @@ export class SystemClock implements Clock {
 
   /** The current time, reusing this job's reading when `readOncePerJob` is on. */
   now(): number {
-    // `=== true` is one compare where a bare test checks every kind of falsy value. The fresh
-    // reading is returned as read: returning the field instead boxes a new number per call
-    // wherever now() is not inlined, which cost the expiry path more than inlined callers gain.
-    if (this.cacheValid === true) return this.cached;
-    const t = this.preciseNow();
+    // Both paths return the field, so that an inlined read stays an unboxed double in the caller
+    // (a fresh reading returned from one branch and the field from the other made it a tagged
+    // value, boxed into a new HeapNumber on every schedule and refresh). Returning the fresh
+    // reading instead (ee17a9f) was judged on the `expiry` count, which moves with the load by
+    // more than the difference; the `expiry-overdue` count, which repeats, does not see one
+    // (benchmarks/README.md, "Design decisions"). `=== true` is one compare where a bare test
+    // checks every kind of falsy value.
+    if (this.cacheValid !== true) this.readForJob();
+    return this.cached;
+  }
+
+  /** Reads the clock into `cached`, and keeps it for the rest of the job when `readOncePerJob` allows. */
+  private readForJob(): void {
+    this.cached = this.preciseNow();
     if (this.readOncePerJob && this.source === this.nativeSource) {
-      this.cached = t;
       this.cacheValid = true;
       if (!this.invalidateQueued) {
         this.invalidateQueued = true;
         atJobEnd(this.invalidate);
       }
     }
-    return t;
   }
 
   /**

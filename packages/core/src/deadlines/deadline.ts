@@ -1,6 +1,8 @@
 /**
  * Ambient deadlines: `withDeadline`, `currentDeadline`, `createDeadline` on an AsyncLocalStorage, timed by a wheel.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { sharedWheel } from '../wheel/shared-wheel.js';
 import type { TimerHandle, TimerTask } from '../wheel/timer-handle.js';

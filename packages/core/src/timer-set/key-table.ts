@@ -83,14 +83,16 @@ export class KeyTable<K, V> implements ExpirySink {
 
   /**
    * @param report - publishes the set's `tickwheel:core:timer-set-expire` message
+   * @param loopLimit - the outer wheel's `loopLimit`, which the set's wheel applies to its timers
    */
   constructor(
     clock: Clock,
     createDriver: (wake: () => void) => WakeupDriver,
     private readonly onExpire: ExpireCallback<K, V>,
     private readonly report: ExpireReport,
+    loopLimit: number,
   ) {
-    this.wheel = new SetWheel(this.slab, clock, createDriver, this);
+    this.wheel = new SetWheel(this.slab, clock, createDriver, this, loopLimit);
   }
 
   /** The key's slot while it holds at least one stack, else NONE. */
@@ -270,6 +272,20 @@ export class KeyTable<K, V> implements ExpirySink {
           this.releaseKey(k);
         } else this.expiring = NONE;
       }
+    }
+  }
+
+  /**
+   * A stack that kept re-arming for the tick being fired was cancelled by the wheel (it is out of
+   * the wheel): the key loses it, and a key left with no stack leaves the Map, unreported.
+   */
+  cancel(s: number): void {
+    const k = this.slab.w[(s << 3) | OWNER];
+    this.unlinkStack(k, s);
+    this.slab.free(s);
+    if (this.kw[(k << 2) | COUNT] === 0) {
+      this.slots.delete(this.kv[k << 1] as K);
+      this.releaseKey(k);
     }
   }
 

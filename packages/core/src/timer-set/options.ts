@@ -155,6 +155,12 @@ export function requireOpenWheel(wheel: unknown): TimingWheel {
   return wheel;
 }
 
+/** The wheel's `loopLimit`; a wheel of an older copy of core that does not show it has the default, 1000. */
+export function loopLimitOf(wheel: TimingWheel): number {
+  const limit = (wheel as { loopLimit?: unknown }).loopLimit;
+  return typeof limit === 'number' ? limit : 1000;
+}
+
 /** Shared, frozen `info` objects for the common stack counts, so an expiry allocates nothing. */
 const EXPIRE_INFOS: readonly ExpireInfo[] = Array.from({ length: 16 }, (_, stacksLeft) =>
   Object.freeze({ stacksLeft }),

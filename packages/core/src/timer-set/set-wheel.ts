@@ -12,7 +12,10 @@
  * far fewer bytes than the `TimerHandle`, Map entry and closure per timer that the core wheel
  * would need (the game suite's `heap-per-buff` row, "core wheel + Map"), while per tick the two
  * execute about as many instructions (its `instructions-per-tick-periodic` row), so speed does
- * not decide it. The digit arithmetic is the core wheel's, as the pure {@link bucketOf}.
+ * not decide it. The algorithm is the core wheel's, storage aside, as tokio-util keeps one
+ * wheel with its storage as a parameter (`time/wheel/stack.rs`): the digit arithmetic and the
+ * occupancy search are `wheel/wheel-levels.ts`'s pure functions, and the pass loop with its
+ * runaway guard is `wheel/wheel-pass.ts`'s `runPass`, which walks this wheel's buckets.
  *
  * ## Levels and buckets
  * Ticks are 1 ms of game time counted from `originMs`. Level `L` has 256 buckets of 256^L ticks
@@ -42,18 +45,24 @@
  * ## Never early, never stuck
  * A timer due at game time `t` is due at tick `ceil(t - originMs)` and fires when the driver's
  * wake-up finds the clock at or past it. Callbacks run in due order (by tick, then in filing
- * order); a timer filed for the current tick from a callback fires in the same pass, and after
- * `MAX_SAME_TICK_BATCHES` batches for one tick the rest moves to the next tick with an error, so
- * a key that sets itself with 0 ms forever cannot hang the loop. The single wake-up goes to a
+ * order); a timer filed for the current tick from a callback fires in the same pass. Timers that
+ * keep re-arming for the tick being fired (a key that sets itself with 0 ms from its own expiry)
+ * get the core wheel's policy: after `loopLimit` rounds in one pass (the outer wheel's option)
+ * they are cancelled, their keys removed, and one `TimerLoopError` is thrown after the pass,
+ * which the outer wheel hands to its `onError` (or throws out of `clock.advance()`). The single wake-up goes to a
  * {@link WakeupDriver}: the set's `GameClock`, which turns it into one handle on the outer wheel.
  */
 import type { Clock, WakeupDriver } from '../clocks/clock.js';
+import { TimerLoopError } from '../wheel/timer-loop-error.js';
+import * as levelMath from '../wheel/wheel-levels.js';
+import { runPass, type PassActions, type PassLevels } from '../wheel/wheel-pass.js';
 import * as slabFields from './slab.js';
 import { grown, type StackSlab } from './slab.js';
 
 // Module-level copies of the slab's field offsets: tsc's CommonJS output would read an imported
 // constant from the slab module's exports object at every use; a local const folds into the code.
 const { OWNER, DUE, STAMP } = slabFields;
+const { firstSetBit, levelAndSlotOfLargeTick, levelOf, levelOfBitTable, slotOf, startOfSlot } = levelMath;
 
 /** Who hears of a timer that came due: the key table. */
 export interface ExpirySink {
@@ -62,6 +71,8 @@ export interface ExpirySink {
    * whose key's cells the sink may start loading.
    */
   fire(s: number, ahead: number): void;
+  /** Stack `s` kept re-arming for the tick being fired and is out of the wheel for good: drop it without reporting it. */
+  cancel(s: number): void;
 }
 
 const SLOT_BITS = 8;
@@ -71,14 +82,14 @@ const SLOT_MASK = SLOTS - 1;
 const MAX_LEVELS = 7;
 /** 32-bit words of occupancy bitmap per level. */
 const LEVEL_WORDS = SLOTS >>> 5;
-const MAX_INT32_TICK = 0x7fffffff;
+const { MAX_INT32_TICK } = levelMath;
+/** The level of each highest differing bit, for base-256 digits. */
+const LEVEL_OF_BIT = levelOfBitTable(SLOT_BITS);
 
 /** How many entries ahead of the one firing the batch loads a timer's slab entry (the sink loads its key half as far ahead). */
 const AHEAD = 4;
 /** Stale entries tolerated beyond twice the live ones before `compact()` drops them all. */
 const STALE_SLACK = 1_024;
-/** Batches for one tick in one pass before the wheel assumes callbacks re-arm themselves forever. */
-const MAX_SAME_TICK_BATCHES = 10_000;
 
 /**
  * A bucket that never held anything: its count (element 0) is 0, and it gets an array of its own
@@ -92,21 +103,12 @@ const EMPTY = new Int32Array(1);
  * slot that digit of `tick`. Pure, and exact for every tick a double holds.
  */
 export function bucketOf(tick: number, current: number): number {
-  if (tick > MAX_INT32_TICK) return bucketOfLarge(tick, current);
-  const diff = tick ^ current;
-  const level = diff <= SLOT_MASK ? 0 : ((31 - Math.clz32(diff)) / SLOT_BITS) | 0;
-  return (level << SLOT_BITS) | ((tick >>> (level * SLOT_BITS)) & SLOT_MASK);
-}
-
-/** {@link bucketOf} past 2^31 ticks: the same digits by division instead of shifts. */
-function bucketOfLarge(tick: number, current: number): number {
-  let level = 0;
-  let span = 1;
-  while (Math.floor(tick / (span * SLOTS)) !== Math.floor(current / (span * SLOTS))) {
-    level++;
-    span *= SLOTS;
+  if (tick > MAX_INT32_TICK) {
+    const [level, slot] = levelAndSlotOfLargeTick(tick, current, SLOTS);
+    return level * SLOTS + slot;
   }
-  return level * SLOTS + (Math.floor(tick / span) % SLOTS);
+  const level = levelOf(tick, current, SLOT_MASK, LEVEL_OF_BIT);
+  return (level << SLOT_BITS) | slotOf(tick, level, SLOT_BITS, SLOT_MASK);
 }
 
 /**
@@ -115,11 +117,11 @@ function bucketOfLarge(tick: number, current: number): number {
  */
 export function bucketStart(bucket: number, current: number): number {
   const span = SLOTS ** (bucket >>> SLOT_BITS);
-  const window = span * SLOTS;
-  return Math.floor(current / window) * window + (bucket & SLOT_MASK) * span;
+  return startOfSlot(current, bucket & SLOT_MASK, span, span * SLOTS);
 }
 
-export class SetWheel {
+/** The storage `runPass` walks for a set (buckets named by `level * 256 + slot`), and what it does with each. */
+export class SetWheel implements PassLevels<number>, PassActions<number> {
   /** Game-time ms that tick 0 stands for. */
   readonly originMs: number;
   /** Timers filed in the wheel (not counting paused ones, nor stale entries). */
@@ -129,8 +131,8 @@ export class SetWheel {
   /** Written only so that the batch loops' look-ahead loads are not optimised away (never read). */
   peek = 0;
 
-  /** The tick the wheel has processed up to; buckets are relative to it. */
-  private currentTick = 0;
+  /** The tick the wheel has processed up to; buckets are relative to it (`runPass` moves it). */
+  currentTick = 0;
   /** The entries taken out of a bucket by `takeBucket`: `batch[i]` a slab index, `batch[i + 1]` its stamp. */
   private batch: Int32Array = new Int32Array(64);
   private batchLength = 0;
@@ -143,17 +145,24 @@ export class SetWheel {
   private readonly entries: Int32Array[] = [];
   /** Occupancy bits, one per bucket: level `L`'s at words `L * LEVEL_WORDS ...`. */
   private readonly occupied = new Int32Array(MAX_LEVELS * LEVEL_WORDS);
+  /** Per level in use, a view of its words of `occupied`: what the shared occupancy search reads. */
+  private readonly levelWords: Int32Array[] = [];
   private levels = 0;
   private armedTick = Infinity;
   private processing = false;
   private passErrors: unknown[] | undefined = undefined;
   private readonly driver: WakeupDriver;
 
+  /**
+   * @param loopLimit - rounds of timers re-arming for the tick being fired, in one pass, before
+   *   they are cancelled: the outer wheel's `loopLimit`
+   */
   constructor(
     private readonly slab: StackSlab,
     readonly clock: Clock,
     createDriver: (wake: () => void) => WakeupDriver,
     private readonly sink: ExpirySink,
+    private readonly loopLimit: number,
   ) {
     this.originMs = Math.floor(clock.now());
     this.driver = createDriver(this.wake);
@@ -255,20 +264,33 @@ export class SetWheel {
     const levels = upTo + 1;
     const entries = this.entries;
     for (let b = entries.length; b < levels * SLOTS; b++) entries.push(EMPTY);
+    for (let l = this.levelWords.length; l < levels; l++) {
+      this.levelWords.push(this.occupied.subarray(l * LEVEL_WORDS, (l + 1) * LEVEL_WORDS));
+    }
     this.levels = levels;
   }
 
   /**
    * The bucket of the next event (`level * SLOTS + slot`: a small integer, so returning it
-   * allocates nothing), or -1 when nothing is filed.
+   * allocates nothing), or undefined when nothing is filed.
    */
-  private nextEventBucket(): number {
+  nextEventBucket(): number | undefined {
     const current = this.currentTick;
     for (let level = 0, span = 1; level < this.levels; level++, span *= SLOTS) {
-      const slot = firstSetBit(this.occupied, level * LEVEL_WORDS, Math.floor(current / span) % SLOTS);
+      const slot = firstSetBit(this.levelWords[level], Math.floor(current / span) % SLOTS);
       if (slot >= 0) return level * SLOTS + slot;
     }
-    return -1;
+    return undefined;
+  }
+
+  /** The tick `bucket` comes up at. */
+  startOf(bucket: number): number {
+    return bucketStart(bucket, this.currentTick);
+  }
+
+  /** True for a level-0 bucket (it fires); a coarser one cascades. */
+  isFine(bucket: number): boolean {
+    return bucket < SLOTS;
   }
 
   /** Moves a bucket's entries into `batch`, so callbacks can refill its slot. */
@@ -294,7 +316,7 @@ export class SetWheel {
     this.processing = true;
     this.passErrors = errors;
     try {
-      this.processUntil(nowTick);
+      runPass(this, this, nowTick, this.loopLimit);
     } finally {
       this.processing = false;
       this.passErrors = undefined;
@@ -304,31 +326,38 @@ export class SetWheel {
     if (errors.length > 1) throw new AggregateError(errors, `${errors.length} TimerSet onExpire callbacks threw`);
   };
 
-  private processUntil(targetTick: number): void {
-    let sameTickBatches = 0;
-    for (;;) {
-      const bucket = this.nextEventBucket();
-      if (bucket < 0) break;
-      const eventTick = bucketStart(bucket, this.currentTick);
-      if (eventTick > targetTick) break;
-      sameTickBatches = eventTick === this.currentTick ? sameTickBatches + 1 : 0;
-      if (sameTickBatches > MAX_SAME_TICK_BATCHES) {
-        this.passErrors!.push(
-          new Error(
-            `TimerSet timers kept re-arming for game tick ${eventTick} ${MAX_SAME_TICK_BATCHES} times in one pass; they were moved to the next tick`,
-          ),
-        );
-        this.currentTick = eventTick + 1;
-        this.takeBucket(bucket);
-        this.cascadeBatch();
-        return;
+  /** A set's wheel is never closed during a pass: `close()` comes after every key was released. */
+  _halted(): boolean {
+    return false;
+  }
+
+  _cascadeBucket(bucket: number): void {
+    this.takeBucket(bucket);
+    this.cascadeBatch();
+  }
+
+  _fireBucket(bucket: number, tick: number): void {
+    this.takeBucket(bucket);
+    this.fireBatch(tick);
+  }
+
+  /** Cancels the live stacks of a bucket that kept re-arming for `tick` (their keys lose them), and reports it once. */
+  _stopLoop(bucket: number, tick: number): void {
+    this.takeBucket(bucket);
+    const w = this.slab.w;
+    const batch = this.batch;
+    let cancelled = 0;
+    for (let i = 0, n = this.batchLength; i < n; i += 2) {
+      const s = batch[i];
+      if (w[(s << 3) | STAMP] !== batch[i + 1]) {
+        this.stale--;
+        continue;
       }
-      this.currentTick = eventTick;
-      this.takeBucket(bucket);
-      if (bucket < SLOTS) this.fireBatch(eventTick);
-      else this.cascadeBatch();
+      this.pending--;
+      cancelled++;
+      this.sink.cancel(s);
     }
-    if (targetTick > this.currentTick) this.currentTick = targetTick;
+    this.passErrors!.push(new TimerLoopError(this.loopLimit, this.originMs + tick, cancelled));
   }
 
   /** Fires the batch, dropping stale entries and re-filing the stacks a lazy reschedule pushed later. */
@@ -361,7 +390,7 @@ export class SetWheel {
     this.peek = peek;
   }
 
-  /** Files the batch's current entries again, one level down (or at the next tick); drops stale ones. */
+  /** Files the batch's current entries again, one level down; drops stale ones. */
   private cascadeBatch(): void {
     const w = this.slab.w;
     const batch = this.batch;
@@ -381,7 +410,7 @@ export class SetWheel {
       return;
     }
     const bucket = this.nextEventBucket();
-    if (bucket < 0) return;
+    if (bucket === undefined) return;
     const tick = bucketStart(bucket, this.currentTick);
     this.armedTick = tick;
     this.driver.arm(this.originMs + tick);
@@ -407,13 +436,14 @@ export class SetWheel {
   private compact(): void {
     const w = this.slab.w;
     for (let level = 0; level < this.levels; level++) {
-      for (let slot = firstSetBit(this.occupied, level * LEVEL_WORDS, 0); slot >= 0;) {
+      const words = this.levelWords[level];
+      for (let slot = firstSetBit(words, 0); slot >= 0;) {
         const bucket = (level << SLOT_BITS) | slot;
         const entries = this.entries[bucket];
         const kept = keepCurrent(entries, w);
         entries[0] = kept;
         if (kept === 0) this.occupied[bucket >>> 5] &= ~(1 << (bucket & 31));
-        slot = slot + 1 < SLOTS ? firstSetBit(this.occupied, level * LEVEL_WORDS, slot + 1) : -1;
+        slot = slot + 1 < SLOTS ? firstSetBit(words, slot + 1) : -1;
       }
     }
     this.stale = 0;
@@ -433,15 +463,4 @@ function keepCurrent(entries: Int32Array, w: Int32Array): number {
     kept += 2;
   }
   return kept;
-}
-
-/** Index of the first set bit at or after `from` in one level's bitmap (words `base ...`), or -1. */
-function firstSetBit(words: Int32Array, base: number, from: number): number {
-  let w = from >>> 5;
-  let bits = words[base + w] & (-1 << (from & 31));
-  for (;;) {
-    if (bits !== 0) return (w << 5) + (31 - Math.clz32(bits & -bits));
-    if (++w >= LEVEL_WORDS) return -1;
-    bits = words[base + w]!;
-  }
 }

@@ -56,6 +56,8 @@
  * meantime (the private wheel re-files it lazily). On a `ManualClock` the same calls therefore
  * always produce the same callbacks in the same order, and so does a fixed-step loop.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import type { Clock } from '../clocks/clock.js';
 import { GameClock } from './game-clock.js';
 import { sharedWheel } from '../wheel/shared-wheel.js';
@@ -65,6 +67,7 @@ import {
   refuseUnknownKeys,
   requireMaxStacks,
   requireOnExpire,
+  loopLimitOf,
   requireOpenWheel,
   requireTimeScale,
   type TimerSetConstructorOptions,
@@ -154,10 +157,16 @@ export class TimerSet<V, K = SnapshotKey> {
     const gameClock = new GameClock(wheel, timeScale);
     this.gameClock = gameClock;
     // 1 ms ticks in game time, so the only rounding is the outer wheel's: never early, at most one of its ticks late.
-    this.table = new KeyTable<K, V>(gameClock, (wake) => gameClock.createDriver(wake), onExpire, {
-      channel: timerSetExpireChannel,
-      publish: (key, stacksLeft) => publishTimerSetExpire(this as TimerSet<unknown, unknown>, key, stacksLeft),
-    });
+    this.table = new KeyTable<K, V>(
+      gameClock,
+      (wake) => gameClock.createDriver(wake),
+      onExpire,
+      {
+        channel: timerSetExpireChannel,
+        publish: (key, stacksLeft) => publishTimerSetExpire(this as TimerSet<unknown, unknown>, key, stacksLeft),
+      },
+      loopLimitOf(wheel),
+    );
   }
 
   /** Keys held (a key with several stacks counts once). */

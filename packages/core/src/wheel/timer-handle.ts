@@ -4,6 +4,8 @@
  * The object the wheel links into its buckets is the handle the user holds. Its lifecycle state
  * lives in its links (no flags field); the rest of the design is in `timing-wheel.ts`.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { Bucket, type Link } from './bucket.js';
 import { freshNow, type Clock } from '../clocks/clock.js';
 import type { TickScale } from './tick-scale.js';
@@ -103,10 +105,9 @@ export class TimerHandle {
     /** @internal The tick it falls due at; Infinity for a timer that never fires. */ public _tick: number,
     delayMs: number,
   ) {
-    // Makes V8 give `_delayMs` a tagged field rather than a double one. A double field is a
-    // 16-byte heap box in EVERY handle of the process once any handle has held a fraction (each
-    // `scheduleAt` on the system clock stores one). Tagged, a whole-ms delay is a small integer in the
-    // field, and only a fractional one (or an unref'ed 0, which is -0) takes a box.
+    // The tagged-field idiom (ARCHITECTURE.md): each `scheduleAt` on the system clock stores a
+    // fraction, which would make the field a double, a heap box in EVERY handle of the process.
+    // Tagged, a whole-ms delay sits in the field; only a fraction (or an unref'ed 0, -0) takes a box.
     this._delayMs = TAGGED as unknown as number;
     this._delayMs = delayMs + 0; // + 0 turns a -0 into 0, which would read as unref'ed
   }

@@ -90,11 +90,14 @@
  * several as an `AggregateError`): an uncaught exception on the system clock, thrown from
  * `advance()` on a `ManualClock`. Timers that keep re-arming for the tick being fired (a
  * `refresh(0)` loop) would never let time move: after `loopLimit` rounds in one pass they are
- * cancelled and one `TimerLoopError` goes to `onError`, or is thrown.
+ * cancelled and one `TimerLoopError` goes to `onError`, or is thrown. The pass loop and this
+ * guard are `wheel-pass.ts`'s `runPass`, which a `TimerSet`'s slab wheel walks too.
  *
  * ## Threading
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { freshNow, isDrivingClock, systemClock, type Clock, type WakeupDriver } from '../clocks/clock.js';
 import { guardedPublisher, typedChannel } from '../kit/channel-kit.js';
 import { describeValue, optionChecks, requireFunction, requireMs } from '../kit/options-kit.js';
@@ -105,6 +108,7 @@ import * as timerState from './timer-handle.js';
 import type { TimerCallback, TimerTask } from './timer-handle.js';
 import { TimerLoopError } from './timer-loop-error.js';
 import { WheelLevels } from './wheel-levels.js';
+import { runPass } from './wheel-pass.js';
 import type { TimingWheelOptions, WheelStats } from './wheel-types.js';
 
 // Module-level copies: compiled to CommonJS, an imported binding is a property read off the
@@ -252,7 +256,11 @@ export class TimingWheel {
 
   // ## The passes
   private readonly onError: ErrorHandler | undefined;
-  private readonly loopLimit: number;
+  /**
+   * Rounds of timers re-arming for the tick being fired, in one pass, before they are cancelled
+   * (the `loopLimit` option); a `TimerSet` on this wheel applies the same limit to its timers.
+   */
+  readonly loopLimit: number;
   private passErrors: unknown[] | undefined = undefined;
   private loopError: TimerLoopError | undefined = undefined;
 
@@ -600,30 +608,27 @@ export class TimingWheel {
   };
 
   private processUntil(targetTick: number): void {
-    const levels = this.levels;
-    let lastFiredTick = -Infinity;
-    let rounds = 0;
-    for (;;) {
-      const bucket = levels.nextEventBucket();
-      if (bucket === undefined) break;
-      const eventTick = levels.startOf(bucket);
-      if (eventTick > targetTick || this.closed) break;
-      levels.currentTick = eventTick;
-      if (bucket.level > 0) {
-        this.cascadeBatch(levels.take(bucket)); // overflow: drop to a finer level
-        continue;
-      }
-      // Callbacks that keep re-arming themselves for this tick would never let time move.
-      rounds = eventTick === lastFiredTick ? rounds + 1 : 0;
-      lastFiredTick = eventTick;
-      if (rounds >= this.loopLimit) this.stopLoop(levels.take(bucket), eventTick);
-      else this.fireBatch(levels.take(bucket), eventTick);
-    }
-    if (targetTick > levels.currentTick) levels.currentTick = targetTick;
+    runPass(this.levels, this, targetTick, this.loopLimit);
   }
 
-  /** Cancels what keeps re-arming for `tick`, and reports it once. */
-  private stopLoop(batch: Bucket, tick: number): void {
+  /** @internal A step of `runPass`: a callback closed the wheel, the pass ends. */
+  _halted(): boolean {
+    return this.closed;
+  }
+
+  /** @internal A step of `runPass`: a coarse bucket came up, its entries drop to a finer level. */
+  _cascadeBucket(bucket: Bucket): void {
+    this.cascadeBatch(this.levels.take(bucket));
+  }
+
+  /** @internal A step of `runPass`: a level-0 bucket came up. */
+  _fireBucket(bucket: Bucket, tick: number): void {
+    this.fireBatch(this.levels.take(bucket), tick);
+  }
+
+  /** @internal A step of `runPass`: cancels what keeps re-arming for `tick`, and reports it once. */
+  _stopLoop(bucket: Bucket, tick: number): void {
+    const batch = this.levels.take(bucket);
     const first = batch._next as TimerHandle;
     let cancelled = 0;
     while (batch._next !== batch) {

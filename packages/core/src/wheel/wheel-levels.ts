@@ -9,6 +9,7 @@
  */
 import { Bucket, type Link } from './bucket.js';
 import type { TimerHandle } from './timer-handle.js';
+import type { PassLevels } from './wheel-pass.js';
 
 /** Above this tick number bitwise arithmetic on ticks is unsafe, and filing takes the slow path. */
 const MAX_INT32_TICK = 0x7fffffff;
@@ -63,7 +64,20 @@ export function levelAndSlotOfLargeTick(tick: number, current: number, wheelSize
   return [level, Math.floor(tick / span) % wheelSize];
 }
 
-/** Index of the first set bit at or after `from` in a bitmap of 32-bit words, or -1. */
+/**
+ * The tick the slot `slot` of a level (buckets of `span` ticks, `window` ticks in all) begins at,
+ * in the level's window that holds `current`. At the very top of the double range the window
+ * overflows to Infinity; its base is then 0.
+ */
+export function startOfSlot(current: number, slot: number, span: number, window: number): number {
+  const base = window === Infinity ? 0 : Math.floor(current / window) * window;
+  return base + slot * span;
+}
+
+/**
+ * Index of the first set bit at or after `from` in a bitmap of 32-bit words, or -1: the
+ * occupancy search of both wheels (a set's wheel passes a view of one level's words).
+ */
 export function firstSetBit(words: Int32Array, from: number): number {
   let w = from >>> 5;
   let bits = words[w] & (-1 << (from & 31));
@@ -87,8 +101,11 @@ interface Level {
   readonly window: number;
 }
 
-/** A wheel's levels: where each pending entry is linked, and where the next event is. */
-export class WheelLevels {
+/**
+ * A wheel's levels: where each pending entry is linked, and where the next event is. The
+ * storage `runPass` (`wheel-pass.ts`) walks for the core wheel.
+ */
+export class WheelLevels implements PassLevels<Bucket> {
   /** Every tick before this one has been processed; the wheel's passes move it. */
   currentTick = 0;
   /** Timers that never fire (due beyond MAX_DELAY_MS): kept linked only so that cancel is uniform. */
@@ -176,9 +193,12 @@ export class WheelLevels {
   /** The tick a filed bucket's slot begins at, in the current window of its level. */
   startOf(bucket: Bucket): number {
     const level = this.levels[bucket.level];
-    // At the very top of the double range the window overflows; its base is then 0.
-    const base = level.window === Infinity ? 0 : Math.floor(this.currentTick / level.window) * level.window;
-    return base + bucket.slot * level.span;
+    return startOfSlot(this.currentTick, bucket.slot, level.span, level.window);
+  }
+
+  /** True for a level-0 bucket (it fires); a coarser one cascades. */
+  isFine(bucket: Bucket): boolean {
+    return bucket.level === 0;
   }
 
   /**

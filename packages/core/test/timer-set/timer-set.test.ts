@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ManualClock, TimerSet, TimingWheel, type ExpireInfo, type TimerSetSnapshot } from '../../src/index.js';
+import {
+  ManualClock,
+  TimerLoopError,
+  TimerSet,
+  TimingWheel,
+  type ExpireInfo,
+  type TimerSetSnapshot,
+} from '../../src/index.js';
 
 type Fired = [atMs: number, key: string | number, value: unknown, stacksLeft: number];
 
@@ -536,6 +543,36 @@ describe('TimerSet', () => {
   });
 
   describe('callbacks', () => {
+    it("cancels keys that keep setting themselves for the tick being fired after the wheel's loopLimit, with one TimerLoopError to its onError", () => {
+      const clock = new ManualClock(0);
+      const errors: unknown[] = [];
+      const wheel = new TimingWheel({ clock, loopLimit: 20, onError: (error) => errors.push(error) });
+      let fired = 0;
+      const set: TimerSet<string> = new TimerSet<string>({
+        wheel,
+        onExpire: (key, value) => {
+          fired++;
+          if (key === 'loop') set.set(key, 0, value); // 0 ms from its own expiry: forever, for the same tick
+        },
+      });
+      set.set('loop', 10, 'v');
+      set.set('other', 10, 'w', { policy: 'stack' });
+      set.set('later', 11, 'x');
+      clock.advance(10);
+      // The core wheel's policy (timing-wheel.passes.test.ts): loopLimit rounds of the tick, then cancelled.
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(TimerLoopError);
+      expect(errors[0]).toMatchObject({ loopLimit: 20, atMs: 10, cancelled: 1 });
+      expect(fired).toBe(21); // 'loop' 20 times, 'other' once
+      expect(set.has('loop')).toBe(false);
+      expect(set.size).toBe(1);
+      // Time moves on, and the set keeps working.
+      clock.advance(1);
+      expect(fired).toBe(22);
+      set.set('loop', 5, 'v2');
+      expect(set.has('loop')).toBe(true);
+    });
+
     it('may set and delete other keys while timers are expiring', () => {
       const clock = new ManualClock(0);
       const wheel = new TimingWheel({ clock });

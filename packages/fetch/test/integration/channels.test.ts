@@ -124,7 +124,7 @@ describe('channels, published by withTimeouts against a real node:http server', 
   it('publishes nothing for a request that completes', { timeout: 10_000 }, async () => {
     const timeouts = listen<FetchTimeoutMessage>(FETCH_TIMEOUT_CHANNEL);
     const timedFetch = withTimeouts(fetch, { headersMs: 1_000 });
-    const res = await timedFetch(`${origin}/stall-body`, { timeouts: { bodyIdleMs: false } });
+    const res = await timedFetch(`${origin}/stall-body`, { timeouts: { bodyIdleMs: 0 } });
     await res.body?.cancel();
     expect(timeouts).toEqual([]);
   });

@@ -53,6 +53,9 @@ for (const [name, trailing] of Object.entries(TRAILING)) {
   };
 }
 const subscriber = new RedisMock() as unknown as RedisClient;
+/** Each shard's wake-up messages by channel: one listener for all, not one per shard past the emitter's limit. */
+const wakesByChannel = new Map<string, string[]>();
+subscriber.on('message', (from: string, message: string) => wakesByChannel.get(from)?.push(message));
 afterAll(async () => {
   await subscriber.quit();
   await raw.quit();
@@ -69,10 +72,8 @@ export async function shard(): Promise<Shard> {
   const namespace = uniqueNamespace('scripts');
   const channel = wakeChannel('tickwheel', namespace);
   const wakes: string[] = [];
+  wakesByChannel.set(channel, wakes);
   await subscriber.subscribe(channel);
-  subscriber.on('message', (from: string, message: string) => {
-    if (from === channel) wakes.push(message);
-  });
   return { keys: keyList(shardKeys('tickwheel', namespace, 0)), channel, wakes };
 }
 

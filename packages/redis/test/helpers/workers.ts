@@ -1,4 +1,4 @@
-/** Worker processes (test/integration/fixtures/worker.mjs) forked and tracked for cleanup by pid. */
+/** Worker processes (test/integration/fixtures/worker.mjs, and any fixture through forkTracked) forked and tracked for cleanup by pid. */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -42,15 +42,38 @@ export interface WorkerProcess {
 
 const alive = new Set<ChildProcess>();
 
-export function forkWorker(config: WorkerConfig): WorkerProcess {
+/**
+ * Forks `script` (a fixture running the BUILT package) with `config` as JSON in env `envName`,
+ * tracked for {@link killAllWorkers}; `kill()` resolves once it is gone.
+ */
+export function forkTracked(
+  script: string,
+  envName: string,
+  config: object,
+): { child: ChildProcess; kill: () => Promise<void>; signal: (signal: NodeJS.Signals) => void } {
   if (!fs.existsSync(DIST)) throw new Error(`${DIST} is missing: build first (npx tsc --build)`);
-  const child = fork(SCRIPT, [], {
-    env: { ...process.env, TICKWHEEL_WORKER: JSON.stringify(config) },
+  const child = fork(script, [], {
+    env: { ...process.env, [envName]: JSON.stringify(config) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   alive.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => alive.delete(child));
+  return {
+    child,
+    kill: async () => {
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+        process.kill(child.pid, 'SIGKILL');
+      await exited;
+    },
+    signal: (signal) => {
+      if (child.pid !== undefined) process.kill(child.pid, signal);
+    },
+  };
+}
+
+export function forkWorker(config: WorkerConfig): WorkerProcess {
+  const { child, kill, signal } = forkTracked(SCRIPT, 'TICKWHEEL_WORKER', config);
   const worker = {
     fired: [] as Start[],
     done: [] as [string, string][],
@@ -90,18 +113,12 @@ export function forkWorker(config: WorkerConfig): WorkerProcess {
         stopped = resolve;
         child.send('stop');
       }),
-    async kill() {
-      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
-        process.kill(child.pid, 'SIGKILL');
-      await exited;
-    },
-    signal(signal) {
-      if (child.pid !== undefined) process.kill(child.pid, signal);
-    },
+    kill,
+    signal,
   };
 }
 
-/** SIGKILLs (by pid) every worker still running, stopped ones included (for afterEach). */
+/** SIGKILLs (by pid) every forked process still running, stopped ones included (for afterEach). */
 export async function killAllWorkers(): Promise<void> {
   await Promise.all(
     [...alive].map(

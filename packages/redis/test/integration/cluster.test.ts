@@ -4,11 +4,15 @@
  * spreads over the nodes; worker processes on ioredis Cluster clients fire every timer once;
  * pub/sub wake-ups reach workers whichever node they listen on; and a master SIGKILLed in the
  * middle of a run is failed over without a lost schedule or timer, with a short and with the
- * default lease. The failover tests run last: each leaves one shard without a replica.
+ * default lease. RedisPresence spreads its members over the nodes the same way and delivers one
+ * leave per departure, through a master failover during the grace period too. The failover tests
+ * run last: each leaves one shard without a replica.
  */
 import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { shardOf } from '../../src/keys.js';
 import { DEFAULTS } from '../../src/options.js';
+import { RedisPresence } from '../../src/redis-presence.js';
 import { RedisTimers } from '../../src/redis-timers.js';
 import type { FiredTimer } from '../../src/types.js';
 import { debounceUnderLoad } from '../helpers/debounce-load.js';
@@ -96,7 +100,7 @@ describe('RedisTimers on a Redis Cluster (3 masters, 3 replicas)', () => {
       for (const delayMs of [0, 2, 10, 50]) {
         const worker = new RedisTimers({ redis: client(), namespace, shards: 3, pollIntervalMs: 60_000 });
         await worker.start(() => undefined);
-        await Promise.all(admin.nodes('all').map((node) => node.client('KILL', 'TYPE', 'pubsub')));
+        await Promise.all(admin.nodes('all').map((node) => node.client('KILL', 'TYPE', 'PUBSUB')));
         await sleep(delayMs);
         await worker.stop();
       }
@@ -110,6 +114,57 @@ describe('RedisTimers on a Redis Cluster (3 masters, 3 replicas)', () => {
   it('caps a debounced timer at maxWaitMs under four concurrent schedulers on Cluster clients', async () => {
     const { fires, calls } = await debounceUnderLoad(client, { shards: 3 });
     console.log(`maxWait on the cluster: ${calls} schedule() calls in 1.6 s fired ${fires.length} times`);
+  });
+
+  /** Presence servers on Cluster clients, stopped after their test. */
+  const presences: RedisPresence[] = [];
+  afterEach(async () => {
+    await Promise.allSettled(presences.splice(0).map((p) => p.stop()));
+  });
+
+  async function presenceServer(
+    namespace: string,
+    leaves: { member: string; at: number }[],
+    options: { shards: number; graceMs: number; waitForReplicas?: number },
+  ): Promise<RedisPresence> {
+    const presence = new RedisPresence({ redis: client(), namespace, nodeTtlMs: 10_000, ...options });
+    presences.push(presence);
+    presence.on('leave', ({ member }: { member: string }) => leaves.push({ member, at: Date.now() }));
+    presence.on('error', () => undefined); // a failover's errors are part of the last test
+    await presence.start();
+    return presence;
+  }
+
+  // socket.io-redis-adapter test/specifics.ts, "allRooms" > "returns all rooms across several nodes", on a Cluster
+  it('spreads RedisPresence members over the nodes, lists them from any server, and delivers one leave per departure', async () => {
+    const namespace = uniqueNamespace('cluster-presence');
+    const leaves: { member: string; at: number }[] = [];
+    const options = { shards: 6, graceMs: 300 };
+    const [a, b] = [await presenceServer(namespace, leaves, options), await presenceServer(namespace, leaves, options)];
+    const members = Array.from({ length: 200 }, (_, i) => `p${i}`);
+    await Promise.all(members.map((m, i) => (i % 2 === 0 ? a : b).join(m, 'c')));
+    await Promise.all(members.map((m, i) => (i % 2 === 0 ? b : a).join(m, 'd'))); // each on both servers
+    const admin = client();
+    const owners = new Set<number | undefined>();
+    let stored = 0;
+    for (let shard = 0; shard < options.shards; shard++) {
+      const key = `tickwheel:{${namespace}:${shard}}:present`;
+      owners.add(cluster.masterOf(Number(await admin.cluster('KEYSLOT', key)))?.port);
+      stored += await admin.hlen(key);
+    }
+    expect(owners.size).toBeGreaterThanOrEqual(2);
+    expect(stored).toBe(members.length);
+    const listed = new Set<string>();
+    for await (const page of a.members({ count: 40 })) for (const m of page) listed.add(m);
+    expect(listed).toEqual(new Set(members));
+    const gone = members.slice(0, 50);
+    await Promise.all(gone.map((m, i) => (i % 2 === 0 ? a : b).leave(m, 'c')));
+    await Promise.all(gone.map((m, i) => (i % 2 === 0 ? b : a).leave(m, 'd')));
+    await until(() => leaves.length >= gone.length, 'the leaves', 10_000);
+    await sleep(500);
+    expect(leaves.map((l) => l.member).sort()).toEqual([...gone].sort());
+    expect(await b.online('p0')).toBe(false);
+    expect(await b.online('p199')).toBe(true);
   });
 
   /**
@@ -241,5 +296,55 @@ describe('RedisTimers on a Redis Cluster (3 masters, 3 replicas)', () => {
     'a master SIGKILLed mid-run with the default leaseMs (30 000): firing stalls at most the failover time + 1 s',
     { timeout: 60_000 },
     () => failoverRun(1, DEFAULTS.leaseMs),
+  );
+
+  /**
+   * Members leave their last connection, and 300 ms into their 2 s grace the master of the
+   * members' grace timers on one shard is SIGKILLed. Writes wait for a replica (waitForReplicas
+   * 1), so the promoted replica has every grace timer: each member leaves exactly once, never
+   * before its grace ended, and no later than the failover's end + 1 s (+ load margin).
+   */
+  it(
+    'delivers each leave once across a master failover during the grace period (waitForReplicas 1)',
+    { timeout: 60_000 },
+    async () => {
+      const namespace = uniqueNamespace('presence-failover');
+      const shards = 12;
+      const graceMs = 2_000;
+      const leaves: { member: string; at: number }[] = [];
+      const options = { shards, graceMs, waitForReplicas: 1 };
+      const [a] = [await presenceServer(namespace, leaves, options), await presenceServer(namespace, leaves, options)];
+      const victim = cluster.shards[2];
+      const admin = client();
+      const onVictim = new Set<string>();
+      const members = Array.from({ length: 48 }, (_, i) => `f${i}`);
+      for (const m of members) {
+        const slot = Number(await admin.cluster('KEYSLOT', `x{${namespace}:${shardOf(`g:${m}`, shards)}}`));
+        if (cluster.masterOf(slot)?.port === victim.master.port) onVictim.add(m);
+      }
+      expect(onVictim.size).toBeGreaterThan(0);
+      expect(onVictim.size).toBeLessThan(members.length);
+      await Promise.all(members.map((m) => a.join(m, 'c')));
+      const leftAt = Date.now();
+      await Promise.all(members.map((m) => a.leave(m, 'c')));
+      await sleep(300);
+      const killedAt = Date.now();
+      await victim.master.kill();
+      const failedOverAt = await waitForFailover(cluster, victim.master, victim.firstSlot, 30_000, killed);
+      killed.push(victim.master);
+      await until(() => leaves.length >= members.length, 'every member leaves', 30_000);
+      await sleep(500);
+      console.log(
+        `presence failover: master killed ${killedAt - leftAt} ms into a ${graceMs} ms grace, failed over in ` +
+          `${failedOverAt - killedAt} ms; ${onVictim.size} of ${members.length} members on its shard; ` +
+          `leaves after the grace: latest ${Math.max(...leaves.map((l) => l.at)) - leftAt - graceMs} ms`,
+      );
+      expect(leaves.map((l) => l.member).sort()).toEqual([...members].sort());
+      const bound = Math.max(leftAt + graceMs, failedOverAt) + 1_000 + 2_000; // + load margin
+      for (const { at } of leaves) {
+        expect(at - leftAt).toBeGreaterThanOrEqual(graceMs - 5);
+        expect(at).toBeLessThan(bound);
+      }
+    },
   );
 });

@@ -43,6 +43,8 @@
  * One timer per watch, not the shared wheel: a page has a socket or two, and the wheel's driver
  * is Node-only.
  */
+// Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
+/// <reference lib="esnext.disposable" preserve="true" />
 import { globalHost, type Host } from './host.js';
 import { requireSocket, resolveWatchOptions, type ResolvedWatchOptions } from './options.js';
 import type { WatchableSocket, WatchOptions } from './types.js';

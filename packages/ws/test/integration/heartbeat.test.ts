@@ -58,13 +58,15 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
 
   it('never pings nor kills a busy peer', async () => {
     const { wss, url } = await startServer();
-    const beat = track(heartbeat(wss, { pingIntervalMs: 80, pongTimeoutMs: 40 }));
+    // A peer is looked at every half interval while it talks, and pinged after a look that found
+    // nothing new: 200 ms leaves room for a loaded machine's stalls between sends every 10 ms.
+    const beat = track(heartbeat(wss, { pingIntervalMs: 400, pongTimeoutMs: 200 }));
     const client = await connect(url, { autoPong: false });
     let pings = 0;
     client.on('ping', () => pings++);
     const timer = setInterval(() => client.send('busy'), 10);
     onCleanup(() => clearInterval(timer));
-    await sleep(800);
+    await sleep(2_000);
     expect(pings).toBe(0);
     expect(client.readyState).toBe(WebSocket.OPEN);
     expect(beat.stats()).toMatchObject({ connections: 1, pingsSent: 0, dead: 0 });
@@ -338,7 +340,8 @@ describe('heartbeat (real ws on 127.0.0.1)', () => {
 describe('a ping queued behind our own data (real ws on 127.0.0.1)', () => {
   it(
     'does not declare a server dead while a large upload drains slowly past the pong timeout',
-    { timeout: 30_000 },
+    // 6.4 s of 5 ms reads when idle; a loaded 2-core machine stretches the reads to 35 s.
+    { timeout: 90_000 },
     async () => {
       const { wss, url } = await startServer({ maxPayload: 96 * 1024 * 1024 });
       const accepted = next<WebSocket>(wss, 'connection');

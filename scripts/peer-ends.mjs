@@ -8,17 +8,15 @@
  * network. `TICKWHEEL_PEERS=<pass>` makes the adapters' vitest projects resolve each peer of that
  * pass to its alias (`peerAliases()` in their configs), and forked test fixtures import it by the
  * name `peerModule()` gives them; `.ci/run` runs each pass once, on one Node, after the main runs.
- *
- * A peer with a third supported major (undici 6, 7 and 8) gets a pass per further major.
  */
 
 /**
  * Per pass: the projects it runs, and the alias each peer resolves to. ioredis is the adapters'
- * one peer with two supported majors so far (5 and 6); ws 8, grpc-js 1 and @opentelemetry/api 1
- * have one, the newest, which the ordinary run tests. undici (6, 7 and 8) gets its passes here
- * once the fetch suite runs on `undici.fetch` of each: add an alias such as
- * `"undici-6": "npm:undici@^6.29.1"` to the root devDependencies and a pass
- * `{ projects: ['fetch'], peers: { undici: 'undici-6' } }`.
+ * one peer with two supported majors in different packages' hands (5 and 6); ws 8, grpc-js 1 and
+ * @opentelemetry/api 1 have one, the newest, which the ordinary run tests. undici 6, 7 and 8 are
+ * run side by side inside the fetch suite itself (its `undici6`/`undici8` aliases), so they need
+ * no pass; a peer whose suite cannot do that adds a pass here, e.g.
+ * `{ projects: ['fetch'], peers: { undici: 'undici6' } }`.
  */
 export const passes = {
   oldest: {

@@ -137,8 +137,15 @@ describe('README code blocks, type-checked from the installed tarballs', () => {
       }
 
       if (readme.startsWith('packages/')) {
-        it('names in its install line every package its whole blocks import besides our own', () => {
-          const installed = new Set(blocks.flatMap((block) => installedPackages(block.code)));
+        it('names in its install line, or as a peer, every package its whole blocks import besides our own', () => {
+          // A peer (an optional one too: the framework a user already has) is named by the registry page.
+          const manifest = JSON.parse(
+            fs.readFileSync(path.join(workspace, path.dirname(readme), 'package.json'), 'utf8'),
+          ) as { peerDependencies?: Record<string, string> };
+          const installed = new Set([
+            ...blocks.flatMap((block) => installedPackages(block.code)),
+            ...Object.keys(manifest.peerDependencies ?? {}),
+          ]);
           const imported = new Set(
             blocks
               .filter((block) => programLanguages.includes(block.lang) && block.fragment === undefined)

@@ -15,6 +15,7 @@ function table() {
     (wake) => clock.createDriver(wake),
     (key, _value, { stacksLeft }) => fired.push([clock.now(), key, stacksLeft]),
     NO_REPORT,
+    1000, // the wheel's default loopLimit
   );
   const stackList = (k: number): number[] => {
     const out: number[] = [];

@@ -13,6 +13,7 @@ function store<K>(clock: ManualClock, fired: unknown[] = []): KeyTable<K, { powe
     (wake) => clock.createDriver(wake),
     (key) => fired.push(key),
     NO_REPORT,
+    1000, // the wheel's default loopLimit
   );
 }
 

@@ -19,7 +19,7 @@ describe('tickwheel:http:timeout', () => {
       const t = await timedServer(net, () => {}, { defaultTimeoutMs: 1_000 });
       const client = await net.connect(t.port);
       client.write(get('/', { 'grpc-timeout': '250m' }));
-      await turns();
+      await t.arrived();
       t.clock.advance(250);
       await client.whenClosed();
     } finally {

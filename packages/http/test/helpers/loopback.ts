@@ -98,6 +98,24 @@ export function get(path: string, headers: Record<string, string> = {}): string 
   return `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${lines.join('')}\r\n`;
 }
 
+/**
+ * `arrived(n)` resolves once `server` has emitted `n` requests in all: a test moves a ManualClock
+ * only after the request it times has reached the server, however loaded the machine.
+ */
+export function arrivals(server: {
+  on(event: 'request', listener: () => void): unknown;
+}): (n?: number) => Promise<void> {
+  let count = 0;
+  const waiters: Array<() => void> = [];
+  server.on('request', () => {
+    count++;
+    for (const wake of waiters.splice(0)) wake();
+  });
+  return async (n = 1) => {
+    while (count < n) await new Promise<void>((resolve) => waiters.push(resolve));
+  };
+}
+
 /** Settles the event loop a few turns (for I/O between a client and a server on loopback). */
 export async function turns(count = 5): Promise<void> {
   for (let i = 0; i < count; i++) await new Promise((resolve) => setImmediate(resolve));

@@ -6,7 +6,7 @@ import http from 'node:http';
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { serverTimeouts } from '../../src/index.js';
 import type { ServerTimeouts, ServerTimeoutsOptions, TimeoutEvent } from '../../src/index.js';
-import type { loopback } from './loopback.js';
+import { arrivals, type loopback } from './loopback.js';
 
 export interface TimedServer {
   server: http.Server;
@@ -15,6 +15,8 @@ export interface TimedServer {
   wheel: TimingWheel;
   port: number;
   events: TimeoutEvent[];
+  /** Resolves once the server has seen `n` requests (default 1). */
+  arrived: (n?: number) => Promise<void>;
 }
 
 export async function timedServer(
@@ -26,8 +28,9 @@ export async function timedServer(
   const clock = new ManualClock(0);
   const wheel = new TimingWheel({ clock });
   const timeouts = serverTimeouts(server, { ...options, wheel });
+  const arrived = arrivals(server);
   const events: TimeoutEvent[] = [];
   timeouts.on('timeout', (event) => events.push(event));
   const port = await net.listen(server);
-  return { server, timeouts, clock, wheel, port, events };
+  return { server, timeouts, clock, wheel, port, events, arrived };
 }

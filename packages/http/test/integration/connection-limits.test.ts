@@ -30,7 +30,7 @@ describe('headersMs', () => {
     const t = await timedServer(net, (_req, res) => (finish = () => res.end('late but fine')), { headersMs: 100 });
     const client = await net.connect(t.port);
     client.write(get('/'));
-    await turns();
+    await t.arrived();
     t.clock.advance(10_000);
     finish();
     await client.waitFor(/late but fine$/);
@@ -203,7 +203,7 @@ describe('keepAliveMs', () => {
     const t = await timedServer(net, (_req, res) => (finish = () => res.end('slow')), { keepAliveMs: 100 });
     const client = await net.connect(t.port);
     client.write(get('/'));
-    await turns();
+    await t.arrived();
     t.clock.advance(1_000);
     await turns();
     expect(client.closed).toBe(false);

@@ -2,7 +2,7 @@
 import { currentDeadline } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
 import type { ServerTimeoutsOptions } from '../../src/index.js';
-import { get, loopback, turns } from '../helpers/loopback.js';
+import { get, loopback } from '../helpers/loopback.js';
 import { timedServer } from '../helpers/timed-server.js';
 
 const net = loopback();
@@ -57,7 +57,7 @@ describe("the caller's deadline headers", () => {
     const t = await timedServer(net, () => {}, { defaultTimeoutMs: 1_000 });
     const client = await net.connect(t.port);
     client.write(get('/', { 'grpc-timeout': '0m' }));
-    await turns();
+    await t.arrived();
     t.clock.advance(0);
     expect(await client.whenClosed()).toMatch(/^HTTP\/1\.1 503 /);
   });

@@ -73,7 +73,7 @@ describe('close({ graceMs })', () => {
     );
     const client = await net.connect(t.port);
     client.write(get('/'));
-    await turns();
+    await t.arrived();
     const closing = t.timeouts.close({ graceMs: 100 });
     t.clock.advance(100);
     await closing;

@@ -6,7 +6,7 @@ import express4 from 'express4';
 import { describe, expect, it } from 'vitest';
 import { deadline } from '../../src/express.js';
 import { serverTimeouts } from '../../src/index.js';
-import { get, loopback, turns } from '../helpers/loopback.js';
+import { arrivals, get, loopback, turns } from '../helpers/loopback.js';
 
 const net = loopback();
 
@@ -40,10 +40,12 @@ describe.each([
       errors.push(err);
       res.status(500).send('from the error handler');
     });
-    const port = await net.listen(http.createServer(app));
+    const server = http.createServer(app);
+    const arrived = arrivals(server);
+    const port = await net.listen(server);
     const client = await net.connect(port);
     client.write(get('/slow'));
-    await turns();
+    await arrived();
     clock.advance(1_000);
     const got = await client.whenClosed();
     late();
@@ -68,10 +70,12 @@ describe.each([
       errors.push(err);
       next(err);
     });
-    const port = await net.listen(http.createServer(app));
+    const server = http.createServer(app);
+    const arrived = arrivals(server);
+    const port = await net.listen(server);
     const client = await net.connect(port);
     client.write(get('/async'));
-    await turns();
+    await arrived();
     clock.advance(10);
     expect(await client.whenClosed()).toMatch(/^HTTP\/1\.1 503 /);
     await finished;

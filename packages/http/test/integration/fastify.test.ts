@@ -3,7 +3,7 @@ import { ManualClock, TimingWheel, currentDeadline } from '@tickwheel/core';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { deadlinePlugin } from '../../src/fastify.js';
-import { get, loopback, turns } from '../helpers/loopback.js';
+import { arrivals, get, loopback, turns } from '../helpers/loopback.js';
 
 const net = loopback();
 
@@ -32,10 +32,11 @@ describe('deadlinePlugin on fastify 5', () => {
     app.get('/slow', (_request, reply) => {
       late = () => void reply.send({ late: true });
     });
+    const arrived = arrivals(app.server);
     const port = await start(app);
     const client = await net.connect(port);
     client.write(get('/slow'));
-    await turns();
+    await arrived();
     clock.advance(1_000);
     const got = await client.waitFor(/\}$/);
     expect(got).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
@@ -50,10 +51,11 @@ describe('deadlinePlugin on fastify 5', () => {
   it("answers with fastify's default error handler too", async () => {
     const { clock, app } = await setup();
     app.get('/slow', async () => new Promise(() => {}));
+    const arrived = arrivals(app.server);
     const port = await start(app);
     const client = await net.connect(port);
     client.write(get('/slow'));
-    await turns();
+    await arrived();
     clock.advance(1_000);
     expect(await client.waitFor(/\}$/)).toMatch(/^HTTP\/1\.1 503 [^]*"code":"ETIMEDOUT"/);
   });

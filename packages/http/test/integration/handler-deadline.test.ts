@@ -25,7 +25,7 @@ describe('serverTimeouts on node:http: the handler deadline', () => {
     const t = await timedServer(net, () => {}, { defaultTimeoutMs: 1_000 });
     const client = await net.connect(t.port);
     client.write(get('/slow'));
-    await turns();
+    await t.arrived();
     t.clock.advance(999);
     await turns();
     expect(client.received).toBe('');
@@ -58,7 +58,7 @@ describe('serverTimeouts on node:http: the handler deadline', () => {
     );
     const client = await net.connect(t.port);
     client.write(get('/late'));
-    await turns();
+    await t.arrived();
     t.clock.advance(50);
     const got = await client.whenClosed();
     late();
@@ -82,7 +82,7 @@ describe('serverTimeouts on node:http: the handler deadline', () => {
     );
     const client = await net.connect(t.port);
     client.write(get('/x'));
-    await turns();
+    await t.arrived();
     t.clock.advance(10);
     const got = await client.whenClosed();
     expect(errors).toEqual([]);
@@ -183,7 +183,7 @@ describe('serverTimeouts on node:http: the handler deadline', () => {
     );
     const client = await net.connect(t.port);
     client.write(get('/'));
-    await turns();
+    await t.arrived();
     t.clock.advance(30);
     await client.whenClosed();
     expect(reason).toBeInstanceOf(DOMException);
@@ -231,7 +231,7 @@ describe('serverTimeouts on node:http: the handler deadline', () => {
     );
     const client = await net.connect(t.port);
     client.write(get('/first'));
-    await turns();
+    await t.arrived();
     t.timeouts.stop();
     t.clock.advance(1_000);
     await client.waitFor(/first$/);

@@ -4,7 +4,7 @@ import { ManualClock, TimingWheel, currentDeadline } from '@tickwheel/core';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
 import { deadline } from '../../src/koa.js';
-import { get, loopback, turns } from '../helpers/loopback.js';
+import { arrivals, get, loopback, turns } from '../helpers/loopback.js';
 
 const net = loopback();
 
@@ -53,10 +53,12 @@ describe('deadline() on koa 3', () => {
           };
         }),
     );
-    const port = await net.listen(serve(app));
+    const server = serve(app);
+    const arrived = arrivals(server);
+    const port = await net.listen(server);
     const client = await net.connect(port);
     client.write(get('/slow'));
-    await turns();
+    await arrived();
     clock.advance(1_000);
     const got = await client.waitFor(/Response timeout$/);
     expect(got).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);

@@ -120,7 +120,7 @@ describe('from expressjs/timeout (connect-timeout) test/test.js', () => {
     const t = await timedServer(net, (_req, res) => (after = () => res.end('Hello')), { defaultTimeoutMs: 100 });
     const client = await net.connect(t.port);
     client.write(get('/'));
-    await turns();
+    await t.arrived();
     t.clock.advance(100);
     const got = await client.whenClosed();
     after();
@@ -160,7 +160,7 @@ describe('from expressjs/timeout (connect-timeout) test/test.js', () => {
     );
     const client = await net.connect(t.port);
     client.write(get('/'));
-    await turns();
+    await t.arrived();
     t.clock.advance(50);
     sample();
     t.clock.advance(50);

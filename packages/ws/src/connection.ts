@@ -17,8 +17,8 @@
  * moves `lastReadAt` to the sample before, half an interval back, and the ping never comes due
  * while the peer says something every half interval. A talking peer that falls silent is pinged
  * at the first sample that finds nothing new, at most one interval after the sample before its
- * last frame. A pong counts as a sample that found its own bytes ({@link Connection.pong}), so
- * talk that follows it counts from the pong on.
+ * last frame. A pong's own bytes are taken into the mark ({@link Connection.pong}), so talk
+ * that follows it counts from the pong on.
  */
 import type { WebSocket } from 'ws';
 import type { DueEntry, DueLink } from './due-schedule.js';
@@ -62,7 +62,10 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   next: DueLink | undefined = undefined;
   /** The last read (`lastReadAt` is its time); undefined until the first, which leaves it at `attachedAt`. */
   private lastRead: Reading | undefined = undefined;
-  /** When the byte counter was last sampled; undefined until the first sample after the one at attach. */
+  /**
+   * When a sample of the byte counter last found it moved (an earlier time, the attach's when
+   * undefined): a time known to precede bytes the next sample finds.
+   */
   private sampled: Reading | undefined = undefined;
   /**
    * The pass that sent the last ping (its `sentAt` is this record's `lastPingAt`); before the
@@ -208,19 +211,18 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   /**
    * A pong at `now` (the poll's shared reading, see poll-reading.ts), `frameBytes` long on the
    * wire. Returns true when it answers our outstanding ping (its round trip is recorded), false
-   * when it is unsolicited or something else answered first. It counts as a sample of the byte
-   * counter that found its own bytes, without reading the counter (a call into the transport,
-   * for every pong): talk after it then counts from the pong on (see the module comment).
+   * when it is unsolicited or something else answered first. Its own bytes go into the byte
+   * counter's mark without reading the counter (a call into the transport, for every pong):
+   * talk after it then counts from the pong on (see the module comment).
    */
   pong(now: number, frameBytes: number): boolean {
     const answers = this.unanswered;
     const reading = readingAt(now);
     this.lastRead = reading;
     let bits = this.bits & ~OWN_READING;
-    if ((bits & NO_COUNTER) === 0) {
-      this.sampled = reading;
-      bits = (bits & FLAG_MASK) | (markOf((bits >>> FLAG_BITS) + frameBytes) << FLAG_BITS);
-    }
+    // Its bytes are in the mark: bytes beyond them at the next sample are talk, and the pong
+    // (`lastReadAt`) is a time known to precede it.
+    if ((bits & NO_COUNTER) === 0) bits = (bits & FLAG_MASK) | (markOf((bits >>> FLAG_BITS) + frameBytes) << FLAG_BITS);
     if (!answers) {
       this.bits = bits;
       return false;
@@ -241,9 +243,15 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
     const bits = this.bits;
     if ((bits & NO_COUNTER) !== 0) return;
     const mark = markOf(bytesReadOf(this.socket));
+    if (mark === bits >>> FLAG_BITS) {
+      // Nothing new. `sampled` stays as it was, an earlier time known to precede whatever comes
+      // next: a quiet record's look then writes only its flags (no pointer store).
+      this.bits = bits & ~(READ_SINCE_MARK | TALKING);
+      return;
+    }
     const before = this.sampled;
     this.sampled = readingAt(now);
-    const unseen = mark !== bits >>> FLAG_BITS && (bits & READ_SINCE_MARK) === 0;
+    const unseen = (bits & READ_SINCE_MARK) === 0;
     this.bits = (bits & FLAG_MASK & ~(READ_SINCE_MARK | TALKING)) | (unseen ? TALKING : 0) | (mark << FLAG_BITS);
     if (!unseen) return;
     // They came after the last sample (the attach, if none since); an outstanding ping went out

@@ -26,8 +26,11 @@
  * clock, acted on, and filed again under whatever is due next. The one exception is the pong
  * answering our ping: it files the record under its next ping at once, so an answered ping
  * costs nothing at its deadline (and a deadline whose pings were all answered never wakes the
- * wheel). So a busy connection costs one field write per frame and one visit per interval, is
- * never pinged (it is not quiet) and never killed (anything received after a ping answers it).
+ * wheel). So a busy connection costs nothing per frame and two visits per interval (a talking
+ * record is looked at every half interval, so that `lastReadAt` never runs ahead of the peer's
+ * last frame: see connection.ts), is never pinged (it is not quiet) and never killed (anything
+ * received after a ping answers it). A peer that falls silent is declared dead within
+ * `pingIntervalMs + pongTimeoutMs` of its last frame, plus the slack and a tick.
  * This is the lazy scheme of Netty's `IdleStateHandler`, on the shared wheel instead of one
  * scheduled task per handler.
  *
@@ -283,6 +286,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     c.socket.removeListener('message', this.onFirstMessage);
   }
 
+  /** The one place a connection is admitted: every watched socket comes through here once. */
   private attach(socket: S): void {
     if (this.stopped || this.recordOf(socket) !== undefined) return;
     const o = this.options;
@@ -309,6 +313,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     this.schedule.file(c, c.dueAt(o));
   }
 
+  /** The one place a watched connection ends: closed, dead, limited, removed or stopped, it comes through here once. */
   private detach(c: Connection<S>): void {
     if (!c.watched) return;
     const socket = c.socket;

@@ -29,11 +29,14 @@ describe('Connection', () => {
   });
 
   describe('#noticeReads', () => {
-    it('takes bytes that no read event reported as a read at the sample before them, the latest time known to precede them', () => {
+    it('takes bytes that no read event reported as a read at the last sample that found bytes, a time known to precede them', () => {
       const socket = new FakeSocket({ transport: true });
       const c = new Connection(socket.ws, 0);
+      socket.receiveBytes(5);
       c.noticeReads(10);
-      expect(c.lastReadAt).toBe(0);
+      expect(c.lastReadAt).toBe(0); // after the attach, the only time known before them
+      expect(c.talking).toBe(true);
+      c.noticeReads(20); // nothing new: 10 stays the time known to precede what comes next
       expect(c.talking).toBe(false);
       socket.receiveBytes(5);
       c.noticeReads(25);
@@ -138,9 +141,12 @@ describe('Connection', () => {
       expect(c.lastReadAt).toBe(0);
       socket.receiveBytes(6);
       c.noticeReads(20);
-      expect(c.lastReadAt).toBe(10);
+      expect(c.talking).toBe(true);
+      socket.receiveBytes(6);
       c.noticeReads(30);
-      expect(c.lastReadAt).toBe(10);
+      expect(c.lastReadAt).toBe(20);
+      c.noticeReads(40);
+      expect(c.lastReadAt).toBe(20);
       expect(c.talking).toBe(false);
     });
   });

@@ -2,8 +2,8 @@
  * The showcase: runs every example in turn, on 127.0.0.1 only, prints what happened (what timed
  * out, when and why) and ends with a summary table. `npm start` at the repository root builds
  * the packages and runs it. It needs no Redis server: game-buffs runs on the embedded ioredis-mock
- * unless REDIS_URL is set, and cluster-timers starts a private redis-server when the binary is
- * installed, or says why it is skipped. @tickwheel/otel watches the whole run: the showcase ends
+ * unless REDIS_URL is set, and cluster-timers and ws-presence start a private redis-server when
+ * the binary is installed, or say why they are skipped. @tickwheel/otel watches the whole run: the showcase ends
  * with what its Prometheus endpoint says about every timeout and wake-up of the run.
  */
 import { main as clusterTimers } from './cluster-timers/src/main.mjs';
@@ -15,6 +15,7 @@ import { startMetricsEndpoint, summarize } from './otel-metrics/src/metrics-endp
 import { main as otelMetrics } from './otel-metrics/src/main.mjs';
 import { main as wsBrowserWatch } from './ws-browser-watch/src/main.mjs';
 import { main as wsHeartbeat } from './ws-heartbeat/src/main.mjs';
+import { main as wsPresence } from './ws-presence/src/main.mjs';
 
 const EXAMPLES = [
   {
@@ -44,6 +45,12 @@ const EXAMPLES = [
     shows:
       "keepalives to quiet connections, and a page's watch() finding a stalled server dead (@tickwheel/ws/browser)",
     run: wsBrowserWatch,
+  },
+  {
+    name: 'ws-presence',
+    shows:
+      'two ws servers share presence on Redis: a user moves without a leave, a killed server’s users leave once (@tickwheel/ws, @tickwheel/redis)',
+    run: wsPresence,
   },
   {
     name: 'grpc-deadlines',

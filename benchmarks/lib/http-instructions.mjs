@@ -25,7 +25,7 @@ import { createCandidateServer, HTTP_CANDIDATES } from './http-candidates.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 /** Requests before the counted window: node:http's parser and the candidates' code tier up first. */
-export const WARMUP = Number(process.env.HTTP_WARMUP ?? 3_000);
+export const WARMUP = Number(process.env.HTTP_WARMUP ?? 2_000);
 export const OLD_SPACE_MB = 1_024;
 export const NODE_FLAGS = [`--initial-old-space-size=${OLD_SPACE_MB}`, '--predictable-gc-schedule'];
 

@@ -18,6 +18,14 @@ const SUITE_ORDER = ['core', 'game', 'fetch', 'http', 'grpc', 'ws', 'redis', 're
  * this label. A suite run since then carries `peers` itself, and this entry no longer applies.
  */
 const PEERS_BEFORE_THE_FIELD = {
+  // The core suite before retimer and undici joined it (lib/core-kernels.mjs CORE_PEERS).
+  core: {
+    'rolling-10k-1dur': { native: 'native setTimeout', 'timer-wheel': 'timer-wheel 1' },
+    'refresh-heavy': { native: 'native setTimeout', 'timer-wheel': 'timer-wheel 1' },
+    'expiry-1M': { native: 'native setTimeout' },
+    'memory-per-timer': { native: 'native setTimeout', 'timer-wheel': 'timer-wheel 1' },
+    'lateness-p99': { native: 'native setTimeout' },
+  },
   grpc: {
     'unary-throughput-cpu': { bare: 'bare grpc-js (its deadline option)' },
     'heap-per-in-flight-call': { bare: 'bare grpc-js (its deadline option)' },

@@ -57,8 +57,8 @@ const SETTLE_MS = 300;
 /** Idle keep-alive connections per heap step (the sample holds twice as many). */
 const IDLE = 1_000;
 /** Requests in the short and the long cachegrind run. */
-const INSTRUCTION_SHORT = 1_000;
-const INSTRUCTION_LONG = 3_000;
+const INSTRUCTION_SHORT = 500;
+const INSTRUCTION_LONG = 1_500;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

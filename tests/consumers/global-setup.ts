@@ -73,6 +73,10 @@ export default async function setup(project: TestProject): Promise<() => void> {
     '@opentelemetry/exporter-prometheus',
     path.join(workspace, 'examples/otel-metrics'),
   );
+  // The frameworks of @tickwheel/http's entries (its README blocks), at the versions its tests use.
+  // Not @types/koa: 3.0 does not compile without skipLibCheck (content-disposition's Options).
+  for (const name of ['express', 'fastify', 'koa', '@types/express'])
+    dependencies[name] = testedVersion(name, path.join(workspace, 'packages/http'));
   fs.writeFileSync(
     path.join(root, 'package.json'),
     JSON.stringify({ name: 'consumer', private: true, dependencies }, null, 2),

@@ -17,7 +17,8 @@ import {
  * packed tarballs: each TypeScript or JavaScript block that is not marked `// fragment: <why>` on
  * its first line is a module of its own, type-checked with strict settings and without
  * skipLibCheck, with nothing added (no prelude, no globals beyond Node's types). A fragment is
- * listed with its reason. A package README's install line names every package its blocks import.
+ * listed with its reason. A package README's install line names every package besides ours that
+ * its whole blocks import. READMEs are found by folder, so a new package or example is covered.
  */
 const workspace = path.resolve(import.meta.dirname, '../..');
 const root = inject('consumerRoot');
@@ -38,6 +39,37 @@ function fileOf(block: CodeBlock): string {
   const name = path.dirname(block.readme) === '.' ? 'README' : path.dirname(block.readme).replaceAll('/', '-');
   return `${name}-L${block.line}.${block.lang.startsWith('t') ? 'mts' : 'mjs'}`;
 }
+
+describe('the README block reader', () => {
+  it('finds the blocks of the root, every package and every example, with their first lines', () => {
+    const readmesRead = new Set(parsed.map(({ readme }) => readme));
+    for (const folder of ['packages', 'examples']) {
+      for (const entry of fs.readdirSync(path.join(workspace, folder))) {
+        if (fs.existsSync(path.join(workspace, folder, entry, 'README.md'))) {
+          expect(readmesRead.has(`${folder}/${entry}/README.md`), entry).toBe(true);
+        }
+      }
+    }
+    expect(programs.filter((block) => block.readme === 'README.md').length).toBeGreaterThan(3);
+  });
+
+  it('refuses a closing fence with text after it (the paragraph it would swallow is named)', () => {
+    const markdown = ['```ts', 'run();', '``` If the deadline is cancelled', '', '## Retries', '```ts', 'x();', '```'];
+    expect(() => codeBlocks('X.md', markdown.join('\n'))).toThrow(
+      'X.md:3: a fence with text after it inside the block opened at line 1',
+    );
+  });
+
+  it('reads a first line `// fragment: <why>` as the reason, and a block without one as a program', () => {
+    const markdown = '```ts\n// fragment: wss as above\nbeat();\n```\n\n```sh\nnpm install a @b/c@1 --save\n```\n';
+    const [fragment, shell] = codeBlocks('X.md', markdown);
+    expect(fragment).toMatchObject({ line: 1, lang: 'ts', fragment: 'wss as above' });
+    expect(installedPackages(shell.code)).toEqual(['a', '@b/c']);
+    expect(
+      importedPackages("import x from '@a/b/sub';\nimport 'node:fs';\nimport './y.js';\nimport { z } from 'zed';"),
+    ).toEqual(['@a/b', 'zed']);
+  });
+});
 
 describe('README code blocks, type-checked from the installed tarballs', () => {
   const dir = path.join(root, 'readme');
@@ -105,8 +137,15 @@ describe('README code blocks, type-checked from the installed tarballs', () => {
       }
 
       if (readme.startsWith('packages/')) {
-        it('names in its install line every package its whole blocks import besides our own', () => {
-          const installed = new Set(blocks.flatMap((block) => installedPackages(block.code)));
+        it('names in its install line, or as a peer, every package its whole blocks import besides our own', () => {
+          // A peer (an optional one too: the framework a user already has) is named by the registry page.
+          const manifest = JSON.parse(
+            fs.readFileSync(path.join(workspace, path.dirname(readme), 'package.json'), 'utf8'),
+          ) as { peerDependencies?: Record<string, string> };
+          const installed = new Set([
+            ...blocks.flatMap((block) => installedPackages(block.code)),
+            ...Object.keys(manifest.peerDependencies ?? {}),
+          ]);
           const imported = new Set(
             blocks
               .filter((block) => programLanguages.includes(block.lang) && block.fragment === undefined)

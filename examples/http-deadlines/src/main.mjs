@@ -1,6 +1,6 @@
 /**
  * http-deadlines: a client calls an express shop; the shop's handler asks a pricing service over
- * HTTP and an inventory over gRPC. `serverTimeouts` gives each shop request a 300 ms deadline:
+ * HTTP and an inventory over gRPC. `serverTimeouts` gives each shop request a 1.5 s deadline:
  * the handler sees it as `currentDeadline()`, its fetch (`withTimeouts`, sending the remaining
  * budget in `connect-timeout-ms`) and its gRPC call (`deadlineInterceptor`) get what is left of
  * it, and the client gets a 503 when it passes, whatever the handler does later.
@@ -8,7 +8,7 @@
  * Four requests:
  * 1. in budget: both downstream calls answer in time; the pricing service saw the shop's
  *    remaining budget as its own deadline, not its 10 s default;
- * 2. a slow pricing service: the shop answers 503 at 300 ms; the pricing service stops working
+ * 2. a slow pricing service: the shop answers 503 at 1.5 s; the pricing service stops working
  *    at its propagated deadline;
  * 3. a slow inventory: the same over gRPC;
  * 4. the caller sends `connect-timeout-ms: 150`: the shop's deadline shrinks to 150 ms, and so
@@ -21,9 +21,9 @@ import { DEADLINE_HEADER, SHOP_DEADLINE_MS, startInventory, startPricing, startS
 
 const REQUESTS = [
   { name: 'in budget', sku: 'apple', pricingDelayMs: 20, stockDelayMs: 30 },
-  { name: 'slow pricing service', sku: 'durian', pricingDelayMs: 1_500, stockDelayMs: 30 },
-  { name: 'slow inventory', sku: 'quince', pricingDelayMs: 20, stockDelayMs: 1_500 },
-  { name: "the caller's 150 ms budget", sku: 'kiwi', pricingDelayMs: 1_500, stockDelayMs: 30, callerBudgetMs: 150 },
+  { name: 'slow pricing service', sku: 'durian', pricingDelayMs: 5_000, stockDelayMs: 30 },
+  { name: 'slow inventory', sku: 'quince', pricingDelayMs: 20, stockDelayMs: 5_000 },
+  { name: "the caller's 150 ms budget", sku: 'kiwi', pricingDelayMs: 5_000, stockDelayMs: 30, callerBudgetMs: 150 },
 ];
 
 function sleep(ms) {

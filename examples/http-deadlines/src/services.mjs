@@ -2,7 +2,7 @@
  * The three services of the example, all on 127.0.0.1, each writing what it sees to a shared
  * trace:
  *
- * - the shop (express + `serverTimeouts`, a 300 ms handler deadline): `GET /quote/:sku` asks the
+ * - the shop (express + `serverTimeouts`, a 1.5 s handler deadline): `GET /quote/:sku` asks the
  *   pricing service (HTTP, through `withTimeouts(fetch)`) and the inventory (gRPC, through a
  *   `deadlineInterceptor` client) at once. Neither call has a timeout of its own: both get what
  *   is left of the request's deadline, and the pricing request carries it in `connect-timeout-ms`;
@@ -21,7 +21,7 @@ import { serverTimeouts } from '@tickwheel/http';
 import express from 'express';
 
 /** The shop's handler deadline, in ms. */
-export const SHOP_DEADLINE_MS = 300;
+export const SHOP_DEADLINE_MS = 1_500;
 /** The pricing service's own default deadline: what it would allow a caller that sent none. */
 export const PRICING_DEADLINE_MS = 10_000;
 /** The header the deadline travels in between the HTTP services (Connect RPC's name). */

@@ -16,7 +16,7 @@ describe('main', () => {
     const { requests, summary } = await main({ print: (line) => lines.push(line) });
     const [ok, slowPricing, slowInventory, callerBudget] = requests;
     // Generous on a loaded machine: a deadline is never early, and late by less than this.
-    const slackMs = 700;
+    const slackMs = 2_000;
 
     // 1. In budget: the pricing service got the shop's remaining budget in connect-timeout-ms and
     // took it as its deadline, far under its own 10 s default; the inventory got it in grpc-timeout.
@@ -24,7 +24,7 @@ describe('main', () => {
     expect(JSON.parse(ok.body)).toEqual({ sku: 'apple', priceCents: 500, inStock: 15 });
     const shopLeft = seen(ok, 'shop', /with (\d+) ms left/);
     expect(shopLeft).toBeGreaterThan(0);
-    expect(shopLeft).toBeLessThanOrEqual(300);
+    expect(shopLeft).toBeLessThanOrEqual(1_500);
     const header = seen(ok, 'pricing', /connect-timeout-ms: (\d+)/);
     expect(header).toBeGreaterThan(0);
     expect(header).toBeLessThanOrEqual(shopLeft);
@@ -34,7 +34,7 @@ describe('main', () => {
     // grpc-timeout carries whole units rounded up, as grpc-js sends it: at most 1 ms more.
     expect(seen(ok, 'inventory', /with (\d+) ms left/)).toBeLessThanOrEqual(shopLeft + 1);
 
-    // 2. and 3. A slow downstream service: the client gets 503 at the shop's 300 ms, and the slow
+    // 2. and 3. A slow downstream service: the client gets 503 at the shop's 1.5 s, and the slow
     // service stops working on its own copy of the deadline.
     for (const [request, slow] of [
       [slowPricing, 'pricing'],
@@ -42,8 +42,8 @@ describe('main', () => {
     ]) {
       expect(request.status).toBe(503);
       expect(request.body).toMatch(TIMED_OUT_BODY);
-      expect(request.t).toBeGreaterThanOrEqual(290);
-      expect(request.t).toBeLessThan(300 + slackMs);
+      expect(request.t).toBeGreaterThanOrEqual(1_490);
+      expect(request.t).toBeLessThan(1_500 + slackMs);
       expect(
         request.trace.some((e) => e.who === slow && /stops working: its deadline signal aborted/.test(e.text)),
       ).toBe(true);

@@ -1,7 +1,6 @@
 /**
  * Reading a caller's deadline from the request headers: whole ms, or gRPC's `grpc-timeout` format.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 
 /**
  * `grpc-timeout`'s syntax (gRPC over HTTP/2): 1 to 8 digits, then `H`, `M`, `S`, `m`, `u` or `n`.
@@ -13,21 +12,40 @@ const GRPC_UNIT_MS: Readonly<Record<string, number>> = { H: 3_600_000, M: 60_000
 const WHOLE_MS = /^\d{1,15}$/;
 
 /**
- * The caller's budget in ms from the first of `names` present with a valid value, or `Infinity`.
- * Malformed values are skipped, never thrown on; a header sent twice (an array, or joined by
- * Node with `, `) is malformed.
+ * The caller's budget in ms from the first of `names` (lower case) present with a valid value,
+ * or `Infinity`. Malformed values are skipped, never thrown on; a header sent twice is malformed
+ * (node:http would join it with `, `). Read from the request's `rawHeaders` (name, value, ...):
+ * node:http builds `req.headers` only when something first reads it, and a server whose handlers
+ * never do would otherwise build it on every request for this alone.
  */
-export function callerBudgetMs(headers: IncomingHttpHeaders, names: readonly string[]): number {
+export function callerBudgetFromRaw(rawHeaders: readonly string[], names: readonly string[]): number {
   for (let i = 0; i < names.length; i++) {
     const name = names[i];
-    const value = headers[name];
-    if (typeof value !== 'string') continue;
-    if (name === 'grpc-timeout') {
-      const match = GRPC_TIMEOUT.exec(value);
-      if (match !== null) return Number(match[1]) * GRPC_UNIT_MS[match[2]];
-    } else if (WHOLE_MS.test(value)) {
-      return Number(value);
-    }
+    const value = onlyValue(rawHeaders, name);
+    if (value === undefined) continue;
+    const budgetMs = budgetOf(name, value);
+    if (budgetMs !== undefined) return budgetMs;
   }
   return Infinity;
+}
+
+/** The value of the header `name` (lower case) in `rawHeaders` when it was sent exactly once. */
+function onlyValue(rawHeaders: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const raw = rawHeaders[i];
+    if (raw.length !== name.length || raw.toLowerCase() !== name) continue;
+    if (value !== undefined) return undefined;
+    value = rawHeaders[i + 1];
+  }
+  return value;
+}
+
+/** The budget one header's value gives, or undefined when it is malformed. */
+function budgetOf(name: string, value: string): number | undefined {
+  if (name === 'grpc-timeout') {
+    const match = GRPC_TIMEOUT.exec(value);
+    return match === null ? undefined : Number(match[1]) * GRPC_UNIT_MS[match[2]];
+  }
+  return WHOLE_MS.test(value) ? Number(value) : undefined;
 }

@@ -10,7 +10,7 @@ import {
   type DeadlineOwner,
 } from '@tickwheel/core/internal';
 import { publishTimeout, timeoutChannel } from './channels.js';
-import { callerBudgetMs } from './deadline-headers.js';
+import { callerBudgetFromRaw } from './deadline-headers.js';
 import type { DeadlinePlan } from './options.js';
 import { endTimedOut } from './timeout-answer.js';
 import type { HttpTimeoutKind, TimedRequest, TimedResponse, TimeoutEvent } from './types.js';
@@ -109,7 +109,8 @@ export class RequestDeadline implements DeadlineOwner {
       const routeMs = plan.timeoutFor(req);
       if (routeMs !== undefined) budgetMs = routeMs === 0 ? Infinity : routeMs;
     }
-    const callerMs = plan.deadlineHeaders.length === 0 ? Infinity : callerBudgetMs(req.headers, plan.deadlineHeaders);
+    const callerMs =
+      plan.deadlineHeaders.length === 0 ? Infinity : callerBudgetFromRaw(req.rawHeaders, plan.deadlineHeaders);
     this.propagated = callerMs < budgetMs;
     if (this.propagated) budgetMs = callerMs;
     if (plan.maxTimeoutMs < budgetMs) budgetMs = plan.maxTimeoutMs;

@@ -1,10 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { callerBudgetMs } from '../src/deadline-headers.js';
+import { callerBudgetFromRaw } from '../src/deadline-headers.js';
 import { DEFAULTS } from '../src/options.js';
 
 const names = DEFAULTS.deadlineHeaders;
 
-describe('callerBudgetMs', () => {
+/** The request's rawHeaders for `headers` (an array: the header sent once per value), then the budget read from them. */
+function callerBudgetMs(headers: Record<string, string | string[]>, list: readonly string[]): number {
+  const raw = Object.entries(headers).flatMap(([name, value]) =>
+    (Array.isArray(value) ? value : [value]).flatMap((one) => [name, one]),
+  );
+  return callerBudgetFromRaw(raw, list);
+}
+
+describe('callerBudgetFromRaw', () => {
   it("reads grpc-timeout in gRPC's format, every unit", () => {
     expect(callerBudgetMs({ 'grpc-timeout': '2H' }, names)).toBe(7_200_000);
     expect(callerBudgetMs({ 'grpc-timeout': '3M' }, names)).toBe(180_000);
@@ -47,7 +55,14 @@ describe('callerBudgetMs', () => {
     expect(callerBudgetMs({ [name]: value }, names)).toBe(Infinity);
   });
 
-  it('ignores a header sent twice (an array)', () => {
+  it('ignores a header sent twice', () => {
     expect(callerBudgetMs({ 'connect-timeout-ms': ['1', '2'] }, names)).toBe(Infinity);
+    expect(callerBudgetMs({ 'connect-timeout-ms': ['1', '2'], 'grpc-timeout': '3S' }, names)).toBe(3_000);
+  });
+
+  it('matches header names in any case, as they come on the wire', () => {
+    expect(callerBudgetFromRaw(['Host', '127.0.0.1', 'Connect-Timeout-Ms', '250'], names)).toBe(250);
+    expect(callerBudgetFromRaw(['Connect-Timeout-Ms', '250', 'connect-timeout-ms', '300'], names)).toBe(Infinity);
+    expect(callerBudgetFromRaw(['GRPC-TIMEOUT', '20m'], names)).toBe(20);
   });
 });

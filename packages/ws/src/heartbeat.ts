@@ -65,6 +65,7 @@ import { controlFrameBytes, receivedControlFrameBytes } from './frame-size.js';
 import { startLimits } from './limits.js';
 import { LivenessCheck, type CheckHost } from './liveness-check.js';
 import { PollReading } from './poll-reading.js';
+import { PresenceLink } from './presence-link.js';
 import { resolveOptions, type ResolvedOptions } from './options.js';
 import { setSocketRecord, socketRecord } from './socket-record.js';
 import { isServer, isSocket, SocketIntake } from './socket-intake.js';
@@ -120,6 +121,8 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
   private readonly onPeerPing: (this: WebSocket, data: Buffer) => void;
   /** Hears each watched socket close, without a listener in its `'close'` list (see close-watch.ts). */
   private readonly closeWatch: CloseWatch;
+  /** With `presence`: joins accepted connections, leaves them on detach. */
+  private readonly presence: PresenceLink<S> | undefined;
 
   /**
    * @param target - a `WebSocketServer` (with its own HTTP server, an external one, or `noServer`) or one `WebSocket`
@@ -179,7 +182,20 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
       const c = this.recordOf(socket as S);
       if (c !== undefined) this.detach(c);
     });
-    this.intake = new SocketIntake<S>(target, (socket) => this.attach(socket));
+    const presence = this.options.presence;
+    if (presence !== undefined && !isServer(target))
+      throw new TypeError(
+        '@tickwheel/ws: presence needs a WebSocketServer: a connection is joined with its upgrade request',
+      );
+    this.presence = presence && new PresenceLink<S>(presence.tracker, presence.memberOf);
+    this.intake = new SocketIntake<S>(
+      target,
+      (socket) => this.attach(socket),
+      this.presence &&
+        ((socket, request) => {
+          if (this.recordOf(socket) !== undefined) this.presence!.admitted(socket, request);
+        }),
+    );
     running.set(target, this as unknown as HeartbeatController<WebSocket>);
   }
 
@@ -328,6 +344,7 @@ export class HeartbeatController<S extends WebSocket = WebSocket> extends EventE
     socket.removeListener('message', this.onFirstMessage);
     socket.removeListener('pong', this.onPong);
     this.closeWatch.unwatch(socket);
+    this.presence?.gone(socket);
   }
 }
 

@@ -12,6 +12,7 @@ export type {
   IdleKind,
   LimitEvent,
   LimitKind,
+  PresenceTracker,
 } from './types.js';
 export { WS_TERMINATE_CHANNEL } from './channels.js';
 export type { WsTerminateMessage, TerminateReason } from './channels.js';

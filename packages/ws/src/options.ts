@@ -3,7 +3,8 @@
  */
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';
-import type { HeartbeatOptions } from './types.js';
+import type { IncomingMessage } from 'node:http';
+import type { HeartbeatOptions, PresenceTracker } from './types.js';
 
 /**
  * The defaults, in one place. `pongTimeoutMs` has none of its own: it defaults to
@@ -62,6 +63,9 @@ export interface ResolvedOptions {
   readonly wheel: TimingWheel;
   readonly keepaliveMs: number;
   readonly keepaliveMessage: string;
+  /** The presence and its `memberOf`, both or neither. */
+  readonly presence:
+    { tracker: PresenceTracker; memberOf: (request: IncomingMessage) => string | undefined } | undefined;
 }
 
 const KNOWN: readonly string[] = [
@@ -85,6 +89,8 @@ const KNOWN: readonly string[] = [
   'wheel',
   'keepaliveMs',
   'keepaliveMessage',
+  'presence',
+  'memberOf',
 ];
 
 /**
@@ -181,6 +187,7 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
   if (wheel.isClosed) throw new RangeError('@tickwheel/ws: wheel is closed: pass an open TimingWheel');
 
   return {
+    presence: resolvePresence(options.presence, options.memberOf),
     pingIntervalMs,
     pongTimeoutMs,
     pingSlackMs,
@@ -204,6 +211,23 @@ export function resolveOptions(options: HeartbeatOptions | undefined): ResolvedO
     wheel,
     keepaliveMs,
     keepaliveMessage,
+  };
+}
+
+/** `presence` and `memberOf` come together: a tracker with `join` and `leave`, and a function. */
+function resolvePresence(presence: unknown, memberOf: unknown): ResolvedOptions['presence'] {
+  if (presence === undefined && memberOf === undefined) return undefined;
+  if (
+    presence === null ||
+    typeof presence !== 'object' ||
+    typeof (presence as PresenceTracker).join !== 'function' ||
+    typeof (presence as PresenceTracker).leave !== 'function'
+  )
+    throw kit.typeError('presence', 'must be a presence with join() and leave() (a RedisPresence)', presence);
+  if (memberOf === undefined) throw kit.typeError('memberOf', 'must be a function (presence needs it)', memberOf);
+  return {
+    tracker: presence as PresenceTracker,
+    memberOf: kit.function<(request: IncomingMessage) => string | undefined>(memberOf, 'memberOf'),
   };
 }
 

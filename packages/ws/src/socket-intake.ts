@@ -15,6 +15,7 @@
  * and a user's `ws.removeAllListeners()` before `'open'` cannot take the hook. Only a stand-in
  * without such a request gets plain `'open'` and `'close'` listeners.
  */
+import type { IncomingMessage } from 'node:http';
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';
 import { handshakeRequestOf, type HandshakeRequest } from './ws-internals.js';
@@ -42,17 +43,19 @@ export class SocketIntake<S extends WebSocket> {
   private reattachQueued = false;
   private readonly onOpen: (this: WebSocket) => void;
   private readonly onOpeningClose: (this: WebSocket) => void;
-  private readonly onConnection: (socket: S) => void;
+  private readonly onConnection: (socket: S, request: IncomingMessage) => void;
   private readonly onServerListenerRemoved: (event: string | symbol, listener: unknown) => void;
 
   /**
    * @param target - the server or the one socket to watch
    * @param attach - called with each socket that is (or becomes) OPEN
+   * @param accepted - called after `attach` with each socket the server's `'connection'` event hands over, and its upgrade request
    * @throws TypeError when `target` is neither
    */
   constructor(
     target: WebSocketServer | S,
     private readonly attach: (socket: S) => void,
+    accepted?: (socket: S, request: IncomingMessage) => void,
   ) {
     // ws calls these listeners with the socket as `this`, so the intake needs another name.
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -63,7 +66,10 @@ export class SocketIntake<S extends WebSocket> {
     this.onOpen = function (this: WebSocket): void {
       if (intake.forget(this as S) && !intake.stopped) attach(this as S);
     };
-    this.onConnection = (socket: S): void => this.add(socket);
+    this.onConnection = (socket: S, request: IncomingMessage): void => {
+      this.add(socket);
+      accepted?.(socket, request);
+    };
     this.onServerListenerRemoved = (_event, listener): void => {
       if (
         this.stopped ||

@@ -1,8 +1,19 @@
 /**
  * The public types of @tickwheel/ws: heartbeat options, idle kinds, events.
  */
+import type { IncomingMessage } from 'node:http';
 import type { TimingWheel } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
+
+/**
+ * A cluster-wide presence the heartbeat keeps up to date (its `presence` option): `RedisPresence`
+ * from `@tickwheel/redis`, or anything with these two methods. `connection` is the WebSocket. A
+ * returned promise's rejection is the tracker's to report.
+ */
+export interface PresenceTracker {
+  join(member: string, connection: object): unknown;
+  leave(member: string, connection: object): unknown;
+}
 
 /**
  * Options of {@link heartbeat}. Every one is optional; the defaults are listed in one place,
@@ -102,6 +113,19 @@ export interface HeartbeatOptions {
   keepaliveMs?: number;
   /** The text frame sent as a keepalive (never compressed). Needs `keepaliveMs`. Default `''`. */
   keepaliveMessage?: string;
+  /**
+   * Tracks each connection in a cluster-wide presence (`RedisPresence` from `@tickwheel/redis`):
+   * `presence.join(memberOf(request), socket)` when the server accepts it, `presence.leave(...)`
+   * when it closes, the heartbeat declares it dead, or the heartbeat stops watching it. Only
+   * connections accepted through the server's `'connection'` event are tracked (they carry the
+   * upgrade request). Needs `memberOf` and a server. Default: none.
+   */
+  presence?: PresenceTracker;
+  /**
+   * The member a connection belongs to, from its upgrade request (a user id from a verified
+   * token, say); `undefined`: the connection is not tracked. Needs `presence`.
+   */
+  memberOf?: (request: IncomingMessage) => string | undefined;
 }
 
 /** Which kind of idleness an `'idle'` event reports, as in Netty's `IdleState`. */

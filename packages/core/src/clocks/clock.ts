@@ -174,9 +174,8 @@ export class SystemClock implements Clock {
     // (a fresh reading returned from one branch and the field from the other made it a tagged
     // value, boxed into a new HeapNumber on every schedule and refresh). Returning the fresh
     // reading instead (ee17a9f) was judged on the `expiry` count, which moves with the load by
-    // more than the difference; the `expiry-overdue` count, which repeats, does not see one
-    // (benchmarks/README.md, "Design decisions"). `=== true` is one compare where a bare test
-    // checks every kind of falsy value.
+    // more than the difference it reported (benchmarks/README.md, the `clocks/clock.ts` rows).
+    // `!== true` is one compare where a bare test checks every kind of falsy value.
     if (this.cacheValid !== true) this.readForJob();
     return this.cached;
   }

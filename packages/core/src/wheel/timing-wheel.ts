@@ -90,7 +90,8 @@
  * several as an `AggregateError`): an uncaught exception on the system clock, thrown from
  * `advance()` on a `ManualClock`. Timers that keep re-arming for the tick being fired (a
  * `refresh(0)` loop) would never let time move: after `loopLimit` rounds in one pass they are
- * cancelled and one `TimerLoopError` goes to `onError`, or is thrown.
+ * cancelled and one `TimerLoopError` goes to `onError`, or is thrown. The pass loop and this
+ * guard are `wheel-pass.ts`'s `runPass`, which a `TimerSet`'s slab wheel walks too.
  *
  * ## Threading
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.

@@ -11,7 +11,7 @@ import { PendingTimers } from './http-server.js';
  * - `/read`: reads the body at full speed, then 200
  * - `/slow?kib=K&every=E`: reads K KiB every E ms (the socket paused in between), then 200
  * - `/stall?kib=K`: reads K KiB, then stops reading and never answers
- * - `/early`: answers 413 at once without reading the body, then closes the connection
+ * - `/early`: answers 413 as soon as the request's head arrives, before reading the body, then reads (discards) it
  */
 export class UploadServer {
   readonly server: http.Server;
@@ -76,8 +76,10 @@ export class UploadServer {
         return;
       }
       case '/early':
-        res.writeHead(413, { connection: 'close', 'content-type': 'text/plain' });
+        res.writeHead(413, { 'content-type': 'text/plain' });
         res.end('too large');
+        // Read only once the answer is out: the client has the 413 while its upload is still going.
+        res.on('finish', () => req.resume());
         return;
       default:
         res.statusCode = 404;

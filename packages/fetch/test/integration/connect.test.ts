@@ -1,8 +1,8 @@
 import { TimingWheel } from '@tickwheel/core';
-import * as undici from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../../src/timeout-error.js';
 import { withTimeouts } from '../../src/with-timeouts.js';
+import { FETCH_ROWS } from '../helpers/fetch-implementations.js';
 import { since, useTestServer } from '../helpers/http-server.js';
 import { rejectionOf } from '../helpers/scripted-fetch.js';
 import { FullBacklogListener, SilentServer } from '../helpers/silent-listeners.js';
@@ -11,12 +11,8 @@ import { FullBacklogListener, SilentServer } from '../helpers/silent-listeners.j
  * connectMs (issue 26): DNS, TCP and TLS until a connection can carry the request, per attempt;
  * headersMs then counts from the send. System clock, bounds generous for a noisy machine.
  */
-const implementations: Array<[string, typeof globalThis.fetch]> = [
-  ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
-];
-
-describe.each(implementations)('connectMs with %s', (_name, fetchFn) => {
+describe.each(FETCH_ROWS)('connectMs with %s', (_name, impl) => {
+  const fetchFn = impl.fetch;
   const { server, base } = useTestServer();
   const silent = new SilentServer();
   const backlog = new FullBacklogListener();
@@ -75,9 +71,9 @@ describe.each(implementations)('connectMs with %s', (_name, fetchFn) => {
 
   it('starts headersMs at the send: a pooled connection spends nothing in connect, a slow handler is a headers timeout', async () => {
     wheel = new TimingWheel();
-    const agent = new undici.Agent();
+    const agent = impl.global ? undefined : new (impl.Agent())();
     try {
-      const init = fetchFn === globalThis.fetch ? {} : ({ dispatcher: agent } as unknown as RequestInit);
+      const init = agent === undefined ? {} : ({ dispatcher: agent } as unknown as RequestInit);
       const warm = await fetchFn(`${base()}/fast`, init);
       await warm.text();
       // Let undici put the connection back in its pool.
@@ -91,7 +87,7 @@ describe.each(implementations)('connectMs with %s', (_name, fetchFn) => {
       const slow = withTimeouts(fetchFn, { connectMs: 1_000, headersMs: 100, wheel });
       expect(await rejectionOf(slow(`${base()}/slow-headers?ms=1000`, init))).toMatchObject({ phase: 'headers' });
     } finally {
-      await agent.close();
+      await agent?.close();
     }
   });
 });

@@ -1,9 +1,9 @@
-import * as undici from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TimingWheel } from '@tickwheel/core';
 import { TimeoutError } from '../../src/timeout-error.js';
 import { withTimeouts } from '../../src/with-timeouts.js';
 import { rejectionOf } from '../helpers/scripted-fetch.js';
+import { FETCH_IMPLEMENTATIONS, type FetchImplementation } from '../helpers/fetch-implementations.js';
 import { useTestServer } from '../helpers/http-server.js';
 
 /*
@@ -52,12 +52,15 @@ describe('withTimeouts and the dispatcher own timeouts', () => {
     wheel.close();
   });
 
-  describe.each([
-    ['global fetch, global dispatcher', 'global'],
-    ["undici.fetch, the user's Agent", 'undici'],
-  ])('%s with 500 ms headersTimeout and bodyTimeout', (_name, which) => {
+  describe.each<[string, FetchImplementation | undefined]>([
+    ['global fetch, global dispatcher', undefined],
+    ...FETCH_IMPLEMENTATIONS.filter((impl) => !impl.global).map(
+      (impl) => [`${impl.name}, the user's Agent`, impl] as [string, FetchImplementation],
+    ),
+  ])('%s with 500 ms headersTimeout and bodyTimeout', (_name, impl) => {
+    const which = impl === undefined ? 'global' : 'undici';
     let fetchFn: typeof globalThis.fetch;
-    let agent: undici.Agent | undefined;
+    let agent: Dispatcher | undefined;
     /** A GET through `fetch` (bare or wrapped), with the user's Agent as `init.dispatcher` for undici.fetch. */
     let get: Get;
     if (which === 'global') useShortGlobalDispatcher();
@@ -66,8 +69,8 @@ describe('withTimeouts and the dispatcher own timeouts', () => {
         fetchFn = globalThis.fetch;
         get = (fetch, url) => fetch(url);
       } else {
-        agent = new undici.Agent(SHORT);
-        fetchFn = undici.fetch as unknown as typeof globalThis.fetch;
+        agent = new (impl!.Agent())(SHORT);
+        fetchFn = impl!.fetch;
         get = (fetch, url) => fetch(url, { dispatcher: agent } as unknown as RequestInit);
       }
     });

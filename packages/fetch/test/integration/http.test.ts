@@ -1,17 +1,14 @@
 import { TimingWheel, withDeadline } from '@tickwheel/core';
-import * as undici from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../../src/timeout-error.js';
 import { withTimeouts } from '../../src/with-timeouts.js';
+import { FETCH_IMPLEMENTATIONS } from '../helpers/fetch-implementations.js';
 import { rejectionOf } from '../helpers/scripted-fetch.js';
 import { since, useTestServer } from '../helpers/http-server.js';
 
 // Integration tests on the system clock: limits of tens of ms, bounds generous for a noisy machine.
-// undici.fetch has its own Request/Response types; the tests call both as the global fetch.
-const implementations: Array<[string, typeof globalThis.fetch]> = [
-  ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
-];
+// undici.fetch has its own Request/Response types; the tests call each as the global fetch.
+const implementations = FETCH_IMPLEMENTATIONS.map((impl) => [impl.name, impl.fetch] as const);
 
 describe.each(implementations)('withTimeouts(%s) against node:http on 127.0.0.1', (_name, fetchFn) => {
   const { server, base: baseUrl } = useTestServer();

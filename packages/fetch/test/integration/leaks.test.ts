@@ -1,8 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { currentDeadline, TimingWheel, withDeadline } from '@tickwheel/core';
-import * as undici from 'undici';
 import { describe, expect, it } from 'vitest';
 import { withTimeouts } from '../../src/with-timeouts.js';
+import { FETCH_IMPLEMENTATIONS } from '../helpers/fetch-implementations.js';
 import { useTestServer } from '../helpers/http-server.js';
 
 const REQUESTS = 10_000;
@@ -34,111 +34,111 @@ async function quiesce(): Promise<void> {
   }
 }
 
-// undici.fetch has its own Request/Response types; the tests call both as the global fetch.
-describe.each<[string, typeof globalThis.fetch]>([
-  ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
-])('withTimeouts(%s) after many completed requests', (_name, fetchFn) => {
-  const { base: baseUrl } = useTestServer();
+// undici.fetch has its own Request/Response types; the tests call each as the global fetch.
+describe.each(FETCH_IMPLEMENTATIONS.map((impl) => [impl.name, impl.fetch] as const))(
+  'withTimeouts(%s) after many completed requests',
+  (_name, fetchFn) => {
+    const { base: baseUrl } = useTestServer();
 
-  it(
-    `holds no timer, no listener and no per-request object after ${REQUESTS} requests with 60 s limits`,
-    { timeout: 60_000 },
-    async () => {
-      const wheel = new TimingWheel();
-      const caller = new AbortController();
-      const sampled: Array<WeakRef<object>> = [];
-      let calls = 0;
-      const recordingFetch = ((input: string, init?: RequestInit) => {
-        // Sample what requests allocate: the signal fetch got and the response it returned.
-        const sample = calls++ % 100 === 0;
-        if (sample) sampled.push(new WeakRef(init!.signal!));
-        return fetchFn(input, init).then((res) => {
-          if (sample) sampled.push(new WeakRef(res));
-          return res;
-        });
-      }) as typeof fetchFn;
-      const timed = withTimeouts(recordingFetch, { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000, wheel });
-      const run = async (count: number): Promise<void> => {
-        let next = 0;
-        const worker = async (): Promise<void> => {
-          while (next++ < count) {
-            const sample = next % 100 === 0;
-            const res = await timed(`${baseUrl()}/fast`, { signal: caller.signal });
+    it(
+      `holds no timer, no listener and no per-request object after ${REQUESTS} requests with 60 s limits`,
+      { timeout: 60_000 },
+      async () => {
+        const wheel = new TimingWheel();
+        const caller = new AbortController();
+        const sampled: Array<WeakRef<object>> = [];
+        let calls = 0;
+        const recordingFetch = ((input: string, init?: RequestInit) => {
+          // Sample what requests allocate: the signal fetch got and the response it returned.
+          const sample = calls++ % 100 === 0;
+          if (sample) sampled.push(new WeakRef(init!.signal!));
+          return fetchFn(input, init).then((res) => {
             if (sample) sampled.push(new WeakRef(res));
-            expect(await res.text()).toBe('ok');
-          }
+            return res;
+          });
+        }) as typeof fetchFn;
+        const timed = withTimeouts(recordingFetch, { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000, wheel });
+        const run = async (count: number): Promise<void> => {
+          let next = 0;
+          const worker = async (): Promise<void> => {
+            while (next++ < count) {
+              const sample = next % 100 === 0;
+              const res = await timed(`${baseUrl()}/fast`, { signal: caller.signal });
+              if (sample) sampled.push(new WeakRef(res));
+              expect(await res.text()).toBe('ok');
+            }
+          };
+          await Promise.all(Array.from({ length: CONCURRENCY }, worker));
         };
-        await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-      };
 
-      await run(WARMUP);
-      await quiesce();
-      const heapBefore = process.memoryUsage().heapUsed;
-      sampled.length = 0;
+        await run(WARMUP);
+        await quiesce();
+        const heapBefore = process.memoryUsage().heapUsed;
+        sampled.length = 0;
 
-      await run(REQUESTS);
-      expect(wheel.size).toBe(0);
-      expect(wheel.stats()).toMatchObject({
-        pending: 0,
-        scheduled: WARMUP + REQUESTS,
-        fired: 0,
-        cancelled: WARMUP + REQUESTS,
-      });
-      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+        await run(REQUESTS);
+        expect(wheel.size).toBe(0);
+        expect(wheel.stats()).toMatchObject({
+          pending: 0,
+          scheduled: WARMUP + REQUESTS,
+          fired: 0,
+          cancelled: WARMUP + REQUESTS,
+        });
+        expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
 
-      await quiesce();
-      const retained = process.memoryUsage().heapUsed - heapBefore;
-      const alive = sampled.filter((ref) => ref.deref() !== undefined).length;
-      expect(alive).toBe(0);
-      expect(retained / REQUESTS).toBeLessThan(MAX_RETAINED_BYTES_PER_REQUEST);
-      console.log(
-        `${_name}: ${(retained / REQUESTS).toFixed(1)} bytes retained per request, ${sampled.length} sampled objects all collected`,
-      );
-      wheel.close();
-    },
-  );
-
-  it(
-    'is quiet under fan-out: 500 concurrent requests on one caller signal and inside one withDeadline, nothing kept after',
-    { timeout: 60_000 },
-    async () => {
-      const FAN_OUT = 500;
-      const wheel = new TimingWheel();
-      const timed = withTimeouts(fetchFn, { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000, wheel });
-      const warnings: Error[] = [];
-      const onWarning = (warning: Error): void => void warnings.push(warning);
-      process.on('warning', onWarning);
-      const caller = new AbortController();
-      const sampled: Array<WeakRef<object>> = [];
-      let deadlineSignal: AbortSignal | undefined;
-      try {
-        await withDeadline(
-          60_000,
-          async () => {
-            deadlineSignal = currentDeadline()!.signal;
-            await Promise.all(
-              Array.from({ length: FAN_OUT }, async () => {
-                const res = await timed(`${baseUrl()}/fast`, { signal: caller.signal });
-                sampled.push(new WeakRef(res));
-                expect(await res.text()).toBe('ok');
-              }),
-            );
-          },
-          { wheel },
+        await quiesce();
+        const retained = process.memoryUsage().heapUsed - heapBefore;
+        const alive = sampled.filter((ref) => ref.deref() !== undefined).length;
+        expect(alive).toBe(0);
+        expect(retained / REQUESTS).toBeLessThan(MAX_RETAINED_BYTES_PER_REQUEST);
+        console.log(
+          `${_name}: ${(retained / REQUESTS).toFixed(1)} bytes retained per request, ${sampled.length} sampled objects all collected`,
         );
-        // Warnings are emitted on the next tick.
-        await new Promise((resolve) => setImmediate(resolve));
-      } finally {
-        process.off('warning', onWarning);
-      }
-      expect(warnings.map((w) => w.name)).toEqual([]);
-      expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
-      expect(getEventListeners(deadlineSignal!, 'abort')).toHaveLength(0);
-      expect(wheel.size).toBe(0);
-      await quiesce();
-      expect(sampled.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
-      wheel.close();
-    },
-  );
-});
+        wheel.close();
+      },
+    );
+
+    it(
+      'is quiet under fan-out: 500 concurrent requests on one caller signal and inside one withDeadline, nothing kept after',
+      { timeout: 60_000 },
+      async () => {
+        const FAN_OUT = 500;
+        const wheel = new TimingWheel();
+        const timed = withTimeouts(fetchFn, { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000, wheel });
+        const warnings: Error[] = [];
+        const onWarning = (warning: Error): void => void warnings.push(warning);
+        process.on('warning', onWarning);
+        const caller = new AbortController();
+        const sampled: Array<WeakRef<object>> = [];
+        let deadlineSignal: AbortSignal | undefined;
+        try {
+          await withDeadline(
+            60_000,
+            async () => {
+              deadlineSignal = currentDeadline()!.signal;
+              await Promise.all(
+                Array.from({ length: FAN_OUT }, async () => {
+                  const res = await timed(`${baseUrl()}/fast`, { signal: caller.signal });
+                  sampled.push(new WeakRef(res));
+                  expect(await res.text()).toBe('ok');
+                }),
+              );
+            },
+            { wheel },
+          );
+          // Warnings are emitted on the next tick.
+          await new Promise((resolve) => setImmediate(resolve));
+        } finally {
+          process.off('warning', onWarning);
+        }
+        expect(warnings.map((w) => w.name)).toEqual([]);
+        expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+        expect(getEventListeners(deadlineSignal!, 'abort')).toHaveLength(0);
+        expect(wheel.size).toBe(0);
+        await quiesce();
+        expect(sampled.filter((ref) => ref.deref() !== undefined)).toHaveLength(0);
+        wheel.close();
+      },
+    );
+  },
+);

@@ -1,10 +1,9 @@
-import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TimingWheel } from '@tickwheel/core';
-import * as undici from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../../src/timeout-error.js';
 import { withTimeouts } from '../../src/with-timeouts.js';
+import { FETCH_ROWS } from '../helpers/fetch-implementations.js';
 import { rejectionOf } from '../helpers/scripted-fetch.js';
 import { useTestServer } from '../helpers/http-server.js';
 
@@ -16,19 +15,14 @@ import { useTestServer } from '../helpers/http-server.js';
  * read, and totalMs until the caller had read the body; each test says where that differs.
  * System clock, limits of tens of ms, bounds generous for a noisy machine.
  */
-const implementations: Array<[string, typeof globalThis.fetch]> = [
-  ['global fetch', globalThis.fetch],
-  ['undici.fetch', undici.fetch as unknown as typeof globalThis.fetch],
-];
 
 /**
  * What a body read that starts after a limit fired rejects with: the TimeoutError, except with
- * undici 6 (Node 20's and 22's fetch, and undici.fetch from the undici 6 package), whose fetch gives such a read its own AbortError, with a
- * timeout's signal as with any (README "Behaviour on failure").
+ * undici 6 (Node 20's and 22's fetch, and undici.fetch 6), whose fetch gives such a read its own
+ * AbortError, with a timeout's signal as with any (README "Behaviour on failure").
  */
-function expectLateReadError(fetchName: string, error: unknown, timeout: Partial<TimeoutError>): void {
-  const version = fetchName === 'global fetch' ? process.versions.undici : UNDICI_VERSION;
-  if (Number(version?.split('.')[0]) < 7) {
+function expectLateReadError(undiciMajor: number, error: unknown, timeout: Partial<TimeoutError>): void {
+  if (undiciMajor < 7) {
     expect(error).toMatchObject({ name: 'AbortError', message: 'The operation was aborted.' });
   } else {
     expect(error).toBeInstanceOf(TimeoutError);
@@ -36,13 +30,11 @@ function expectLateReadError(fetchName: string, error: unknown, timeout: Partial
   }
 }
 
-/** The version of the undici package whose fetch is `undici.fetch` here. */
-const UNDICI_VERSION = (createRequire(import.meta.url)('undici/package.json') as { version: string }).version;
-
 /** More than fetch's buffer and both sockets' can hold, so that fetch must pause the connection. */
 const FLOOD_KIB = 32 * 1024;
 
-describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (fetchName, fetchFn) => {
+describe.each(FETCH_ROWS)('phase edges of withTimeouts(%s) on 127.0.0.1', (_name, impl) => {
+  const fetchFn = impl.fetch;
   const { base: baseUrl } = useTestServer();
   let wheel: TimingWheel;
 
@@ -58,7 +50,7 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
     await sleep(400);
     // The limit fired and released the request while nobody read: fetch wanted data, none came.
     expect(wheel.size).toBe(0);
-    expectLateReadError(fetchName, await rejectionOf(res.text()), { phase: 'body', timeoutMs: 80 });
+    expectLateReadError(impl.undiciMajor, await rejectionOf(res.text()), { phase: 'body', timeoutMs: 80 });
   }, 10_000);
 
   it('ends totalMs when the body has fully arrived, read or not (the first version ran it until the body was read)', async () => {
@@ -86,7 +78,7 @@ describe.each(implementations)('phase edges of withTimeouts(%s) on 127.0.0.1', (
     const res = await timed(`${baseUrl()}/flood?kib=${FLOOD_KIB}&end=1`);
     await sleep(1_500);
     expect(wheel.size).toBe(0);
-    expectLateReadError(fetchName, await rejectionOf(res.arrayBuffer()), { phase: 'total', timeoutMs: 1_000 });
+    expectLateReadError(impl.undiciMajor, await rejectionOf(res.arrayBuffer()), { phase: 'total', timeoutMs: 1_000 });
   }, 20_000);
 
   it('does not fire bodyIdleMs for a consumer busy between reads while the server keeps sending', async () => {

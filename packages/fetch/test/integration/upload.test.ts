@@ -93,7 +93,8 @@ describe.each(FETCH_IMPLEMENTATIONS.map((impl) => [impl.name, impl] as const))(
       'fails an upload of a %s body with phase upload when the server stops reading',
       async (_kind, makeBody) => {
         wheel = new TimingWheel();
-        const timed = withTimeouts(impl.fetch, { uploadIdleMs: 300, headersMs: 300, totalMs: 30_000, wheel });
+        // headersMs (which also covers the connection) far longer: uploadIdleMs must be the limit that fires.
+        const timed = withTimeouts(impl.fetch, { uploadIdleMs: 300, headersMs: 10_000, totalMs: 30_000, wheel });
         const start = performance.now();
         const error = await rejectionOf(timed(`${base()}/stall?kib=256`, { method: 'POST', ...makeBody() }));
         expect(error).toBeInstanceOf(TimeoutError);
@@ -128,7 +129,8 @@ describe.each(FETCH_IMPLEMENTATIONS.map((impl) => [impl.name, impl] as const))(
 
     it('reports a 413 the server sends before reading the body, as bare fetch does', async () => {
       wheel = new TimingWheel();
-      const timed = withTimeouts(impl.fetch, { uploadIdleMs: 300, headersMs: 300, totalMs: 30_000, wheel });
+      // The answer comes while the upload is under way; limits a busy machine cannot reach by mistake.
+      const timed = withTimeouts(impl.fetch, { uploadIdleMs: 3_000, headersMs: 3_000, totalMs: 30_000, wheel });
       const body = (): RequestInit => ({ method: 'POST', body: Buffer.alloc(STALL_BYTES, 1) });
       const bare = await settle(impl.fetch(`${base()}/early`, body()));
       const wrapped = await settle(timed(`${base()}/early`, body()));

@@ -1,8 +1,8 @@
 import { TimingWheel } from '@tickwheel/core';
-import * as undici from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TimeoutOptions } from '../../src/types.js';
 import { withTimeouts } from '../../src/with-timeouts.js';
+import { FETCH_IMPLEMENTATIONS, type AgentLike } from '../helpers/fetch-implementations.js';
 import { TransparencyServer } from './server.js';
 
 /** fetch as the scenarios call it. */
@@ -23,24 +23,12 @@ export interface Context {
   readonly Agent: new (options?: object) => AgentLike;
 }
 
-/** The part of an undici Agent the scenarios use. */
-export interface AgentLike {
-  dispatch(options: unknown, handler: unknown): boolean;
-  close(): Promise<void>;
-}
-
-/** The runtime's own undici Agent class: that of the global dispatcher fetch uses. */
-function runtimeAgent(): new (options?: object) => AgentLike {
-  const globals = globalThis as unknown as Record<symbol, object | undefined>;
-  const dispatcher =
-    globals[Symbol.for('undici.globalDispatcher.2')] ?? globals[Symbol.for('undici.globalDispatcher.1')];
-  return dispatcher!.constructor as new (options?: object) => AgentLike;
-}
+export type { AgentLike };
 
 export type Scenario = (context: Context) => Promise<unknown>;
 
 /** Limits far too long to fire during a scenario: every request and body is timed, none times out. */
-const LIMITS = { headersMs: 60_000, bodyIdleMs: 60_000, totalMs: 60_000 } as const;
+const LIMITS = { headersMs: 60_000, bodyIdleMs: 60_000, uploadIdleMs: 60_000, totalMs: 60_000 } as const;
 
 /**
  * `TICKWHEEL_TRANSPARENCY=rebuilt` measures the fallback design instead: the wrapper around a
@@ -53,26 +41,12 @@ function withoutDispatcher(fetchFn: AnyFetch): AnyFetch {
   return (input, init) => fetchFn(input, init === undefined ? init : { ...init, dispatcher: undefined });
 }
 
-const implementations = [
-  {
-    name: 'global fetch',
-    fetch: globalThis.fetch,
-    Request: globalThis.Request,
-    Response: globalThis.Response,
-    Agent: runtimeAgent,
-  },
-  {
-    name: 'undici.fetch',
-    fetch: undici.fetch as unknown as AnyFetch,
-    Request: undici.Request as unknown as typeof Request,
-    Response: undici.Response as unknown as typeof Response,
-    Agent: () => undici.Agent as new (options?: object) => AgentLike,
-  },
-];
+/** Node's global fetch and undici.fetch of undici 6, 7 and 8 (8 on Node >= 22.19). */
+const implementations = FETCH_IMPLEMENTATIONS.map((impl) => ({ ...impl, fetch: impl.fetch }));
 
 /**
  * Declares a differential suite: for each fetch implementation (Node's global fetch and
- * undici.fetch), `body` registers scenarios through `same`, each run once against the bare
+ * undici.fetch 6, 7 and 8), `body` registers scenarios through `same`, each run once against the bare
  * fetch and once against `withTimeouts(fetch)` on the same server, their observation logs
  * compared with toEqual.
  */

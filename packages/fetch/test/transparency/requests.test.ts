@@ -120,6 +120,50 @@ differential('transparency: requests', (same, deviation) => {
     },
   );
 
+  // Issue 36: with uploadIdleMs (on in every scenario here) the tap hands undici fetch's body in
+  // 64 KiB pieces; a body of known length reaches the server byte for byte as bare.
+  for (const [name, make] of Object.entries({
+    Buffer: () => Buffer.alloc(3 * 1024 * 1024 + 7, 'b'),
+    string: () => 's'.repeat(1024 * 1024 + 3),
+    Blob: () => new Blob([Buffer.alloc(1024 * 1024 + 5, 'l')]),
+  }))
+    same(`issue 36: a ${name} body of several 64 KiB pieces reaches the server as bare`, async (c) =>
+      roundTrip(c, `${c.base}/echo`, { method: 'PUT', body: make() }),
+    );
+
+  same('issue 36: a ReadableStream body of large chunks keeps its chunks (their sizes go on the wire)', async (c) =>
+    roundTrip(c, `${c.base}/echo`, {
+      method: 'POST',
+      body: new ReadableStream({
+        start: (controller) => {
+          controller.enqueue(new Uint8Array(200 * 1024).fill(0x61));
+          controller.enqueue(new Uint8Array(3).fill(0x62));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    }),
+  );
+
+  // Issue 35: deadlineHeader adds one header, the remaining budget; everything else is as bare.
+  deviation(
+    'issue 35: deadlineHeader sends the remaining budget in its header',
+    async (c) =>
+      roundTrip(
+        c.wrapped ? { ...c, fetch: c.withOptions({ totalMs: 30_000, deadlineHeader: 'connect-timeout-ms' }) } : c,
+        `${c.base}/echo`,
+        { method: 'POST', body: 'budget', headers: { 'x-kept': '1' } },
+      ),
+    (bare, timed) => {
+      const { 'connect-timeout-ms': budget, ...timedHeaders } = (
+        timed as { server: { headers: Record<string, unknown> } }
+      ).server.headers;
+      expect(budget).toBe('30000');
+      expect(timedHeaders).toEqual((bare as { server: { headers: Record<string, unknown> } }).server.headers);
+      expect({ ...(timed as object), server: undefined }).toEqual({ ...(bare as object), server: undefined });
+    },
+  );
+
   same('issue 13 (ky passes inits built with Object.create): inherited init members reach fetch', async (c) => {
     const base = { method: 'POST', body: 'inherited body', headers: { 'x-inherited': 'yes' } };
     const init = Object.create(base) as RequestInit;

@@ -10,11 +10,9 @@ import { get, loopback, turns } from '../helpers/loopback.js';
 
 const net = loopback();
 
-type ExpressFactory = typeof express5;
-
 describe.each([
   ['express 5', express5],
-  ['express 4', express4 as unknown as ExpressFactory],
+  ['express 4', express4],
 ])('deadline() on %s', (_name, express) => {
   function setup() {
     const clock = new ManualClock(0);

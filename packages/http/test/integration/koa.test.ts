@@ -30,7 +30,7 @@ describe('deadline() on koa 3', () => {
     let late!: () => void;
     const lateErrors: unknown[] = [];
     const caught: unknown[] = [];
-    app.use(async (ctx, next) => {
+    app.use(async (_ctx, next) => {
       try {
         await next();
       } catch (error) {

@@ -16,4 +16,15 @@ export const EVERY_OPTION: Record<string, HeartbeatOptions> = {
   'maxLifetimeMs + lifetimeJitter': { maxLifetimeMs: 60_000, lifetimeJitter: 0.5 },
   'maxBufferedBytes + drainTimeoutMs': { maxBufferedBytes: 1 << 20, drainTimeoutMs: 60_000 },
   'keepaliveMs + keepaliveMessage': { keepaliveMs: 60_000, keepaliveMessage: 'keepalive' },
+  // A tracker that answers as RedisPresence does (a promise), so a socket is joined and left on the way.
+  'presence + memberOf': {
+    presence: { join: () => Promise.resolve(true), leave: () => Promise.resolve(true) },
+    memberOf: () => 'member',
+  },
 };
+
+/** `options` for a heartbeat on one client socket: presence tracks a server's connections only. */
+export function onClient(options: HeartbeatOptions): HeartbeatOptions {
+  const { presence: _presence, memberOf: _memberOf, ...rest } = options;
+  return rest;
+}

@@ -3,7 +3,7 @@ import { WebSocket } from 'ws';
 import { heartbeat } from '../../src/heartbeat.js';
 import type { HeartbeatOptions } from '../../src/types.js';
 import { closeAll, connect, next, onCleanup, startServer, waitFor } from '../helpers/servers.js';
-import { EVERY_OPTION } from '../helpers/option-sets.js';
+import { EVERY_OPTION, onClient } from '../helpers/option-sets.js';
 
 afterEach(closeAll);
 
@@ -14,7 +14,7 @@ async function watchedPair(options: HeartbeatOptions): Promise<{ client: WebSock
   onCleanup(() => serverBeat.stop());
   const accepted = next<WebSocket>(wss, 'connection');
   const client = new WebSocket(url);
-  const clientBeat = heartbeat(client, options);
+  const clientBeat = heartbeat(client, onClient(options));
   onCleanup(() => clientBeat.stop());
   onCleanup(() => client.terminate());
   await next(client, 'open');

@@ -130,8 +130,8 @@ describe.each(FETCH_IMPLEMENTATIONS.map((impl) => [impl.name, impl] as const))(
     it('reports a 413 the server sends before reading the body, as bare fetch does', async () => {
       wheel = new TimingWheel();
       // The answer comes while the upload is under way; limits a busy machine cannot reach by mistake.
-      const timed = withTimeouts(impl.fetch, { uploadIdleMs: 3_000, headersMs: 3_000, totalMs: 30_000, wheel });
-      const body = (): RequestInit => ({ method: 'POST', body: Buffer.alloc(STALL_BYTES, 1) });
+      const timed = withTimeouts(impl.fetch, { uploadIdleMs: 10_000, headersMs: 10_000, totalMs: 60_000, wheel });
+      const body = (): RequestInit => ({ method: 'POST', body: Buffer.alloc(2 * MIB, 1) });
       const bare = await settle(impl.fetch(`${base()}/early`, body()));
       const wrapped = await settle(timed(`${base()}/early`, body()));
       expect(wrapped).toEqual(bare);

@@ -60,6 +60,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
   // ioredis as redis's tests use it (the newest major; the workspace root keeps 5 for ioredis-mock and BullMQ).
   dependencies.ioredis = testedVersion('ioredis', path.join(workspace, 'packages/redis'));
   dependencies['@grpc/proto-loader'] = testedVersion('@grpc/proto-loader', path.join(workspace, 'packages/grpc'));
+  // The frameworks packages/http's README blocks import, with their types, as its tests use them.
+  for (const name of ['express', '@types/express', 'fastify', 'koa', '@types/koa'])
+    dependencies[name] = testedVersion(name, path.join(workspace, 'packages/http'));
   // fetch's own tests run on undici 7 (Node's global fetch is undici 6 on Node 20 and 22).
   dependencies.undici = testedVersion('undici', path.join(workspace, 'packages/fetch'));
   // otel's peer, and the SDK its snippet records into (a user's app has one), at the exact versions

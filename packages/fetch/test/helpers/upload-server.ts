@@ -76,7 +76,9 @@ export class UploadServer {
         return;
       }
       case '/early':
-        res.writeHead(413, { 'content-type': 'text/plain' });
+        // Connection: close, as servers answer a body they will not take: a kept connection could
+        // carry the next test's upload into this request's discarded body, so it never stalls.
+        res.writeHead(413, { 'content-type': 'text/plain', connection: 'close' });
         res.end('too large');
         // Read only once the answer is out: the client has the 413 while its upload is still going.
         res.on('finish', () => req.resume());

@@ -138,10 +138,7 @@ describe.each(FETCH_IMPLEMENTATIONS.map((impl) => [impl.name, impl] as const))(
       expect(wrapped).toMatchObject({ status: 413 });
     }, 30_000);
 
-    // Skipped, not done (issue 36 is marked blocked for it): run after the other tests of this
-    // file, an attempt of undici.fetch 6 or 7 sometimes never sees its stall (no 'upload' timeout
-    // before totalMs, and a wheel timer left behind); alone it passes. Found at the session's end.
-    it.skip('retries an upload that stalled only for a method in retry.methods', async () => {
+    it('retries an upload that stalled only for a method in retry.methods', async () => {
       wheel = new TimingWheel();
       const options = { uploadIdleMs: 200, totalMs: 30_000, wheel };
       const body = (): RequestInit => ({ method: 'POST', body: Buffer.alloc(STALL_BYTES, 1) });
@@ -155,9 +152,7 @@ describe.each(FETCH_IMPLEMENTATIONS.map((impl) => [impl.name, impl] as const))(
       expect(server.requests - before).toBe(2);
     }, 30_000);
 
-    // Skipped for the same defect as the test above (an attempt that misses its stall): hung on
-    // Node 24 once, after this file's other tests. Issue 36 stays open for both.
-    it.skip('never retries a ReadableStream body, which cannot be sent twice', async () => {
+    it('never retries a ReadableStream body, which cannot be sent twice', async () => {
       wheel = new TimingWheel();
       const before = server.requests;
       const timed = withTimeouts(impl.fetch, {

@@ -123,6 +123,7 @@ describe('options', () => {
         totalMs: 'limitMs',
         headersMs: 'limitMs',
         bodyIdleMs: 'limitMs',
+        uploadIdleMs: 'limitMs',
         'retry.limit': 'integer',
         'retry.budgetMs': 'limitMs',
         'retry.backoffMs': 'durationMs',

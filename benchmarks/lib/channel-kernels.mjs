@@ -20,13 +20,13 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isMain } from './harness.mjs';
+import { isMain, noop } from './harness.mjs';
+import { stallingStub } from './stalling-fetch.mjs';
 
 export const CHANNEL_KERNEL_CANDIDATES = ['compiled-out', 'no-subscriber', 'bridge-on'];
-const noop = () => {};
 
 /** A package of the copy in TICKWHEEL_CHANNEL_COPY. */
-function load(name) {
+function fromCopy(name) {
   const dir = process.env.TICKWHEEL_CHANNEL_COPY;
   if (!dir) throw new Error('channel-kernels: TICKWHEEL_CHANNEL_COPY is not set');
   return import(pathToFileURL(path.join(dir, 'node_modules', '@tickwheel', name, 'dist', 'index.js')).href);
@@ -37,7 +37,7 @@ function load(name) {
 
 /** One op: `perWake` timers scheduled 1 ms out, then one advance(1): one wake-up firing them all. */
 async function wakeKernel(perWake) {
-  const core = await load('core');
+  const core = await fromCopy('core');
   const clock = new core.ManualClock(0);
   const wheel = new core.TimingWheel({ clock });
   return (ops) => {
@@ -51,7 +51,7 @@ async function wakeKernel(perWake) {
 
 /** One op: a key set for 1 ms on a TimerSet, then one advance(1): it expires (onExpire runs). */
 async function timerSetKernel() {
-  const core = await load('core');
+  const core = await fromCopy('core');
   const clock = new core.ManualClock(0);
   const wheel = new core.TimingWheel({ clock });
   let expired = 0;
@@ -80,16 +80,9 @@ function answeringStub(_input, init) {
   return Promise.resolve(EMPTY_RESPONSE).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
-/** Never answers: rejects when its signal aborts, as fetch does. */
-function stallingStub(_input, init) {
-  return new Promise((_resolve, reject) =>
-    init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true }),
-  );
-}
-
 /** One op: one request through withTimeouts(stub, { totalMs }), answered at once. */
 async function fetchRequestKernel() {
-  const [core, { withTimeouts }] = await Promise.all([load('core'), load('fetch')]);
+  const [core, { withTimeouts }] = await Promise.all([fromCopy('core'), fromCopy('fetch')]);
   const wheel = new core.TimingWheel({ clock: new core.ManualClock(0) });
   const timed = withTimeouts(answeringStub, { totalMs: 30_000, wheel });
   return async (ops) => {
@@ -99,7 +92,7 @@ async function fetchRequestKernel() {
 
 /** One op: one request to a stub that never answers, timed out by headersMs: 1 (100 per advance). */
 async function fetchTimeoutKernel() {
-  const [core, { withTimeouts }] = await Promise.all([load('core'), load('fetch')]);
+  const [core, { withTimeouts }] = await Promise.all([fromCopy('core'), fromCopy('fetch')]);
   const clock = new core.ManualClock(0);
   const timed = withTimeouts(stallingStub, { headersMs: 1, retry: 0, wheel: new core.TimingWheel({ clock }) });
   return async (ops) => {
@@ -181,8 +174,8 @@ function grpcCalls(grpc, interceptor, next, ops, onStarted) {
 async function grpcCallKernel() {
   const [grpc, core, { deadlineInterceptor }] = await Promise.all([
     import('@grpc/grpc-js'),
-    load('core'),
-    load('grpc'),
+    fromCopy('core'),
+    fromCopy('grpc'),
   ]);
   const wheel = new core.TimingWheel({ clock: new core.ManualClock(0) });
   const interceptor = deadlineInterceptor({ timeoutMs: 30_000, wheel });
@@ -197,8 +190,8 @@ async function grpcCallKernel() {
 async function grpcDeadlineKernel() {
   const [grpc, core, { deadlineInterceptor }] = await Promise.all([
     import('@grpc/grpc-js'),
-    load('core'),
-    load('grpc'),
+    fromCopy('core'),
+    fromCopy('grpc'),
   ]);
   const clock = new core.ManualClock(0);
   const interceptor = deadlineInterceptor({ timeoutMs: 1, wheel: new core.TimingWheel({ clock }) });
@@ -246,7 +239,7 @@ const PONG_TIMEOUT_MS = 30;
 const HEARTBEAT_CONNECTIONS = 100;
 
 async function heartbeatOn(server) {
-  const [core, { heartbeat }] = await Promise.all([load('core'), load('ws')]);
+  const [core, { heartbeat }] = await Promise.all([fromCopy('core'), fromCopy('ws')]);
   const clock = new core.ManualClock(0);
   const wheel = new core.TimingWheel({ clock });
   const beat = heartbeat(server, { pingIntervalMs: PERIOD_MS, pongTimeoutMs: PONG_TIMEOUT_MS, pingSlackMs: 0, wheel });

@@ -2,7 +2,7 @@
  * The core suite's diagnostics-channel scenarios (issue 18): what a wake-up pays for its channel
  * with nobody listening, and with the OpenTelemetry bridge on. Takes the number of rounds.
  */
-import { noop } from './core-kernels.mjs';
+import { noop } from './harness.mjs';
 import { bridgeOn, CHANNEL_CANDIDATES, compiledOut } from './channel-candidates.mjs';
 import { alternate, printScenario, scenario } from './harness.mjs';
 

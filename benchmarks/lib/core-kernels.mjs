@@ -21,7 +21,7 @@ import { TimingWheel } from '@tickwheel/core';
 import retimer from 'retimer';
 import timerWheelPackage from 'timer-wheel';
 import { FloorList } from './floor-list.mjs';
-import { gc, heapAfterGc, sleepSync } from './harness.mjs';
+import { gc, heapAfterGc, noop, sleepSync } from './harness.mjs';
 import { HeapTimerQueue } from './heap-timer-queue.mjs';
 
 const { TimerWheel: NpmTimerWheel, ActionTimerWheel } = timerWheelPackage;
@@ -50,8 +50,6 @@ export async function keptAlive(promise) {
 
 /** timer-wheel's natural resolution: its finest layer's buckets are 1,024 ms wide. */
 export const TIMER_WHEEL_RESOLUTION_MS = 1024;
-
-export const noop = () => {};
 
 /** The timers a user would use instead of the wheel: the root README's rows (`peers` of a scenario). */
 export const CORE_PEERS = {

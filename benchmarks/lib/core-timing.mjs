@@ -5,9 +5,9 @@
 import { TimingWheel } from '@tickwheel/core';
 import retimer from 'retimer';
 import timerWheelPackage from 'timer-wheel';
-import { CORE_PEERS, keptAlive, noop, TIMER_WHEEL_RESOLUTION_MS, undiciTimers } from './core-kernels.mjs';
+import { CORE_PEERS, keptAlive, TIMER_WHEEL_RESOLUTION_MS, undiciTimers } from './core-kernels.mjs';
 import { HeapTimerQueue } from './heap-timer-queue.mjs';
-import { alternate, percentile, printScenario, scenario, sleep, summarize } from './harness.mjs';
+import { alternate, noop, percentile, printScenario, scenario, sleep, summarize } from './harness.mjs';
 
 const { ActionTimerWheel } = timerWheelPackage;
 

@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { LIMIT_MS, NODE_FLAGS as COUNT_FLAGS, startServer, WARMUP } from './fetch-instructions.mjs';
-import { instructionsPerOp, isMain } from './harness.mjs';
+import { instructionsPerOp, isMain, noop } from './harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const require = createRequire(import.meta.url);
@@ -150,7 +150,6 @@ const VARIANTS = {
   'bare + wheel handle': () => {
     const { sharedWheel, freshNow } = require('../../packages/core/dist/index.js');
     const wheel = sharedWheel();
-    const noop = () => {};
     return async (url) => {
       const handle = wheel.scheduleAt(freshNow(wheel.clock) + LIMIT_MS, noop).unref();
       const response = await fetch(url);
@@ -169,8 +168,6 @@ const VARIANTS = {
   'wrapper three + connectMs': () =>
     wrapped({ connectMs: LIMIT_MS, headersMs: LIMIT_MS, bodyIdleMs: LIMIT_MS, totalMs: LIMIT_MS }),
 };
-
-function noop() {}
 
 /** Runs `before()` ahead of each request and `after(what before returned)` once its body is read. */
 function around(before, after) {

@@ -32,9 +32,9 @@
  *
  *   node lib/fetch-instructions.mjs [shortN] [longN]   # prints the counts for this Node (default 1000 3000)
  */
-import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { forkWorker, instructionsPerOp, isMain, serveParent, valgrindAvailable } from './harness.mjs';
+import { startLoopbackServer } from './fetch-loopback.mjs';
+import { instructionsPerOp, isMain, valgrindAvailable } from './harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 /** Requests before the counted window: past fetch's tiering up (see the header); FETCH_WARMUP overrides it. */
@@ -50,7 +50,7 @@ export const OLD_SPACE_MB = 1_024;
 export const NODE_FLAGS = [`--initial-old-space-size=${OLD_SPACE_MB}`, '--predictable-gc-schedule'];
 /** Far longer than a run (see the header): no candidate's timer fires while it is counted. */
 export const LIMIT_MS = 3_600_000;
-const BODY = Buffer.alloc(512, 'x');
+const BODY = 'x'.repeat(512);
 
 export const INSTRUCTION_CANDIDATES = ['bare fetch', 'AbortSignal.timeout', 'tickwheel'];
 
@@ -71,24 +71,11 @@ async function kernel(candidate, ops) {
   process.exit(0);
 }
 
-function serve() {
-  const server = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': BODY.length });
-    res.end(BODY);
-  });
-  server.keepAliveTimeout = 600_000;
-  server.listen(0, '127.0.0.1', () => serveParent({}, { hello: server.address().port }));
-}
-
 /**
- * A server worker (this file with `--serve`) answering every request with the 512-byte body;
+ * A server worker (lib/fetch-loopback.mjs) answering every request with the 512-byte body;
  * `stop()` ends it. Also the server of lib/fetch-ablation.mjs.
  */
-export async function startServer() {
-  const worker = forkWorker(SELF, ['--serve']);
-  const port = await worker.ready;
-  return { url: `http://127.0.0.1:${port}/`, stop: () => worker.close() };
-}
+export const startServer = () => startLoopbackServer({ body: BODY, keepAliveMs: 600_000 });
 
 /**
  * Instructions per request of each candidate under `node`: `instructionsPerOp`, long run minus short run.
@@ -117,9 +104,7 @@ export async function fetchInstructions(node = process.execPath, shortN = 1_000,
   }
 }
 
-if (isMain(import.meta.url) && process.argv[2] === '--serve') {
-  serve();
-} else if (isMain(import.meta.url) && process.argv[2] === 'request') {
+if (isMain(import.meta.url) && process.argv[2] === 'request') {
   await kernel(process.argv[3], Number(process.argv[4]));
 } else if (isMain(import.meta.url)) {
   const results = await fetchInstructions(

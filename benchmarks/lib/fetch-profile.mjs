@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { load } from './fetch-loopback.mjs';
 import { isMain } from './harness.mjs';
 import { runUnder } from './runtimes.mjs';
 
@@ -30,15 +31,8 @@ const TIMEOUT_MS = 60_000;
 async function clientMain(url, count) {
   const { withTimeouts } = await import(pathToFileURL(path.join(ROOT, 'packages', 'fetch', 'dist', 'index.js')).href);
   const timed = withTimeouts(fetch, { headersMs: TIMEOUT_MS, bodyIdleMs: TIMEOUT_MS, totalMs: TIMEOUT_MS });
-  const load = async (n) => {
-    let next = 0;
-    const worker = async () => {
-      while (next++ < n) await (await timed(url)).text();
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  };
-  await load(WARMUP);
-  await load(count);
+  await load(timed, url, WARMUP, CONCURRENCY);
+  await load(timed, url, count, CONCURRENCY);
 }
 
 /** Self time by wrapper function (see the header), and the busy total, in µs. */

@@ -59,6 +59,9 @@ export function gc() {
   }
 }
 
+/** The callback of a timer whose firing is not what is measured. */
+export const noop = () => {};
+
 /** Resolves after `ms` of wall-clock time: the one way a benchmark waits. */
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -280,8 +283,8 @@ export function serveParent(kinds, { hello = true, close } = {}) {
       }
     });
   });
+  // The parent is gone (its `close`, or it died): do not linger holding sockets or servers.
   process.on('disconnect', async () => {
-    await queue;
     await close?.();
     process.exit(0);
   });

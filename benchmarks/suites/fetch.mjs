@@ -33,7 +33,6 @@
  * BENCH_REPEATS overrides the number of alternating rounds (default 5); BENCH_INSTRUCTIONS=0
  * skips the cachegrind count (FETCH_WARMUP shortens its warm-up, for a quick look).
  */
-import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sharedWheel } from '@tickwheel/core';
@@ -52,17 +51,18 @@ import {
   BENCH_DIR,
   childValue,
   cpuMicros,
-  forkWorker,
   gc,
   isMain,
   median,
+  noop,
   printScenario,
   runSuite,
   scenario,
-  serveParent,
   sleep,
   summarize,
 } from '../lib/harness.mjs';
+import { load, startLoopbackServer } from '../lib/fetch-loopback.mjs';
+import { stallingStub } from '../lib/stalling-fetch.mjs';
 
 // The per-request timer is internal to the package; the isolation scenario loads it from the
 // built dist by path (the package's exports map only exposes the public API).
@@ -86,7 +86,6 @@ const ISOLATION_OPS = 20_000;
 const STUB_URL = 'http://127.0.0.1:1/stub';
 const EMPTY_RESPONSE = new Response(null, { status: 204 });
 const userSignal = new AbortController().signal;
-const noop = () => {};
 
 /** CPU microseconds (user + system, all threads: GC included) spent in `fn`. */
 function cpuOf(fn) {
@@ -235,46 +234,10 @@ const wrapper = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The local server: a child process answering every request with a small body.
+// The local server: a worker process answering every request with a small body.
 
-async function serverMain() {
-  const server = http.createServer((req, res) => {
-    res.setHeader('content-type', 'text/plain');
-    res.end('hello from 127.0.0.1');
-  });
-  server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () =>
-    serveParent(
-      {},
-      {
-        hello: server.address().port,
-        close: () => {
-          server.closeAllConnections();
-          return new Promise((resolve) => server.close(resolve));
-        },
-      },
-    ),
-  );
-}
-
-/** The local server (this file with `--server`, also lib/fetch-profile.mjs's); `stop()` ends it. */
-export async function startServer() {
-  const worker = forkWorker(fileURLToPath(import.meta.url), ['--server'], { label: 'fetch server' });
-  const port = await worker.ready;
-  return { url: `http://127.0.0.1:${port}/`, stop: () => worker.close() };
-}
-
-/** `count` requests, `concurrency` at a time, each reading its body. */
-async function load(fetchFn, url, count, concurrency, initFor) {
-  let next = 0;
-  const worker = async () => {
-    while (next++ < count) {
-      const res = await fetchFn(url, initFor());
-      await res.text();
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-}
+/** The suite's server (lib/fetch-loopback.mjs): a short body, idle sockets kept a minute. */
+const startServer = () => startLoopbackServer({ body: 'hello from 127.0.0.1', keepAliveMs: 60_000 });
 
 // ---------------------------------------------------------------------------------------------
 // 2. Heap retained after 100k completed requests with a 60 s timeout, one child process per sample.
@@ -341,13 +304,6 @@ async function channelPackages(candidate) {
   const base = path.join(process.env[COMPILED_OUT_ENV], 'node_modules', '@tickwheel');
   const load = (name) => import(pathToFileURL(path.join(base, name, 'dist', 'index.js')).href);
   return { withTimeouts: (await load('fetch')).withTimeouts, core: await load('core') };
-}
-
-/** A stub fetch that never answers: it rejects when its signal aborts, as fetch does. */
-function stallingStub(_input, init) {
-  return new Promise((_resolve, reject) =>
-    init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true }),
-  );
 }
 
 /**
@@ -722,7 +678,6 @@ export async function run() {
 
 /** This file's child modes: the local server and the samples taken in a fresh process. */
 const CHILD_MODES = {
-  '--server': serverMain,
   '--rps': rpsChildMain,
   '--channels': channelChildMain,
   '--cpu': cpuChildMain,

@@ -7,6 +7,7 @@ import type { TimedRequest, TimedResponse } from './types.js';
 
 /** The owner of a deadline an adapter made on a server serverTimeouts is not attached to: the channel reports it, nothing else listens. */
 const STANDALONE: RequestOwner = {
+  draining: false,
   timedOut() {},
   requestClosed() {},
 };

@@ -26,6 +26,8 @@ export type Answerer = (record: RequestDeadline, kind: HttpTimeoutKind, status: 
  * standalone owner. One per server or middleware, never per request.
  */
 export interface RequestOwner {
+  /** True once a drain began (serverTimeouts' `close()`). */
+  readonly draining: boolean;
   /** A limit fired on the request: report it (events, diagnostics). */
   timedOut(record: RequestDeadline, kind: HttpTimeoutKind, limitMs: number, outcome: TimeoutEvent['outcome']): void;
   /** The response closed (finished, cut, or the client went away). */
@@ -78,6 +80,10 @@ export class RequestDeadline implements DeadlineOwner {
   answer: Answerer = answerOnWire;
   /** What a framework adapter keeps for its answer (fastify's reply, koa's rejection). */
   framework: unknown = undefined;
+  /** Ends the response at once when a drain begins (stream-hooks.ts' `onDrain`). */
+  drain: (() => void) | undefined = undefined;
+  /** True once the request left its handler deadline for good (stream-hooks.ts' `releaseDeadline`). */
+  released = false;
   private phase = OPEN;
 
   constructor(
@@ -121,7 +127,7 @@ export class RequestDeadline implements DeadlineOwner {
     old?.dispose();
     // Created outside whatever deadline is ambient here (a former request's, on the parser's context).
     enterDeadline(undefined);
-    if (budgetMs === Infinity || this.phase !== OPEN) return;
+    if (budgetMs === Infinity || this.phase !== OPEN || this.released) return;
     const clock = plan.wheel.clock;
     holdReading(clock);
     let scope: DeadlineScope;
@@ -164,6 +170,15 @@ export class RequestDeadline implements DeadlineOwner {
     publishTimeout(kind, limitMs, outcome, kind === 'handler' && this.propagated, this.context);
     owner.timedOut(this, kind, limitMs, outcome);
     this.scope?.abort(reason);
+  }
+
+  /** Takes the request out of its handler deadline for good; it stays in flight for a drain. */
+  release(): void {
+    this.released = true;
+    const scope = this.scope;
+    this.scope = undefined;
+    scope?.dispose();
+    enterDeadline(undefined);
   }
 
   /** Lets go of the request: its deadline no longer runs (serverTimeouts' `stop()`). */

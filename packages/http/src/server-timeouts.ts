@@ -187,9 +187,10 @@ class TimeoutsController
       });
     });
     for (const connection of [...this.connections]) if (connection.idle) connection.socket.destroy();
-    for (const record of this.requests) {
+    for (const record of [...this.requests]) {
       const res = record.res;
       if (!('stream' in res) && !res.headersSent && !res.writableEnded) res.setHeader('Connection', 'close');
+      record.drain?.();
     }
     for (const session of this.sessions) session.close();
     if (graceMs !== Infinity && !this.stopped) {

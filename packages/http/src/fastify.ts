@@ -1,9 +1,10 @@
 /**
  * `@tickwheel/http/fastify`: `deadlinePlugin`, request deadlines for fastify 5, per route in `config.deadline`.
  */
-import type { FastifyPluginCallback, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { adoptRequest, deadlineError } from './framework-request.js';
 import { middlewarePlan, type DeadlinePlan } from './options.js';
+import { causedByEndedDeadline } from './rejection-guard.js';
 import type { RequestDeadline } from './request-deadline.js';
 import { recordOf } from './request-deadline.js';
 import { endTimedOut } from './timeout-answer.js';
@@ -65,6 +66,7 @@ export const deadlinePlugin: FastifyPluginCallback<DeadlineMiddlewareOptions> = 
   };
   instance.addHook('onRoute', (route: RouteOptions) => {
     planOf(route.config);
+    route.handler = quietAfterEnd(route.handler);
   });
   instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, hookDone: () => void) => {
     adoptRequest(request.raw, reply.raw, planOf(request.routeOptions.config), answerFastify, reply);
@@ -77,6 +79,23 @@ export const deadlinePlugin: FastifyPluginCallback<DeadlineMiddlewareOptions> = 
   });
   done();
 };
+
+/**
+ * The route's handler, its rejection dropped when the request's ended deadline caused it
+ * (rejection-guard.ts): fastify would log it as an error, or hand it to the app's error handler
+ * after the client went away. Every other outcome passes through as it was.
+ */
+function quietAfterEnd(handler: RouteOptions['handler']): RouteOptions['handler'] {
+  return function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    const result: unknown = handler.call(this, request, reply);
+    return result instanceof Promise ? result.catch(unlessEnded) : result;
+  };
+}
+
+function unlessEnded(error: unknown): undefined {
+  if (causedByEndedDeadline(error)) return undefined;
+  throw error;
+}
 
 /** A route's config.deadline falls back to the app's options for what it leaves out. */
 function appPlanOptions(plan: DeadlinePlan): DeadlineMiddlewareOptions {

@@ -4,6 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { adoptRequest } from './framework-request.js';
 import { middlewarePlan } from './options.js';
+import { causedByEndedDeadline } from './rejection-guard.js';
 import type { RequestDeadline } from './request-deadline.js';
 import { endTimedOut } from './timeout-answer.js';
 import type { DeadlineMiddlewareOptions, HttpTimeoutKind, TimeoutEvent } from './types.js';
@@ -42,6 +43,11 @@ function answerKoa(record: RequestDeadline, kind: HttpTimeoutKind, status: numbe
   return 'answered';
 }
 
+/** Rethrows an error of the middleware after ours, unless the request's ended deadline caused it (rejection-guard.ts). */
+function unlessEnded(error: unknown): void {
+  if (!causedByEndedDeadline(error)) throw error;
+}
+
 /**
  * Koa middleware that gives the request a deadline: `currentDeadline()` in the middleware after it
  * (and in all the async work it starts), its `signal` aborting at the deadline or when the client
@@ -60,6 +66,6 @@ export function deadline(options?: DeadlineMiddlewareOptions): KoaDeadlineMiddle
     const record = adoptRequest(ctx.req, ctx.res, plan, answerKoa, timeout);
     if (!record.open) return timedOut;
     if (record.scope === undefined) return next();
-    return Promise.race([next(), timedOut]);
+    return Promise.race([next().catch(unlessEnded), timedOut]);
   };
 }

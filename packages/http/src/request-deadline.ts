@@ -12,6 +12,7 @@ import {
 import { publishTimeout, timeoutChannel } from './channels.js';
 import { callerBudgetFromRaw } from './deadline-headers.js';
 import type { DeadlinePlan } from './options.js';
+import { deadlineEnded } from './rejection-guard.js';
 import { endTimedOut } from './timeout-answer.js';
 import type { HttpTimeoutKind, TimedRequest, TimedResponse, TimeoutEvent } from './types.js';
 
@@ -169,7 +170,10 @@ export class RequestDeadline implements DeadlineOwner {
     const outcome = this.answer(this, kind, status);
     publishTimeout(kind, limitMs, outcome, kind === 'handler' && this.propagated, this.context);
     owner.timedOut(this, kind, limitMs, outcome);
-    this.scope?.abort(reason);
+    const scope = this.scope;
+    if (scope === undefined) return;
+    deadlineEnded(scope);
+    scope.abort(reason);
   }
 
   /** Takes the request out of its handler deadline for good; it stays in flight for a drain. */
@@ -197,8 +201,12 @@ export class RequestDeadline implements DeadlineOwner {
     records.delete(this.res);
     if (this.phase === OPEN) {
       this.phase = ENDED;
-      if (finished) scope?.dispose();
-      else scope?.abort(clientGoneReason());
+      if (finished) {
+        scope?.dispose();
+      } else if (scope !== undefined) {
+        deadlineEnded(scope);
+        scope.abort(clientGoneReason());
+      }
     }
     this.owner.requestClosed(this, finished);
   }

@@ -197,6 +197,7 @@ describe('instrumentTickwheel', () => {
         kind: 'handler',
         limitMs: 250,
         outcome: 'answered',
+        req: undefined,
         propagated: true,
         context: undefined,
       };
@@ -248,6 +249,7 @@ describe('instrumentTickwheel', () => {
         kind: 'handler',
         limitMs: 100,
         outcome: 'answered',
+        req: undefined,
         propagated: false,
         context: arrival,
       } satisfies HttpTimeoutMessage);

@@ -50,6 +50,15 @@ function grpcDeadline(overrides: Partial<GrpcDeadlineMessage> = {}): GrpcDeadlin
     budgetMs: 250,
     elapsedMs: 251,
     propagated: false,
+    budget: {
+      limit: 'timeoutMs',
+      inherited: false,
+      source: undefined,
+      budgetMs: 250,
+      spentBeforeMs: 0,
+      elapsedMs: 251,
+      lateMs: 1,
+    },
     context: undefined,
     ...overrides,
   };

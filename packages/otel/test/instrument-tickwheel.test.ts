@@ -206,7 +206,9 @@ describe('instrumentTickwheel', () => {
         kind: 'handler',
         limitMs: 250,
         outcome: 'answered',
+        req: undefined,
         propagated: true,
+        budget: undefined,
         context: undefined,
       };
       publish(HTTP_TIMEOUT_CHANNEL, handler);
@@ -257,7 +259,9 @@ describe('instrumentTickwheel', () => {
         kind: 'handler',
         limitMs: 100,
         outcome: 'answered',
+        req: undefined,
         propagated: false,
+        budget: undefined,
         context: arrival,
       } satisfies HttpTimeoutMessage);
       trace.getSpan(arrival as Context)!.end();

@@ -1,9 +1,16 @@
 /**
  * The limits of one request on ONE wheel handle: its phases, when each limit is due, and which one fired.
  */
-import { freshNow, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { timeoutBudget } from '@tickwheel/core/internal';
 import type { ResolvedOptions } from './options.js';
-import { limitErrors, type RequestRef, type TimeoutError } from './timeout-error.js';
+import {
+  limitErrors,
+  type FetchPhaseTimes,
+  type FetchTimeoutBudget,
+  type RequestRef,
+  type TimeoutError,
+} from './timeout-error.js';
 
 /*
  * The phases of a request. The one timer handle of the request is re-pointed at each change
@@ -111,14 +118,25 @@ export class RequestLimits {
   private paceBytes1 = 0;
   private paceAt1 = 0;
   private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
+  /*
+   * Phase marks of the current attempt (wheel clock, -1 until reached), set where the clock is
+   * read anyway; read only when a limit fires, for the phase times of its budget.
+   */
+  private connectedAt = -1;
+  private uploadEndedAt = -1;
+  private bodyStartedAt = -1;
+  /** The backoff waits so far, made at the first retry. */
+  private backoffs: number[] | undefined = undefined;
 
   /**
    * @param deadlineLeft - the ambient deadline's remaining ms, or Infinity without one
+   * @param deadline - the ambient deadline, named in the budget of a timeout it causes
    */
   constructor(
     readonly options: ResolvedOptions,
     private readonly owner: LimitsOwner,
     deadlineLeft: number,
+    private readonly deadline?: Deadline,
   ) {
     this.wheel = options.wheel;
     // A request costs far more than a clock read: start from a fresh one, not the job's.
@@ -148,13 +166,20 @@ export class RequestLimits {
       // The budget is the ambient deadline's, less reserveMs: fail fast rather than send a call with no time to finish.
       const left = this.budgetAt - now;
       if (left + this.reserved > 0 && (left < options.minBudgetMs || left <= 0)) {
-        throw limitErrors.minBudget(this.owner, left + this.reserved, options.reserveMs, options.minBudgetMs);
+        throw limitErrors.minBudget(
+          this.owner,
+          left + this.reserved,
+          options.reserveMs,
+          options.minBudgetMs,
+          this.budgetOf('minBudgetMs', options.minBudgetMs, true, now, 0),
+        );
       }
     }
-    if (now >= this.budgetAt) throw this.budgetError();
+    if (now >= this.budgetAt) throw this.budgetError(0);
     this.attempt++;
     this.attemptStartedAt = now;
     this.attemptFired = false;
+    this.connectedAt = this.uploadStartAt = this.uploadEndedAt = this.bodyStartedAt = -1;
     const attemptTotalAt = now + options.totalMs;
     this.totalIsBudget = this.budgetAt < attemptTotalAt;
     this.totalAt = this.totalIsBudget ? this.budgetAt : attemptTotalAt;
@@ -174,6 +199,7 @@ export class RequestLimits {
   connected(): void {
     if (this.phase !== CONNECT) return;
     const now = this.wheel.clock.now();
+    this.connectedAt = now;
     this.phase = HEADERS;
     this.headersAt = now + this.options.headersMs;
     this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt);
@@ -222,6 +248,7 @@ export class RequestLimits {
   uploadEnded(): void {
     if (this.phase !== UPLOAD || this.attemptFired) return;
     const now = this.wheel.clock.now();
+    this.uploadEndedAt = now;
     this.phase = HEADERS;
     this.sending = false;
     this.headersAt = now + this.drainMs(now) + this.options.headersMs;
@@ -251,6 +278,7 @@ export class RequestLimits {
   /** Waits `delayMs` on the request's handle (ref'ed meanwhile); rejects with {@link cancelBackoff}'s reason. */
   backoff(delayMs: number): Promise<void> {
     this.phase = BACKOFF;
+    (this.backoffs ??= []).push(delayMs);
     return new Promise<void>((resolve, reject) => {
       this.backoffSettle = { resolve, reject };
       this.arm(this.wheel.clock.now() + delayMs);
@@ -268,6 +296,7 @@ export class RequestLimits {
   /** The response's headers arrived: from now on totalMs applies, and bodyIdleMs while {@link waiting}. */
   startBody(now: number): void {
     this.phase = BODY;
+    this.bodyStartedAt = now;
     this.idleAt = now + this.options.bodyIdleMs;
     this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
   }
@@ -289,9 +318,62 @@ export class RequestLimits {
     this.handle?.cancel();
   }
 
-  /** The error for the budget: the ambient deadline's or the retry budget's. */
-  budgetError(): TimeoutError {
-    return limitErrors.budget(this.owner, this.options.budgetMs, this.deadlineLeft);
+  /**
+   * The error for the budget: the ambient deadline's or the retry budget's.
+   * @param lateMs - how long after its due time the timer that ended it ran
+   */
+  budgetError(lateMs: number): TimeoutError {
+    const inherited = this.deadlineLeft !== undefined;
+    const budget = inherited
+      ? this.budgetOf('deadline', 0, true, this.wheel.clock.now(), lateMs)
+      : this.budgetOf('retry.budgetMs', this.options.budgetMs, false, this.wheel.clock.now(), lateMs);
+    return limitErrors.budget(this.owner, this.options.budgetMs, this.deadlineLeft, budget);
+  }
+
+  /**
+   * Where the request's time went when `limit` (of `limitMs`, or the ambient deadline's when
+   * `inherited`) ended it at `now`: computed only then, from the marks kept.
+   */
+  private budgetOf(
+    limit: string,
+    limitMs: number,
+    inherited: boolean,
+    now: number,
+    lateMs: number,
+  ): FetchTimeoutBudget {
+    const deadline = this.deadline;
+    // What the ambient deadline had left when the request started: clock-free, so a deadline on another wheel works too.
+    const leftAtStart = inherited ? this.deadlineLeft! + this.reserved : 0;
+    const budgetMs = inherited ? (deadline?.budgetMs ?? leftAtStart) : limitMs;
+    return timeoutBudget({
+      limit,
+      inherited,
+      source: inherited ? deadline?.source : undefined,
+      budgetMs,
+      spentBeforeMs: inherited ? budgetMs - leftAtStart : 0,
+      elapsedMs: now - this.startedAt,
+      lateMs,
+      attempts: this.attempt + 1,
+      backoffMs: Object.freeze(this.backoffs === undefined ? [] : [...this.backoffs]),
+      phasesMs: this.attempt < 0 ? NO_PHASES : this.phaseTimes(now),
+    });
+  }
+
+  /** The time per phase of the current attempt until `now`, from its marks. */
+  private phaseTimes(now: number): FetchPhaseTimes {
+    const start = this.attemptStartedAt;
+    const body = this.bodyStartedAt < 0 ? 0 : now - this.bodyStartedAt;
+    const uploadStart = this.uploadStartAt;
+    const upload = uploadStart < 0 ? 0 : (this.uploadEndedAt < 0 ? now : this.uploadEndedAt) - uploadStart;
+    const connectEnd = this.connectedAt >= 0 ? this.connectedAt : this.phase === CONNECT ? now : start;
+    const connect = connectEnd - start;
+    const headers = now - start - connect - upload - body;
+    return Object.freeze({
+      connect: tenth(connect),
+      upload: tenth(upload),
+      headers: tenth(headers),
+      body: tenth(body),
+    });
   }
 
   /** Points the handle at `at` (wheel clock ms), or cancels it when `at` is Infinity. */
@@ -313,9 +395,15 @@ export class RequestLimits {
     switch (this.phase) {
       case CONNECT:
         if (this.connectAt > this.totalAt) {
-          this.owner.limitFired(this.totalError());
+          this.owner.limitFired(this.totalError(now));
         } else if (this.owner.connectObserved()) {
-          this.owner.limitFired(limitErrors.connect(this.owner, this.options.connectMs));
+          this.owner.limitFired(
+            limitErrors.connect(
+              this.owner,
+              this.options.connectMs,
+              this.ownBudget('connectMs', this.options.connectMs, now),
+            ),
+          );
         } else {
           // A fetch that does not send through the tap: its connection cannot be seen, so
           // headersMs counts from the attempt's start, as without connectMs.
@@ -327,10 +415,16 @@ export class RequestLimits {
       case UPLOAD:
         if (now >= this.totalAt) {
           this.attemptFired = true;
-          this.owner.limitFired(this.totalError());
+          this.owner.limitFired(this.totalError(now));
         } else if (this.sending && now >= this.uploadIdleAt) {
           this.attemptFired = true;
-          this.owner.limitFired(limitErrors.upload(this.owner, this.options.uploadIdleMs));
+          this.owner.limitFired(
+            limitErrors.upload(
+              this.owner,
+              this.options.uploadIdleMs,
+              this.ownBudget('uploadIdleMs', this.options.uploadIdleMs, now),
+            ),
+          );
         } else {
           // The idle limit passed while the body's source, not the network, had the upload.
           this.arm(this.sending && this.uploadIdleAt < this.totalAt ? this.uploadIdleAt : this.totalAt);
@@ -339,14 +433,26 @@ export class RequestLimits {
       case HEADERS:
         this.attemptFired = true;
         this.owner.limitFired(
-          this.headersAt <= this.totalAt ? limitErrors.headers(this.owner, this.options.headersMs) : this.totalError(),
+          this.headersAt <= this.totalAt
+            ? limitErrors.headers(
+                this.owner,
+                this.options.headersMs,
+                this.ownBudget('headersMs', this.options.headersMs, now),
+              )
+            : this.totalError(now),
         );
         return;
       case BODY:
         if (now >= this.totalAt) {
-          this.owner.limitFired(this.totalError());
+          this.owner.limitFired(this.totalError(now));
         } else if (this.waiting && now >= this.idleAt) {
-          this.owner.limitFired(limitErrors.body(this.owner, this.options.bodyIdleMs));
+          this.owner.limitFired(
+            limitErrors.body(
+              this.owner,
+              this.options.bodyIdleMs,
+              this.ownBudget('bodyIdleMs', this.options.bodyIdleMs, now),
+            ),
+          );
         } else {
           // The idle limit passed while the consumer, not the server, was busy: only total remains.
           this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
@@ -362,7 +468,22 @@ export class RequestLimits {
     }
   }
 
-  private totalError(): TimeoutError {
-    return this.totalIsBudget ? this.budgetError() : limitErrors.total(this.owner, this.options.totalMs);
+  /** The budget of the attempt's own limit that fired at `now`, late by the handle's due time. */
+  private ownBudget(limit: string, limitMs: number, now: number): FetchTimeoutBudget {
+    return this.budgetOf(limit, limitMs, false, now, now - this.handle!.expiresAt);
   }
+
+  private totalError(now: number): TimeoutError {
+    return this.totalIsBudget
+      ? this.budgetError(now - this.handle!.expiresAt)
+      : limitErrors.total(this.owner, this.options.totalMs, this.ownBudget('totalMs', this.options.totalMs, now));
+  }
+}
+
+/** The phases of a request that timed out before its first attempt. */
+const NO_PHASES: FetchPhaseTimes = Object.freeze({ connect: 0, upload: 0, headers: 0, body: 0 });
+
+/** A span rounded to 0.1 ms, as core rounds the budget's. */
+function tenth(ms: number): number {
+  return ms > 0 ? Math.round(ms * 10) / 10 : 0;
 }

@@ -59,7 +59,7 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     deadline: Deadline | undefined,
     private readonly dispatcher?: unknown,
   ) {
-    this.limits = new RequestLimits(options, this, deadline === undefined ? Infinity : deadline.remaining());
+    this.limits = new RequestLimits(options, this, deadline === undefined ? Infinity : deadline.remaining(), deadline);
     const bounded = options.totalMs !== Infinity || options.budgetMs !== Infinity || deadline !== undefined;
     this.lift =
       (bounded || options.headersMs !== Infinity ? LIFT_HEADERS : 0) |
@@ -310,7 +310,8 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     if (deadline.remaining() > 0) {
       this.abortedBy(deadline.signal.reason);
     } else if (phase === CONNECT || phase === UPLOAD || phase === HEADERS || phase === BODY) {
-      this.limitFired(this.limits.budgetError());
+      // The deadline's own timer fired: its lateness is the deadline's, on its wheel's clock.
+      this.limitFired(this.limits.budgetError(deadline.wheel.clock.now() - deadline.expiresAt));
     }
   }
 

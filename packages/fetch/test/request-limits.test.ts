@@ -1,4 +1,5 @@
-import { ManualClock, TimingWheel } from '@tickwheel/core';
+import { createDeadline, ManualClock, TimingWheel, type Deadline } from '@tickwheel/core';
+import { ownedDeadline } from '@tickwheel/core/internal';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resolveOptions } from '../src/options.js';
 import { BODY, HEADERS, RequestLimits, SOCKET_BUFFER_BYTES, UPLOAD, type LimitsOwner } from '../src/request-limits.js';
@@ -18,12 +19,13 @@ class Limits implements LimitsOwner {
   readonly url = 'http://127.0.0.1/';
   readonly method = 'GET';
   readonly fired: Array<{ phase: string; timeoutMs: number; at: number }> = [];
+  readonly errors: TimeoutError[] = [];
   readonly limits: RequestLimits;
   /** Whether fetch sent the attempt through the tap (so the connection is seen). */
   observed = true;
 
-  constructor(options: TimeoutOptions, deadlineLeft = Infinity) {
-    this.limits = new RequestLimits(resolveOptions({ wheel, ...options }, undefined, ''), this, deadlineLeft);
+  constructor(options: TimeoutOptions, deadlineLeft = Infinity, deadline?: Deadline) {
+    this.limits = new RequestLimits(resolveOptions({ wheel, ...options }, undefined, ''), this, deadlineLeft, deadline);
   }
 
   begin(): void {
@@ -73,6 +75,7 @@ class Limits implements LimitsOwner {
 
   limitFired(error: TimeoutError): void {
     this.fired.push({ phase: error.phase, timeoutMs: error.timeoutMs, at: wheel.clock.now() });
+    this.errors.push(error);
   }
 
   connectObserved(): boolean {
@@ -352,7 +355,8 @@ describe('RequestLimits', () => {
           phase: 'total',
           timeoutMs: 62,
           message:
-            'GET http://127.0.0.1/: 62 ms left of the ambient deadline, below minBudgetMs 50 after reserveMs 20; fetch was not called',
+            'GET http://127.0.0.1/: 62 ms left of the ambient deadline, below minBudgetMs 50 after reserveMs 20; fetch was not called; ' +
+            'the deadline of 62 ms from an unknown source: 0 ms spent before this call, 0 ms in it',
         }),
       );
       expect(wheel.size).toBe(0);
@@ -368,6 +372,108 @@ describe('RequestLimits', () => {
     it('keeps saying that a deadline which had passed had passed', () => {
       const limits = new Limits({ reserveMs: 10, minBudgetMs: 50 }, 0);
       expect(() => limits.begin()).toThrow(/the ambient deadline had already passed/);
+    });
+  });
+
+  describe('budget', () => {
+    it("names its own limit that fired, the request's time and the phases of its attempt", () => {
+      const limits = new Limits({ connectMs: 10, headersMs: 30, totalMs: 1000 });
+      limits.begin();
+      clock.advance(4);
+      limits.connected();
+      clock.advance(30);
+      const [error] = limits.errors;
+      expect(Object.isFrozen(error.budget)).toBe(true);
+      expect(error.budget).toEqual({
+        limit: 'headersMs',
+        inherited: false,
+        source: undefined,
+        budgetMs: 30,
+        spentBeforeMs: 0,
+        elapsedMs: 34,
+        lateMs: 0,
+        attempts: 1,
+        backoffMs: [],
+        phasesMs: { connect: 4, upload: 0, headers: 30, body: 0 },
+      });
+      expect(error.message).toBe(
+        'GET http://127.0.0.1/: no response headers within 30 ms (headersMs); headersMs of 30 ms: 34 ms in this call',
+      );
+    });
+
+    it('counts the attempts and backoff waits before the one that timed out, and its upload and body phases', async () => {
+      const limits = new Limits({ headersMs: 50, bodyIdleMs: 20, totalMs: 10_000 });
+      limits.begin();
+      clock.advance(50); // the first attempt's headersMs
+      const waited = limits.backoff(100);
+      clock.advance(100);
+      await waited;
+      limits.begin();
+      limits.pulled();
+      clock.advance(5);
+      limits.uploadEnded();
+      clock.advance(7);
+      limits.headersArrived(true);
+      clock.advance(20);
+      const error = limits.errors[1];
+      expect(error.budget).toMatchObject({
+        limit: 'bodyIdleMs',
+        budgetMs: 20,
+        elapsedMs: 182,
+        attempts: 2,
+        backoffMs: [100],
+        phasesMs: { connect: 0, upload: 5, headers: 7, body: 20 },
+      });
+      expect(error.message).toMatch(
+        /\(attempt 2, after backoffs of 100 ms\); bodyIdleMs of 20 ms: 182 ms in this call$/,
+      );
+    });
+
+    it("names the ambient deadline's source, its whole budget and what was gone before the request", () => {
+      const outer = ownedDeadline(2000, wheel, { deadlineAborted() {} }, false, 'header:grpc-timeout');
+      clock.advance(1200);
+      const deadline = outer.run(() => createDeadline(5000));
+      const limits = new Limits({ totalMs: 10_000 }, deadline.remaining(), deadline);
+      limits.begin();
+      clock.advance(800);
+      const [error] = limits.errors;
+      expect(error.budget).toMatchObject({
+        limit: 'deadline',
+        inherited: true,
+        source: 'header:grpc-timeout',
+        budgetMs: 2000,
+        spentBeforeMs: 1200,
+        elapsedMs: 800,
+        lateMs: 0,
+      });
+      expect(error.message).toBe(
+        'GET http://127.0.0.1/: not complete within the 800 ms left of the ambient deadline; ' +
+          'the deadline of 2000 ms from header:grpc-timeout: 1200 ms spent before this call, 800 ms in it',
+      );
+      deadline.dispose();
+      outer.dispose();
+    });
+
+    it('names minBudgetMs and the deadline when too little was left to start', () => {
+      const deadline = createDeadline(100, { wheel });
+      clock.advance(70);
+      const limits = new Limits({ minBudgetMs: 50 }, deadline.remaining(), deadline);
+      let thrown: TimeoutError | undefined;
+      try {
+        limits.begin();
+      } catch (error) {
+        thrown = error as TimeoutError;
+      }
+      expect(thrown?.budget).toMatchObject({
+        limit: 'minBudgetMs',
+        inherited: true,
+        source: 'createDeadline',
+        budgetMs: 100,
+        spentBeforeMs: 70,
+        elapsedMs: 0,
+        attempts: 0,
+      });
+      deadline.dispose();
     });
   });
 });

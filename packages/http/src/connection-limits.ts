@@ -219,7 +219,7 @@ export class ConnectionLimits implements TimerTask {
       socket.destroy();
     }
     this.forget();
-    reportTimeout(this.owner, kind, limitMs, outcome, undefined, false, undefined);
+    reportTimeout(this.owner, kind, limitMs, outcome, undefined, false, undefined, undefined);
   }
 
   private arm(delayMs: number): void {

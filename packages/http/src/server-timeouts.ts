@@ -10,7 +10,7 @@ import type { TimerHandle } from '@tickwheel/core';
 import { enableAmbientDeadlines, enterDeadline } from '@tickwheel/core/internal';
 import { ConnectionLimits, connectionOf, type ConnectionOwner } from './connection-limits.js';
 import { advertiseKeepAlive } from './http-internals.js';
-import { handlerLimitMs } from './deadline-policy.js';
+import { handlerLimitMs, lastLimitSource } from './deadline-policy.js';
 import { graceMs as checkGrace, kit, serverPlan, type ServerPlan } from './options.js';
 import { recordOf, RequestDeadline, type RequestOwner } from './request-deadline.js';
 import type {
@@ -97,7 +97,8 @@ class TimeoutsController
       if (plan.keepAliveMs !== Infinity) advertiseKeepAlive(res, plan.keepAliveMs);
       if (this.draining) res.setHeader('Connection', 'close');
     }
-    record.start(handlerLimitMs(plan, req));
+    // Arguments run in order: the source is read right after the limit is worked out.
+    record.start(handlerLimitMs(plan, req), lastLimitSource());
   };
 
   /** The connection listener, after node:http's own. */

@@ -50,6 +50,15 @@ function grpcDeadline(overrides: Partial<GrpcDeadlineMessage> = {}): GrpcDeadlin
     budgetMs: 250,
     elapsedMs: 251,
     propagated: false,
+    budget: {
+      limit: 'timeoutMs',
+      inherited: false,
+      source: undefined,
+      budgetMs: 250,
+      spentBeforeMs: 0,
+      elapsedMs: 251,
+      lateMs: 1,
+    },
     context: undefined,
     ...overrides,
   };
@@ -199,6 +208,7 @@ describe('instrumentTickwheel', () => {
         outcome: 'answered',
         req: undefined,
         propagated: true,
+        budget: undefined,
         context: undefined,
       };
       publish(HTTP_TIMEOUT_CHANNEL, handler);
@@ -251,6 +261,7 @@ describe('instrumentTickwheel', () => {
         outcome: 'answered',
         req: undefined,
         propagated: false,
+        budget: undefined,
         context: arrival,
       } satisfies HttpTimeoutMessage);
       trace.getSpan(arrival as Context)!.end();

@@ -238,6 +238,9 @@ export class RedisPresence extends EventEmitter {
       this.failoverBudgetMs,
       `online(${JSON.stringify(member)})`,
       'retrying is safe',
+      undefined,
+      undefined,
+      this.calls.client,
     );
     return count !== null;
   }
@@ -267,6 +270,9 @@ export class RedisPresence extends EventEmitter {
           this.failoverBudgetMs,
           'members()',
           'retrying is safe',
+          undefined,
+          undefined,
+          this.calls.client,
         );
         cursor = next;
         const page: string[] = [];

@@ -75,7 +75,10 @@
  * ## Lazy re-filing and same-time order
  * `refresh()` to a later expiry only rewrites the entry's due tick and leaves it in its bucket;
  * when that bucket comes up the entry is re-filed (`stats().refiled`). A heartbeat refreshed on
- * every message costs one field write per message, as with tokio's, Netty's and undici's.
+ * every message costs one field write per message, as with tokio's, Netty's and undici's; the
+ * due tick it writes is the job's clock reading in ticks plus its delay, and the wheel keeps
+ * that reading's tick base (keyed by the clock's `_readingId`), so the refreshes after the
+ * first in a job add a whole delay to it without reading the clock or rounding.
  * Timers due in the same tick fire in the order they were filed into that tick. A timer
  * scheduled, or refreshed earlier, is filed at the call; a timer refreshed later is filed when
  * its old bucket comes up. So a refreshed timer fires after every timer that was scheduled for
@@ -185,6 +188,9 @@ const WHEEL_OPTIONS: readonly (keyof TimingWheelOptions)[] = [
   'yieldToIoWhenLateMs',
 ];
 
+/** Tick bases below this leave room for any whole delay up to 2^31 ms below MAX_DELAY_MS (2^53). */
+const MAX_BASE_TICK = 2 ** 52;
+
 /** How many entries `rearm` looks at to find a coarse bucket's earliest timer. */
 const REARM_SCAN_LIMIT = 256;
 
@@ -253,6 +259,13 @@ export class TimingWheel {
   // path instead of a load through `_scale` and a compare with a possibly boxed double.
   private readonly originMs: number;
   private readonly wholeMsTicks: boolean;
+  /**
+   * The clock's `_readingId` whose reading `readingTick` was taken from (-2: none, never an id),
+   * and that reading in whole ticks, rounded up: a heartbeat refreshed in the same job adds its
+   * whole delay to it instead of reading the clock and rounding (see `_refresh`).
+   */
+  private readingId = -2;
+  private readingTick = 0;
 
   // ## The passes
   private readonly onError: ErrorHandler | undefined;
@@ -410,16 +423,32 @@ export class TimingWheel {
 
   /** @internal */
   _refresh(handle: TimerHandle, delayMs: number | undefined): void {
-    // A heartbeat's refresh first (pending, its own delay, pushed later): the path that runs on
-    // every message, without the checks and the delay store that only a new delay needs.
-    if (delayMs === undefined && handle._prev !== null && !this.closed) {
+    // A heartbeat's refresh first (pending, so the wheel is open; its own delay): the path that
+    // runs on every message, without the checks and the delay store that only a new delay needs.
+    if (delayMs === undefined && handle._prev !== null) {
       const stored = handle._delayMs; // negated while unref'ed
-      const tick = this.tickAfter(stored < 0 ? -stored : stored);
+      // Lazy: only the due tick moves (its old bucket re-files it if it moved), and a refresh in a
+      // job whose reading an earlier one turned into ticks adds its whole delay to that base.
+      const tick =
+        this.clock._readingId === this.readingId && (stored | 0) === stored && stored >= 0
+          ? this.readingTick + stored
+          : this.heartbeatTick(stored);
       if (tick >= handle._tick) handle._tick = tick;
       else this.rearmAt(handle, tick);
       return;
     }
     this.refreshWith(handle, delayMs);
+  }
+
+  /** A heartbeat's due tick from the job's clock reading, whose tick base it keeps for the refreshes after it in the job. */
+  private heartbeatTick(stored: number): number {
+    const elapsed = this.clock.now() - this.originMs;
+    const id = this.clock._readingId;
+    if (id !== undefined && id >= 0 && this.wholeMsTicks === true && elapsed < MAX_BASE_TICK) {
+      this.readingId = id;
+      this.readingTick = Math.ceil(elapsed);
+    }
+    return this.tickAfter(stored < 0 ? -stored : stored);
   }
 
   /** `refresh` off the heartbeat's path: a new delay, or a handle that is not pending. */

@@ -11,18 +11,24 @@
  */
 
 /**
- * Per pass: the projects it runs, and the alias each peer resolves to. ioredis is the adapters'
- * one peer with two supported majors in different packages' hands (5 and 6); ws 8, grpc-js 1 and
- * @opentelemetry/api 1 have one, the newest, which the ordinary run tests. undici 6, 7 and 8 are
- * run side by side inside the fetch suite itself (its `undici6`/`undici8` aliases), so they need
- * no pass; a peer whose suite cannot do that adds a pass here, e.g.
- * `{ projects: ['fetch'], peers: { undici: 'undici6' } }`.
+ * Per pass: the projects it runs, and the alias each peer resolves to. `oldest` runs every adapter's
+ * suite with each peer at the floor of its declared range (root devDependencies, exact versions):
+ * ws 8.0.0, @grpc/grpc-js 1.10.0, @opentelemetry/api 1.7.0, fastify 5.0.0, koa 3.0.0, and the older
+ * major of a peer with two: express 4 and ioredis 5. undici 6, 7 and 8 are run side by side inside
+ * the fetch suite itself (its `undici6`/`undici8` aliases), so this pass points its undici 6 at 6.0.0.
  */
 export const passes = {
   oldest: {
-    projects: ['redis', 'otel'],
+    projects: ['ws', 'grpc', 'fetch', 'http', 'redis', 'otel'],
     peers: {
+      ws: 'ws-8.0',
+      '@grpc/grpc-js': 'grpc-js-1.10',
+      undici6: 'undici-6.0',
+      express: 'express4',
+      fastify: 'fastify-5.0',
+      koa: 'koa-3.0',
       ioredis: 'ioredis-5',
+      '@opentelemetry/api': 'opentelemetry-api-1.7',
     },
   },
 };

@@ -12,11 +12,11 @@ import type { TimerHandle } from '@tickwheel/core';
 import { enableAmbientDeadlines, enterDeadline } from '@tickwheel/core/internal';
 import { ConnectionLimits, connectionOf, type ConnectionOwner } from './connection-limits.js';
 import { advertiseKeepAlive } from './http-internals.js';
+import { handlerLimitMs } from './deadline-policy.js';
 import { graceMs as checkGrace, kit, serverPlan, type ServerPlan } from './options.js';
 import { recordOf, RequestDeadline, type RequestOwner } from './request-deadline.js';
 import type {
   CloseOptions,
-  HttpTimeoutKind,
   ServerTimeouts,
   ServerTimeoutsEvents,
   ServerTimeoutsOptions,
@@ -99,7 +99,7 @@ class TimeoutsController
       if (plan.keepAliveMs !== Infinity) advertiseKeepAlive(res, plan.keepAliveMs);
       if (this.draining) res.setHeader('Connection', 'close');
     }
-    record.start();
+    record.start(handlerLimitMs(plan, req));
   };
 
   /** The connection listener, after node:http's own. */
@@ -121,23 +121,9 @@ class TimeoutsController
     });
   };
 
-  /** @internal */
-  timedOut(record: RequestDeadline, kind: HttpTimeoutKind, limitMs: number, outcome: TimeoutEvent['outcome']): void {
-    this.report(kind, limitMs, outcome, record.req);
-  }
-
-  /** @internal */
-  connectionTimedOut(kind: HttpTimeoutKind, limitMs: number, outcome: TimeoutEvent['outcome']): void {
-    this.report(kind, limitMs, outcome, undefined);
-  }
-
-  private report(
-    kind: HttpTimeoutKind,
-    limitMs: number,
-    outcome: TimeoutEvent['outcome'],
-    req: TimedRequest | undefined,
-  ): void {
-    if (this.listenerCount('timeout') > 0) this.emit('timeout', { kind, limitMs, outcome, req });
+  /** @internal A limit fired (channels.ts' `reportTimeout`). */
+  timedOut(event: TimeoutEvent): void {
+    if (this.listenerCount('timeout') > 0) this.emit('timeout', event);
   }
 
   /** @internal */
@@ -189,9 +175,10 @@ class TimeoutsController
       });
     });
     for (const connection of [...this.connections]) if (connection.idle) connection.socket.destroy();
-    for (const record of this.requests) {
+    for (const record of [...this.requests]) {
       const res = record.res;
       if (!('stream' in res) && !res.headersSent && !res.writableEnded) res.setHeader('Connection', 'close');
+      record.drain?.();
     }
     for (const session of this.sessions) session.close();
     if (graceMs !== Infinity && !this.stopped) {

@@ -1,6 +1,8 @@
 /**
  * serverTimeouts: the controller that attaches a server's limits to its requests and connections, and drains it.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import { EventEmitter } from 'node:events';
 import { Server as HttpServer } from 'node:http';
 import type { Http2Session } from 'node:http2';

@@ -1,6 +1,8 @@
 /**
  * The public types of @tickwheel/http: serverTimeouts' options, its controller and events, the framework adapters' options.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { Http2SecureServer, Http2Server, Http2ServerRequest, Http2ServerResponse } from 'node:http2';

@@ -30,6 +30,8 @@
  * waiting for the next poll, or idle and closing) waits in a held ring of its own, so the
  * controller finds every record it has in the schedule's rings ({@link LivenessCheck.heldRings}).
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import { ownBudget } from '@tickwheel/core/internal';

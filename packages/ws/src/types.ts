@@ -1,6 +1,8 @@
 /**
  * The public types of @tickwheel/ws: heartbeat options, idle kinds, events.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { IncomingMessage } from 'node:http';
 import type { TimeoutBudget, TimingWheel } from '@tickwheel/core';
 import type { WebSocket } from 'ws';

@@ -3,7 +3,7 @@
  */
 
 /** Which limit a {@link TimeoutError} reports. */
-export type TimeoutPhase = 'connect' | 'upload' | 'headers' | 'body' | 'total';
+export type TimeoutPhase = 'connect' | 'upload' | 'headers' | 'body' | 'first-event' | 'event-idle' | 'total';
 
 /**
  * The error a timed-out request rejects with, and the error its response body stream errors with
@@ -25,8 +25,8 @@ export type TimeoutPhase = 'connect' | 'upload' | 'headers' | 'body' | 'total';
  */
 export class TimeoutError extends DOMException {
   /**
-   * Which limit fired: `'connect'` (connectMs), `'upload'` (uploadIdleMs), `'headers'` (headersMs), `'body'` (bodyIdleMs) or
-   * `'total'` (totalMs, the retry budget or the ambient deadline, including its minBudgetMs).
+   * Which limit fired: `'connect'` (connectMs), `'upload'` (uploadIdleMs), `'headers'` (headersMs), `'body'` (bodyIdleMs),
+   * `'first-event'` (firstEventMs), `'event-idle'` (eventIdleMs) or `'total'` (totalMs, the retry budget or the ambient deadline, including its minBudgetMs).
    */
   readonly phase: TimeoutPhase;
   /** The limit that was exceeded, in ms. */
@@ -72,6 +72,15 @@ export const limitErrors = {
     timeoutError(request, 'headers', headersMs, `no response headers within ${headersMs} ms (headersMs)`),
   body: (request: RequestRef, bodyIdleMs: number): TimeoutError =>
     timeoutError(request, 'body', bodyIdleMs, `no body data for ${bodyIdleMs} ms (bodyIdleMs)`),
+  firstEvent: (request: RequestRef, firstEventMs: number): TimeoutError =>
+    timeoutError(
+      request,
+      'first-event',
+      firstEventMs,
+      `no progress event within ${firstEventMs} ms of the response headers (firstEventMs)`,
+    ),
+  eventIdle: (request: RequestRef, eventIdleMs: number): TimeoutError =>
+    timeoutError(request, 'event-idle', eventIdleMs, `no progress event for ${eventIdleMs} ms (eventIdleMs)`),
   total: (request: RequestRef, totalMs: number): TimeoutError =>
     timeoutError(request, 'total', totalMs, `not complete within ${totalMs} ms (totalMs)`),
   /** The retry budget's, or the ambient deadline's when `deadlineLeft` (its ms left at the start) is given. */

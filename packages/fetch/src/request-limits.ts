@@ -20,7 +20,10 @@ import {
 export const CONNECT = 0;
 /** Waiting for the response headers: the handle is armed for the earlier of headersAt and totalAt. */
 export const HEADERS = 1;
-/** The response was handed out and its body is on its way: armed for totalAt, or idleAt while the body waits on the server. */
+/**
+ * The response was handed out and its body is on its way: armed for totalAt, or idleAt while the
+ * body waits on the server, or eventAt for an event stream, whichever comes first.
+ */
 export const BODY = 2;
 /** Waiting before a retry: the handle is armed (and ref'ed) for the end of the backoff delay. */
 export const BACKOFF = 3;
@@ -65,7 +68,7 @@ export interface LimitsOwner extends RequestRef {
  * | connect | the earlier of `connectMs` and `totalMs` from the attempt's start (and the budget) |
  * | upload | `totalMs`; the earlier of that and `uploadIdleMs` after the last chunk while the network carries it |
  * | headers | the earlier of `headersMs` (from the end of the upload, else from the send with `connectMs`, else from the attempt's start) and `totalMs` |
- * | body | `totalMs` (and the budget); the earlier of that and `bodyIdleMs` after the last chunk while the body waits on the server |
+ * | body | `totalMs` (and the budget); the earlier of that and `bodyIdleMs` after the last chunk while the body waits on the server; for an event stream, also `firstEventMs` after the headers and `eventIdleMs` after the last progress event |
  * | backoff | the end of the retry's delay |
  *
  * The budget is the earlier of the retry budget (`retry.budgetMs` across attempts) and the
@@ -105,6 +108,12 @@ export class RequestLimits {
   private connectAt = Infinity;
   private headersAt = Infinity;
   private idleAt = Infinity;
+  /** When an event stream's next progress event is due: Infinity when the body is no event stream or the limit is off. */
+  private eventAt = Infinity;
+  /** No progress event yet in this attempt's response: firstEventMs applies rather than eventIdleMs. */
+  private firstEvent = true;
+  /** The event limit passed while the consumer, not the server, held the body up: it restarts when the body waits again. */
+  private eventDeferred = false;
   /** True while the network has a chunk of the request body to carry (uploadIdleMs runs). */
   private sending = false;
   private uploadIdleAt = Infinity;
@@ -180,6 +189,9 @@ export class RequestLimits {
     this.attemptStartedAt = now;
     this.attemptFired = false;
     this.connectedAt = this.uploadStartAt = this.uploadEndedAt = this.bodyStartedAt = -1;
+    this.eventAt = Infinity;
+    this.firstEvent = true;
+    this.eventDeferred = false;
     const attemptTotalAt = now + options.totalMs;
     this.totalIsBudget = this.budgetAt < attemptTotalAt;
     this.totalAt = this.totalIsBudget ? this.budgetAt : attemptTotalAt;
@@ -293,23 +305,56 @@ export class RequestLimits {
     backoff?.reject(reason);
   }
 
-  /** The response's headers arrived: from now on totalMs applies, and bodyIdleMs while {@link waiting}. */
-  startBody(now: number): void {
+  /**
+   * The response's headers arrived: from now on totalMs applies, and bodyIdleMs while {@link waiting}.
+   * @param events - the body is an event stream that is scanned: firstEventMs and eventIdleMs apply
+   */
+  startBody(now: number, events: boolean): void {
     this.phase = BODY;
     this.bodyStartedAt = now;
     this.idleAt = now + this.options.bodyIdleMs;
-    this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
+    if (events) this.eventAt = now + this.eventLimitMs();
+    this.arm(this.bodyDue());
   }
 
   /** The body waits on the server from now: bodyIdleMs runs. */
   startWaiting(): void {
     this.waiting = true;
+    if (this.eventDeferred) {
+      this.eventDeferred = false;
+      this.eventAt = this.wheel.clock.now() + this.eventLimitMs();
+      this.arm(this.bodyDue());
+    }
     const idleMs = this.options.bodyIdleMs;
     if (idleMs === Infinity) return;
     const now = this.wheel.clock.now();
     this.idleAt = now + idleMs;
     // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
-    this.arm(this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
+    const at = this.idleAt < this.totalAt ? this.idleAt : this.totalAt;
+    this.arm(this.eventAt < at ? this.eventAt : at);
+  }
+
+  /** An event stream's progress event arrived: eventIdleMs runs from now (from the headers before they are handed out). */
+  progress(): void {
+    this.firstEvent = false;
+    if (this.phase !== BODY || this.eventAt === Infinity) return;
+    const idleMs = this.options.eventIdleMs;
+    this.eventAt = idleMs === Infinity ? Infinity : this.wheel.clock.now() + idleMs;
+    // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
+    this.arm(this.bodyDue());
+  }
+
+  /** The limit until the next progress event: firstEventMs before the first one (when set), else eventIdleMs. */
+  private eventLimitMs(): number {
+    const firstMs = this.options.firstEventMs;
+    return this.firstEvent && firstMs !== Infinity ? firstMs : this.options.eventIdleMs;
+  }
+
+  /** The earliest limit of the body phase. */
+  private bodyDue(): number {
+    let at = this.totalAt;
+    if (this.waiting && this.idleAt < at) at = this.idleAt;
+    return this.eventAt < at ? this.eventAt : at;
   }
 
   /** Cancels the handle and ends the request: no limit applies any more. */
@@ -453,9 +498,29 @@ export class RequestLimits {
               this.ownBudget('bodyIdleMs', this.options.bodyIdleMs, now),
             ),
           );
+        } else if (this.waiting && now >= this.eventAt) {
+          const options = this.options;
+          this.owner.limitFired(
+            this.firstEvent && options.firstEventMs !== Infinity
+              ? limitErrors.firstEvent(
+                  this.owner,
+                  options.firstEventMs,
+                  this.ownBudget('firstEventMs', options.firstEventMs, now),
+                )
+              : limitErrors.eventIdle(
+                  this.owner,
+                  options.eventIdleMs,
+                  this.ownBudget('eventIdleMs', options.eventIdleMs, now),
+                ),
+          );
         } else {
+          if (now >= this.eventAt) {
+            // The event limit passed while the consumer held the body up: it restarts once the body waits again.
+            this.eventAt = Infinity;
+            this.eventDeferred = true;
+          }
           // The idle limit passed while the consumer, not the server, was busy: only total remains.
-          this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
+          this.arm(this.bodyDue());
         }
         return;
       case BACKOFF: {

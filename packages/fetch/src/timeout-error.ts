@@ -4,7 +4,7 @@
 import { describeBudget, type TimeoutBudget } from '@tickwheel/core';
 
 /** Which limit a {@link TimeoutError} reports. */
-export type TimeoutPhase = 'connect' | 'upload' | 'headers' | 'body' | 'total';
+export type TimeoutPhase = 'connect' | 'upload' | 'headers' | 'body' | 'first-event' | 'event-idle' | 'total';
 
 /**
  * The time per phase of the attempt that timed out, in ms; a phase it did not reach is 0.
@@ -51,8 +51,8 @@ export interface FetchTimeoutBudget extends TimeoutBudget {
  */
 export class TimeoutError extends DOMException {
   /**
-   * Which limit fired: `'connect'` (connectMs), `'upload'` (uploadIdleMs), `'headers'` (headersMs), `'body'` (bodyIdleMs) or
-   * `'total'` (totalMs, the retry budget or the ambient deadline, including its minBudgetMs).
+   * Which limit fired: `'connect'` (connectMs), `'upload'` (uploadIdleMs), `'headers'` (headersMs), `'body'` (bodyIdleMs),
+   * `'first-event'` (firstEventMs), `'event-idle'` (eventIdleMs) or `'total'` (totalMs, the retry budget or the ambient deadline, including its minBudgetMs).
    */
   readonly phase: TimeoutPhase;
   /** The limit that was exceeded, in ms. */
@@ -129,6 +129,16 @@ export const limitErrors = {
     timeoutError(request, 'headers', headersMs, `no response headers within ${headersMs} ms (headersMs)`, budget),
   body: (request: RequestRef, bodyIdleMs: number, budget: FetchTimeoutBudget): TimeoutError =>
     timeoutError(request, 'body', bodyIdleMs, `no body data for ${bodyIdleMs} ms (bodyIdleMs)`, budget),
+  firstEvent: (request: RequestRef, firstEventMs: number, budget: FetchTimeoutBudget): TimeoutError =>
+    timeoutError(
+      request,
+      'first-event',
+      firstEventMs,
+      `no progress event within ${firstEventMs} ms of the response headers (firstEventMs)`,
+      budget,
+    ),
+  eventIdle: (request: RequestRef, eventIdleMs: number, budget: FetchTimeoutBudget): TimeoutError =>
+    timeoutError(request, 'event-idle', eventIdleMs, `no progress event for ${eventIdleMs} ms (eventIdleMs)`, budget),
   total: (request: RequestRef, totalMs: number, budget: FetchTimeoutBudget): TimeoutError =>
     timeoutError(request, 'total', totalMs, `not complete within ${totalMs} ms (totalMs)`, budget),
   /** The retry budget's, or the ambient deadline's when `deadlineLeft` (its ms left at the start) is given. */

@@ -36,9 +36,15 @@ class Limits implements LimitsOwner {
     this.limits.connected();
   }
 
-  headersArrived(waiting: boolean): void {
+  /** @param events - the body is a scanned event stream (firstEventMs and eventIdleMs apply) */
+  headersArrived(waiting: boolean, events = false): void {
     this.limits.waiting = waiting;
-    this.limits.startBody(wheel.clock.now());
+    this.limits.startBody(wheel.clock.now(), events);
+  }
+
+  /** The scanner found a progress event. */
+  progress(): void {
+    this.limits.progress();
   }
 
   /** fetch wants data (its buffer has room): bodyIdleMs runs. */
@@ -257,6 +263,121 @@ describe('RequestLimits', () => {
       }
       expect(wheel.stats().scheduled).toBe(1);
       expect(wheel.stats().fired).toBe(0);
+      expect(limits.fired).toEqual([]);
+    });
+  });
+
+  describe('event stream', () => {
+    it('fires firstEventMs when no progress event follows the headers in time', () => {
+      const limits = new Limits({ firstEventMs: 100, eventIdleMs: 20, totalMs: 10_000 });
+      limits.begin();
+      clock.advance(10);
+      limits.headersArrived(true, true);
+      for (let i = 0; i < 9; i++) {
+        clock.advance(10);
+        limits.wantsData(); // keep-alive comments: bytes, no event
+      }
+      expect(limits.fired).toEqual([]);
+      clock.advance(10);
+      expect(limits.fired).toEqual([{ phase: 'first-event', timeoutMs: 100, at: 110 }]);
+    });
+
+    it('fires eventIdleMs after the last progress event, whatever bytes keep coming', () => {
+      const limits = new Limits({ firstEventMs: 100, eventIdleMs: 30, bodyIdleMs: 15, totalMs: 10_000 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      for (let i = 0; i < 5; i++) {
+        clock.advance(10);
+        limits.wantsData(); // a comment keeps bodyIdleMs satisfied
+      }
+      limits.progress(); // at 50
+      for (let i = 0; i < 2; i++) {
+        clock.advance(10);
+        limits.wantsData();
+      }
+      expect(limits.fired).toEqual([]);
+      clock.advance(10);
+      expect(limits.fired).toEqual([{ phase: 'event-idle', timeoutMs: 30, at: 80 }]);
+    });
+
+    it('lets a slow stream whose events keep coming live, within totalMs', () => {
+      const limits = new Limits({ firstEventMs: 40, eventIdleMs: 40, totalMs: 1_000 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      for (let at = 35; at < 1_000; at += 35) {
+        clock.advance(35);
+        limits.progress();
+        limits.wantsData();
+      }
+      expect(limits.fired).toEqual([]);
+      clock.advance(20);
+      expect(limits.fired).toEqual([{ phase: 'total', timeoutMs: 1_000, at: 1_000 }]);
+    });
+
+    it('runs eventIdleMs from the headers when firstEventMs is off', () => {
+      const limits = new Limits({ eventIdleMs: 25 });
+      limits.begin();
+      clock.advance(5);
+      limits.headersArrived(true, true);
+      clock.advance(25);
+      expect(limits.fired).toEqual([{ phase: 'event-idle', timeoutMs: 25, at: 30 }]);
+    });
+
+    it('stops timing events after the first one when only firstEventMs is set', () => {
+      const limits = new Limits({ firstEventMs: 25 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      clock.advance(20);
+      limits.progress();
+      clock.advance(10_000);
+      expect(limits.fired).toEqual([]);
+    });
+
+    it('counts a progress event seen before the headers were handed out: eventIdleMs runs from them', () => {
+      const limits = new Limits({ firstEventMs: 10, eventIdleMs: 50 });
+      limits.begin();
+      limits.progress();
+      limits.headersArrived(true, true);
+      clock.advance(49);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'event-idle', timeoutMs: 50, at: 50 }]);
+    });
+
+    it('does not apply to a body that is no event stream', () => {
+      const limits = new Limits({ firstEventMs: 10, eventIdleMs: 10 });
+      limits.begin();
+      limits.headersArrived(true, false);
+      clock.advance(10_000);
+      expect(limits.fired).toEqual([]);
+    });
+
+    it('does not count the time fetch is paused by a consumer that does not read, and restarts once it reads', () => {
+      const limits = new Limits({ eventIdleMs: 20 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      clock.advance(10);
+      limits.progress();
+      limits.paused();
+      clock.advance(500);
+      expect(limits.fired).toEqual([]);
+      limits.wantsData();
+      clock.advance(19);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'event-idle', timeoutMs: 20, at: 530 }]);
+    });
+
+    it('keeps to the one handle of the request, refreshed lazily per progress event', () => {
+      const limits = new Limits({ firstEventMs: 100, eventIdleMs: 20, bodyIdleMs: 20, totalMs: 100_000 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      for (let i = 0; i < 100; i++) {
+        clock.advance(5);
+        limits.progress();
+        limits.wantsData();
+      }
+      expect(wheel.stats().scheduled).toBe(1);
       expect(limits.fired).toEqual([]);
     });
   });

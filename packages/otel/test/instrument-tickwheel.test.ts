@@ -125,6 +125,15 @@ describe('instrumentTickwheel', () => {
       expect((await telemetry.collect()).get(METRICS.timeouts)!.descriptor.unit).toBe('{timeout}');
     });
 
+    it('counts the event-stream phases of fetch, first-event and event-idle, as any other', async () => {
+      enable();
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ phase: 'first-event', limitMs: 30_000, elapsedMs: 30_001 }));
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ phase: 'event-idle', limitMs: 15_000, elapsedMs: 95_000 }));
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ phase: 'event-idle', limitMs: 15_000, elapsedMs: 40_000 }));
+      expect((await telemetry.point(METRICS.timeouts, { 'tickwheel.phase': 'first-event' })).value).toBe(1);
+      expect((await telemetry.point(METRICS.timeouts, { 'tickwheel.phase': 'event-idle' })).value).toBe(2);
+    });
+
     it('names a method outside the HTTP set _OTHER, as the semantic conventions ask', async () => {
       enable();
       publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ method: 'PROPFIND' }));

@@ -11,6 +11,7 @@ import { main as fetchTimeouts } from './fetch-timeouts/src/main.mjs';
 import { main as gameBuffs } from './game-buffs/src/main.mjs';
 import { main as grpcDeadlines } from './grpc-deadlines/src/main.mjs';
 import { main as httpDeadlines } from './http-deadlines/src/main.mjs';
+import { main as llmStreamIdle } from './llm-stream-idle/src/main.mjs';
 import { startMetricsEndpoint, summarize } from './otel-metrics/src/metrics-endpoint.mjs';
 import { main as otelMetrics } from './otel-metrics/src/main.mjs';
 import { main as wsBrowserWatch } from './ws-browser-watch/src/main.mjs';
@@ -34,6 +35,12 @@ const EXAMPLES = [
     shows:
       'headers, body-idle and total timeouts, retries, budgets and deadlines against a slow server (@tickwheel/fetch)',
     run: fetchTimeouts,
+  },
+  {
+    name: 'llm-stream-idle',
+    shows:
+      'the openai SDK through withTimeouts(fetch): a stream stuck behind keep-alive comments fails in eventIdleMs (@tickwheel/fetch)',
+    run: llmStreamIdle,
   },
   {
     name: 'ws-heartbeat',

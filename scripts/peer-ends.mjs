@@ -11,18 +11,21 @@
  */
 
 /**
- * Per pass: the projects it runs, and the alias each peer resolves to. ioredis is the adapters'
- * one peer with two supported majors in different packages' hands (5 and 6); ws 8, grpc-js 1 and
- * @opentelemetry/api 1 have one, the newest, which the ordinary run tests. undici 6, 7 and 8 are
- * run side by side inside the fetch suite itself (its `undici6`/`undici8` aliases), so they need
- * no pass; a peer whose suite cannot do that adds a pass here, e.g.
- * `{ projects: ['fetch'], peers: { undici: 'undici6' } }`.
+ * Per pass: the projects it runs, and the alias each peer resolves to (root devDependencies). The
+ * floor of a one-major range is installed at its exact version (koa 3.0.0, @opentelemetry/api
+ * 1.7.0); a peer with two majors keeps the older one (express 4, ioredis 5). undici 6, 7 and 8 and
+ * ws 8.0, 8.16 and the newest are run side by side inside the fetch and ws suites themselves (their
+ * `undici6`/`undici8` and `ws-8.0`/`ws-8.16` aliases), so they need no pass; a peer whose suite
+ * cannot do that adds itself here.
  */
 export const passes = {
   oldest: {
-    projects: ['redis', 'otel'],
+    projects: ['redis', 'http', 'otel'],
     peers: {
       ioredis: 'ioredis-5',
+      express: 'express4',
+      koa: 'koa-3.0',
+      '@opentelemetry/api': 'opentelemetry-api-1.7',
     },
   },
 };

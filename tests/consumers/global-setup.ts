@@ -65,6 +65,11 @@ export default async function setup(project: TestProject): Promise<() => void> {
     dependencies[name] = testedVersion(name, path.join(workspace, 'packages/http'));
   // fetch's own tests run on undici 7 (Node's global fetch is undici 6 on Node 20 and 22).
   dependencies.undici = testedVersion('undici', path.join(workspace, 'packages/fetch'));
+  // The SDK fetch's README hands the wrapped fetch to (its "Event streams" block), as its tests use it.
+  // (openai's package.json is not in its exports map: the range is read from fetch's devDependencies.)
+  dependencies.openai = JSON.parse(
+    fs.readFileSync(path.join(workspace, 'packages/fetch/package.json'), 'utf8'),
+  ).devDependencies.openai;
   // otel's peer, and the SDK its snippet records into (a user's app has one), at the exact versions
   // otel's tests pin (the SDK's package.json is not in its exports map, so it is read from ours).
   const otel = JSON.parse(fs.readFileSync(path.join(workspace, 'packages/otel/package.json'), 'utf8'));

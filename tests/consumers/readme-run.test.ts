@@ -50,8 +50,8 @@ async function run(name: string, code: string, port: number): Promise<{ child: C
   const child = spawn(process.execPath, [file], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdout!.resume();
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdout.resume();
   for (let tries = 0; ; tries++) {
     const socket = net.connect(port, '127.0.0.1');
     const connected = await new Promise<boolean>((resolve) => {

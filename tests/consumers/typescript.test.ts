@@ -12,7 +12,7 @@ import { snippets } from './snippets.js';
  * the bundler project's output also runs bundled by rolldown (the bundler vite uses). TypeScript 7
  * (the native compiler) compiles the same files with its own defaults, for `nodenext` and
  * `bundler`: once with `types: ['node']` for the snippets' own Node code, and once an import of
- * every entry with nothing listed at all, so that what our declarations need from Node's types or
+ * every entry of every package's exports map (subpaths too) with nothing listed at all, so that what our declarations need from Node's types or
  * a `lib` they state themselves.
  */
 const root = inject('consumerRoot');
@@ -94,13 +94,36 @@ describe('a TypeScript project with moduleResolution: bundler', () => {
   }
 });
 
+/** Every entry a package exports (`.` and each subpath but `./package.json`), read from each packages/<name>/package.json. */
+function exportedEntries(): string[] {
+  const packages = path.resolve(import.meta.dirname, '../../packages');
+  return fs
+    .readdirSync(packages)
+    .filter((name) => fs.existsSync(path.join(packages, name, 'package.json')))
+    .flatMap((name) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(packages, name, 'package.json'), 'utf8')) as {
+        name: string;
+        exports: Record<string, unknown>;
+      };
+      return Object.keys(manifest.exports)
+        .filter((subpath) => subpath !== './package.json')
+        .map((subpath) => (subpath === '.' ? manifest.name : `${manifest.name}/${subpath.slice(2)}`));
+    })
+    .sort();
+}
+
 describe('TypeScript 7 with its defaults (strict, the DOM lib, no @types unless listed), without skipLibCheck', () => {
   const tsc = compilers['TypeScript 7'];
   const entries = [...new Set(snippets.map((snippet) => snippet.entry))];
+  const exported = exportedEntries();
   const settings = {
     nodenext: { module: 'nodenext' },
     bundler: { module: 'esnext', moduleResolution: 'bundler' },
   };
+
+  it('imports every entry the packages export, subpaths included', () => {
+    expect(exported).toEqual(expect.arrayContaining([...entries, '@tickwheel/core/internal', '@tickwheel/http/koa']));
+  });
 
   for (const [name, moduleOptions] of Object.entries(settings)) {
     /** The files of a project: ESM and CommonJS side by side for nodenext, plain .ts for bundler. */
@@ -127,7 +150,7 @@ describe('TypeScript 7 with its defaults (strict, the DOM lib, no @types unless 
       expect(() => compile(dir, tsc)).not.toThrow();
     });
 
-    it(`compiles an import of every entry with nothing in types (module ${name})`, () => {
+    it(`compiles an import of every exported entry with nothing in types (module ${name})`, () => {
       const dir = path.join(root, `ts7-${name}-no-types`);
       writeProject(dir, {
         'tsconfig.json': JSON.stringify({ compilerOptions: { ...moduleOptions, noEmit: true } }),
@@ -135,7 +158,7 @@ describe('TypeScript 7 with its defaults (strict, the DOM lib, no @types unless 
         ...files(
           (entry, index) =>
             `import * as entry${index} from '${entry}';\nexport const names${index} = Object.keys(entry${index});\n`,
-          entries,
+          exported,
         ),
       });
       expect(() => compile(dir, tsc)).not.toThrow();

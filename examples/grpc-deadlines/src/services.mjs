@@ -157,6 +157,14 @@ export async function startFrontend(trace, { inventoryAddress, taxUrl }) {
             ? `${error.name}: ${error.message}`
             : `${grpc.status[error.code]}: ${error.details}`;
         trace('A', `its call to ${what} failed: ${why}`);
+        const budget = error.budget;
+        // Where the time went (@tickwheel/core's TimeoutBudget, on fetch's TimeoutError and the gRPC error alike).
+        if (budget !== undefined)
+          trace(
+            'A',
+            `  budget: ${budget.limit}${budget.inherited ? ` inherited from ${budget.source}` : ''}, ${budget.budgetMs} ms in all, ` +
+              `${budget.spentBeforeMs} ms gone before the call, ${budget.elapsedMs} ms in it, its timer ${budget.lateMs} ms late`,
+          );
       }
     }
     if (stockResult.status === 'rejected') throw stockResult.reason;

@@ -19,6 +19,8 @@ export {
   deadlineExceededReason,
 } from './deadlines/deadline.js';
 export type { Deadline, DeadlineOptions, DeadlineScope } from './deadlines/deadline.js';
+export { describeBudget, LATE_TIMER_MS } from './deadlines/timeout-budget.js';
+export type { TimeoutBudget } from './deadlines/timeout-budget.js';
 export { TimerSet } from './timer-set/timer-set.js';
 export type {
   TimerPolicy,

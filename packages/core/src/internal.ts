@@ -11,6 +11,7 @@ export { scheduleTask, scheduleTaskAt } from './wheel/timer-task.js';
 export type { TimerTask } from './wheel/timer-handle.js';
 export { enableAmbientDeadlines, enterDeadline, ownedDeadline } from './deadlines/deadline.js';
 export type { DeadlineOwner } from './deadlines/deadline.js';
+export { inheritedBudget, ownBudget, timeoutBudget } from './deadlines/timeout-budget.js';
 // The wheel's wake-up machinery: how a clock drives a wheel (the native driver on the system clock).
 export { holdReading, isDrivingClock, releaseReading } from './clocks/clock.js';
 export type { DrivingClock, WakeupDriver } from './clocks/clock.js';

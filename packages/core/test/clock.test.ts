@@ -86,6 +86,29 @@ describe('SystemClock', () => {
     });
   });
 
+  describe('#_readingId', () => {
+    it('names each reading a job reuses, and is -1 whenever now() would read afresh', async () => {
+      const clock = new SystemClock();
+      await Promise.resolve(); // a job of its own, whatever the test runner read before
+      expect(clock._readingId).toBe(-1);
+      clock.now();
+      const first = clock._readingId;
+      expect(first).toBeGreaterThanOrEqual(0);
+      clock.now();
+      expect(clock._readingId).toBe(first);
+      freshNow(clock); // a new reading for the rest of the job: a new id
+      const renewed = clock._readingId;
+      expect(renewed).not.toBe(first);
+      clock.endJob();
+      expect(clock._readingId).toBe(-1);
+      clock.now();
+      expect(clock._readingId).not.toBe(renewed);
+      await Promise.resolve();
+      expect(clock._readingId).toBe(-1);
+      expect(new SystemClock({ readOncePerJob: false })._readingId).toBe(-1);
+    });
+  });
+
   describe('holdReading and releaseReading', () => {
     it('hold a fresh reading that now() returns until the release, then now() reads afresh in the same job', () => {
       const clock = new SystemClock();

@@ -9,6 +9,41 @@ function manualWheel() {
 }
 
 describe('deadline', () => {
+  describe('#source, #budgetMs, #startedAt', () => {
+    it("names withDeadline, createDeadline and an owner's source, with the whole budget and its start", () => {
+      const { clock, wheel } = manualWheel();
+      clock.advance(10);
+      withDeadline(
+        300,
+        () => {
+          const d = currentDeadline()!;
+          expect([d.source, d.budgetMs, d.startedAt, d.expiresAt]).toEqual(['withDeadline', 300, 10, 310]);
+        },
+        { wheel },
+      );
+      const created = createDeadline(40, { wheel });
+      expect([created.source, created.budgetMs, created.startedAt]).toEqual(['createDeadline', 40, 10]);
+      created.dispose();
+      const owned = ownedDeadline(70, wheel, { deadlineAborted() {} }, false, 'grpc');
+      expect([owned.source, owned.budgetMs]).toEqual(['grpc', 70]);
+      owned.dispose();
+    });
+
+    it("takes the enclosing deadline's source and budget when that one is earlier", () => {
+      const { clock, wheel } = manualWheel();
+      const outer = ownedDeadline(1000, wheel, { deadlineAborted() {} }, false, 'header:grpc-timeout');
+      outer.run(() => {
+        clock.advance(600);
+        withDeadline(5000, () => {
+          const d = currentDeadline()!;
+          expect([d.source, d.budgetMs, d.startedAt, d.remaining()]).toEqual(['header:grpc-timeout', 1000, 0, 400]);
+        });
+        withDeadline(100, () => expect(currentDeadline()!.source).toBe('withDeadline'));
+      });
+      outer.dispose();
+    });
+  });
+
   describe('withDeadline', () => {
     it('makes the deadline ambient inside fn, including after awaits', async () => {
       const { clock, wheel } = manualWheel();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_DELAY_MS, ManualClock, TimingWheel } from '../src/index.js';
+import { MAX_DELAY_MS, ManualClock, TimingWheel, type Clock } from '../src/index.js';
 
 function manualWheel(tickMs = 1) {
   const clock = new ManualClock(0);
@@ -38,6 +38,63 @@ describe('TimerHandle', () => {
   });
 
   describe('#refresh', () => {
+    /** A clock that reuses one reading per job, named as SystemClock names them (`_readingId`), moved by hand. */
+    class JobClock implements Clock {
+      t = 0.25;
+      _readingId = -1;
+      private readings = 0;
+      private reading = 0;
+      constructor(private readonly reusing = true) {}
+      now(): number {
+        if (!this.reusing) return this.t;
+        if (this._readingId < 0) {
+          this._readingId = ++this.readings;
+          this.reading = this.t;
+        }
+        return this.reading;
+      }
+      endJob(): void {
+        this._readingId = -1;
+      }
+    }
+
+    it("adds a whole delay to the tick base of the job's reading, and rounds a new reading in the next job", () => {
+      const clock = new JobClock();
+      const wheel = new TimingWheel({ clock });
+      const [a, b] = [wheel.schedule(100, () => {}), wheel.schedule(100, () => {})];
+      clock.t = 5.5; // the clock moved, but the job still reuses its reading of 0.25
+      a.refresh();
+      b.refresh();
+      expect([a.expiresAt, b.expiresAt]).toEqual([101, 101]);
+      clock.endJob();
+      b.refresh(); // a new job: a new reading, a new base
+      a.refresh();
+      expect([a.expiresAt, b.expiresAt]).toEqual([106, 106]);
+      wheel.close();
+    });
+
+    it('reads the clock at every refresh when it keeps no job reading, and for a fractional delay', () => {
+      const clock = new JobClock(false);
+      const wheel = new TimingWheel({ clock });
+      const h = wheel.schedule(100, () => {});
+      const f = wheel.schedule(100.5, () => {});
+      clock.t = 5.5;
+      h.refresh();
+      clock.t = 7.25;
+      h.refresh();
+      expect(h.expiresAt).toBe(108);
+      const job = new JobClock();
+      const other = new TimingWheel({ clock: job });
+      const g = other.schedule(100.5, () => {});
+      job.t = 9;
+      g.refresh();
+      expect(g.expiresAt).toBe(101); // 0.25 + 100.5, rounded up: the job's reading, not a base plus 100.5
+      f.refresh();
+      expect(f.expiresAt).toBe(108);
+      wheel.close();
+      other.close();
+    });
+
     it('restarts from now with the last delay', () => {
       const { clock, wheel } = manualWheel();
       const fired: number[] = [];

@@ -15,7 +15,7 @@
  * bridge: the caller's `Context`, so the timeout lands on the request's own span).
  */
 import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
-import type { RequestRef, TimeoutError, TimeoutPhase } from './timeout-error.js';
+import type { FetchTimeoutBudget, RequestRef, TimeoutError, TimeoutPhase } from './timeout-error.js';
 
 /** Name of the channel of {@link FetchTimeoutMessage}. */
 export const FETCH_TIMEOUT_CHANNEL = 'tickwheel:fetch:timeout';
@@ -38,6 +38,8 @@ export interface FetchTimeoutMessage {
   readonly attempt: number;
   /** The error the attempt rejects (or its body errors) with. */
   readonly error: TimeoutError;
+  /** Where the request's time went: the error's {@link TimeoutError.budget}. */
+  readonly budget: FetchTimeoutBudget | undefined;
   /** The caller's context, from `tickwheel:core:capture-context` (undefined without a subscriber there). */
   readonly context: unknown;
 }
@@ -75,6 +77,7 @@ export const publishTimeout = guardedPublisher(
     elapsedMs,
     attempt,
     error,
+    budget: error.budget,
     context,
   }),
 );

@@ -3,7 +3,7 @@
  */
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';
-import type { RetryOptions, TimeoutOptions } from './types.js';
+import type { RetryOptions, StreamEvent, TimeoutOptions } from './types.js';
 
 /** The idempotent methods of RFC 9110 §9.2.2: the ones retried by default. */
 export const IDEMPOTENT_METHODS: readonly string[] = Object.freeze([
@@ -28,6 +28,8 @@ export const DEFAULTS = Object.freeze({
   headersMs: 0,
   bodyIdleMs: 0,
   uploadIdleMs: 0,
+  firstEventMs: 0,
+  eventIdleMs: 0,
   reserveMs: 0,
   minBudgetMs: 0,
   deadlineHeader: false,
@@ -71,6 +73,12 @@ export interface ResolvedOptions {
   readonly headersMs: number;
   readonly bodyIdleMs: number;
   readonly uploadIdleMs: number;
+  readonly firstEventMs: number;
+  readonly eventIdleMs: number;
+  /** Undefined: the default (every data-carrying SSE event, every non-blank line). */
+  readonly isProgress: ((event: StreamEvent) => boolean) | undefined;
+  /** True when firstEventMs or eventIdleMs is set: event streams are scanned. */
+  readonly watchEvents: boolean;
   readonly reserveMs: number;
   readonly minBudgetMs: number;
   /** The header each attempt sends its remaining budget in, lower case; undefined when off. */
@@ -95,6 +103,9 @@ const OPTION_KEYS = [
   'headersMs',
   'bodyIdleMs',
   'uploadIdleMs',
+  'firstEventMs',
+  'eventIdleMs',
+  'isProgress',
   'reserveMs',
   'minBudgetMs',
   'retry',
@@ -137,6 +148,13 @@ export function resolveOptions(
   const headersMs = limit(options.headersMs, base?.headersMs, `${prefix}headersMs`);
   const bodyIdleMs = limit(options.bodyIdleMs, base?.bodyIdleMs, `${prefix}bodyIdleMs`);
   const uploadIdleMs = limit(options.uploadIdleMs, base?.uploadIdleMs, `${prefix}uploadIdleMs`);
+  const firstEventMs = limit(options.firstEventMs, base?.firstEventMs, `${prefix}firstEventMs`);
+  const eventIdleMs = limit(options.eventIdleMs, base?.eventIdleMs, `${prefix}eventIdleMs`);
+  const isProgress =
+    options.isProgress === undefined
+      ? base?.isProgress
+      : kit.function<(event: StreamEvent) => boolean>(options.isProgress, `${prefix}isProgress`);
+  const watchEvents = firstEventMs !== Infinity || eventIdleMs !== Infinity;
   if (headersMs !== Infinity && headersMs > totalMs) {
     throw kit.rangeError(`${prefix}headersMs`, `must not exceed totalMs (${totalMs})`, headersMs);
   }
@@ -166,6 +184,10 @@ export function resolveOptions(
     headersMs,
     bodyIdleMs,
     uploadIdleMs,
+    firstEventMs,
+    eventIdleMs,
+    isProgress,
+    watchEvents,
     reserveMs,
     minBudgetMs,
     deadlineHeader,
@@ -179,6 +201,7 @@ export function resolveOptions(
       headersMs === Infinity &&
       bodyIdleMs === Infinity &&
       uploadIdleMs === Infinity &&
+      !watchEvents &&
       (retry === undefined || retry.limit === 0) &&
       (retry?.budgetMs ?? Infinity) === Infinity,
   };

@@ -1,9 +1,16 @@
 /**
  * The limits of one request on ONE wheel handle: its phases, when each limit is due, and which one fired.
  */
-import { freshNow, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { freshNow, type Deadline, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { timeoutBudget } from '@tickwheel/core/internal';
 import type { ResolvedOptions } from './options.js';
-import { limitErrors, type RequestRef, type TimeoutError } from './timeout-error.js';
+import {
+  limitErrors,
+  type FetchPhaseTimes,
+  type FetchTimeoutBudget,
+  type RequestRef,
+  type TimeoutError,
+} from './timeout-error.js';
 
 /*
  * The phases of a request. The one timer handle of the request is re-pointed at each change
@@ -13,7 +20,10 @@ import { limitErrors, type RequestRef, type TimeoutError } from './timeout-error
 export const CONNECT = 0;
 /** Waiting for the response headers: the handle is armed for the earlier of headersAt and totalAt. */
 export const HEADERS = 1;
-/** The response was handed out and its body is on its way: armed for totalAt, or idleAt while the body waits on the server. */
+/**
+ * The response was handed out and its body is on its way: armed for totalAt, or idleAt while the
+ * body waits on the server, or eventAt for an event stream, whichever comes first.
+ */
 export const BODY = 2;
 /** Waiting before a retry: the handle is armed (and ref'ed) for the end of the backoff delay. */
 export const BACKOFF = 3;
@@ -58,7 +68,7 @@ export interface LimitsOwner extends RequestRef {
  * | connect | the earlier of `connectMs` and `totalMs` from the attempt's start (and the budget) |
  * | upload | `totalMs`; the earlier of that and `uploadIdleMs` after the last chunk while the network carries it |
  * | headers | the earlier of `headersMs` (from the end of the upload, else from the send with `connectMs`, else from the attempt's start) and `totalMs` |
- * | body | `totalMs` (and the budget); the earlier of that and `bodyIdleMs` after the last chunk while the body waits on the server |
+ * | body | `totalMs` (and the budget); the earlier of that and `bodyIdleMs` after the last chunk while the body waits on the server; for an event stream, also `firstEventMs` after the headers and `eventIdleMs` after the last progress event |
  * | backoff | the end of the retry's delay |
  *
  * The budget is the earlier of the retry budget (`retry.budgetMs` across attempts) and the
@@ -98,6 +108,12 @@ export class RequestLimits {
   private connectAt = Infinity;
   private headersAt = Infinity;
   private idleAt = Infinity;
+  /** When an event stream's next progress event is due: Infinity when the body is no event stream or the limit is off. */
+  private eventAt = Infinity;
+  /** No progress event yet in this attempt's response: firstEventMs applies rather than eventIdleMs. */
+  private firstEvent = true;
+  /** The event limit passed while the consumer, not the server, held the body up: it restarts when the body waits again. */
+  private eventDeferred = false;
   /** True while the network has a chunk of the request body to carry (uploadIdleMs runs). */
   private sending = false;
   private uploadIdleAt = Infinity;
@@ -111,14 +127,25 @@ export class RequestLimits {
   private paceBytes1 = 0;
   private paceAt1 = 0;
   private backoffSettle: { resolve: () => void; reject: (reason: unknown) => void } | undefined;
+  /*
+   * Phase marks of the current attempt (wheel clock, -1 until reached), set where the clock is
+   * read anyway; read only when a limit fires, for the phase times of its budget.
+   */
+  private connectedAt = -1;
+  private uploadEndedAt = -1;
+  private bodyStartedAt = -1;
+  /** The backoff waits so far, made at the first retry. */
+  private backoffs: number[] | undefined = undefined;
 
   /**
    * @param deadlineLeft - the ambient deadline's remaining ms, or Infinity without one
+   * @param deadline - the ambient deadline, named in the budget of a timeout it causes
    */
   constructor(
     readonly options: ResolvedOptions,
     private readonly owner: LimitsOwner,
     deadlineLeft: number,
+    private readonly deadline?: Deadline,
   ) {
     this.wheel = options.wheel;
     // A request costs far more than a clock read: start from a fresh one, not the job's.
@@ -148,13 +175,23 @@ export class RequestLimits {
       // The budget is the ambient deadline's, less reserveMs: fail fast rather than send a call with no time to finish.
       const left = this.budgetAt - now;
       if (left + this.reserved > 0 && (left < options.minBudgetMs || left <= 0)) {
-        throw limitErrors.minBudget(this.owner, left + this.reserved, options.reserveMs, options.minBudgetMs);
+        throw limitErrors.minBudget(
+          this.owner,
+          left + this.reserved,
+          options.reserveMs,
+          options.minBudgetMs,
+          this.budgetOf('minBudgetMs', options.minBudgetMs, true, now, 0),
+        );
       }
     }
-    if (now >= this.budgetAt) throw this.budgetError();
+    if (now >= this.budgetAt) throw this.budgetError(0);
     this.attempt++;
     this.attemptStartedAt = now;
     this.attemptFired = false;
+    this.connectedAt = this.uploadStartAt = this.uploadEndedAt = this.bodyStartedAt = -1;
+    this.eventAt = Infinity;
+    this.firstEvent = true;
+    this.eventDeferred = false;
     const attemptTotalAt = now + options.totalMs;
     this.totalIsBudget = this.budgetAt < attemptTotalAt;
     this.totalAt = this.totalIsBudget ? this.budgetAt : attemptTotalAt;
@@ -174,6 +211,7 @@ export class RequestLimits {
   connected(): void {
     if (this.phase !== CONNECT) return;
     const now = this.wheel.clock.now();
+    this.connectedAt = now;
     this.phase = HEADERS;
     this.headersAt = now + this.options.headersMs;
     this.arm(this.headersAt < this.totalAt ? this.headersAt : this.totalAt);
@@ -222,6 +260,7 @@ export class RequestLimits {
   uploadEnded(): void {
     if (this.phase !== UPLOAD || this.attemptFired) return;
     const now = this.wheel.clock.now();
+    this.uploadEndedAt = now;
     this.phase = HEADERS;
     this.sending = false;
     this.headersAt = now + this.drainMs(now) + this.options.headersMs;
@@ -251,6 +290,7 @@ export class RequestLimits {
   /** Waits `delayMs` on the request's handle (ref'ed meanwhile); rejects with {@link cancelBackoff}'s reason. */
   backoff(delayMs: number): Promise<void> {
     this.phase = BACKOFF;
+    (this.backoffs ??= []).push(delayMs);
     return new Promise<void>((resolve, reject) => {
       this.backoffSettle = { resolve, reject };
       this.arm(this.wheel.clock.now() + delayMs);
@@ -265,22 +305,56 @@ export class RequestLimits {
     backoff?.reject(reason);
   }
 
-  /** The response's headers arrived: from now on totalMs applies, and bodyIdleMs while {@link waiting}. */
-  startBody(now: number): void {
+  /**
+   * The response's headers arrived: from now on totalMs applies, and bodyIdleMs while {@link waiting}.
+   * @param events - the body is an event stream that is scanned: firstEventMs and eventIdleMs apply
+   */
+  startBody(now: number, events: boolean): void {
     this.phase = BODY;
+    this.bodyStartedAt = now;
     this.idleAt = now + this.options.bodyIdleMs;
-    this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
+    if (events) this.eventAt = now + this.eventLimitMs();
+    this.arm(this.bodyDue());
   }
 
   /** The body waits on the server from now: bodyIdleMs runs. */
   startWaiting(): void {
     this.waiting = true;
+    if (this.eventDeferred) {
+      this.eventDeferred = false;
+      this.eventAt = this.wheel.clock.now() + this.eventLimitMs();
+      this.arm(this.bodyDue());
+    }
     const idleMs = this.options.bodyIdleMs;
     if (idleMs === Infinity) return;
     const now = this.wheel.clock.now();
     this.idleAt = now + idleMs;
     // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
-    this.arm(this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
+    const at = this.idleAt < this.totalAt ? this.idleAt : this.totalAt;
+    this.arm(this.eventAt < at ? this.eventAt : at);
+  }
+
+  /** An event stream's progress event arrived: eventIdleMs runs from now (from the headers before they are handed out). */
+  progress(): void {
+    this.firstEvent = false;
+    if (this.phase !== BODY || this.eventAt === Infinity) return;
+    const idleMs = this.options.eventIdleMs;
+    this.eventAt = idleMs === Infinity ? Infinity : this.wheel.clock.now() + idleMs;
+    // Usually later than the armed expiry: the wheel then only rewrites it (lazy re-filing).
+    this.arm(this.bodyDue());
+  }
+
+  /** The limit until the next progress event: firstEventMs before the first one (when set), else eventIdleMs. */
+  private eventLimitMs(): number {
+    const firstMs = this.options.firstEventMs;
+    return this.firstEvent && firstMs !== Infinity ? firstMs : this.options.eventIdleMs;
+  }
+
+  /** The earliest limit of the body phase. */
+  private bodyDue(): number {
+    let at = this.totalAt;
+    if (this.waiting && this.idleAt < at) at = this.idleAt;
+    return this.eventAt < at ? this.eventAt : at;
   }
 
   /** Cancels the handle and ends the request: no limit applies any more. */
@@ -289,9 +363,62 @@ export class RequestLimits {
     this.handle?.cancel();
   }
 
-  /** The error for the budget: the ambient deadline's or the retry budget's. */
-  budgetError(): TimeoutError {
-    return limitErrors.budget(this.owner, this.options.budgetMs, this.deadlineLeft);
+  /**
+   * The error for the budget: the ambient deadline's or the retry budget's.
+   * @param lateMs - how long after its due time the timer that ended it ran
+   */
+  budgetError(lateMs: number): TimeoutError {
+    const inherited = this.deadlineLeft !== undefined;
+    const budget = inherited
+      ? this.budgetOf('deadline', 0, true, this.wheel.clock.now(), lateMs)
+      : this.budgetOf('retry.budgetMs', this.options.budgetMs, false, this.wheel.clock.now(), lateMs);
+    return limitErrors.budget(this.owner, this.options.budgetMs, this.deadlineLeft, budget);
+  }
+
+  /**
+   * Where the request's time went when `limit` (of `limitMs`, or the ambient deadline's when
+   * `inherited`) ended it at `now`: computed only then, from the marks kept.
+   */
+  private budgetOf(
+    limit: string,
+    limitMs: number,
+    inherited: boolean,
+    now: number,
+    lateMs: number,
+  ): FetchTimeoutBudget {
+    const deadline = this.deadline;
+    // What the ambient deadline had left when the request started: clock-free, so a deadline on another wheel works too.
+    const leftAtStart = inherited ? this.deadlineLeft! + this.reserved : 0;
+    const budgetMs = inherited ? (deadline?.budgetMs ?? leftAtStart) : limitMs;
+    return timeoutBudget({
+      limit,
+      inherited,
+      source: inherited ? deadline?.source : undefined,
+      budgetMs,
+      spentBeforeMs: inherited ? budgetMs - leftAtStart : 0,
+      elapsedMs: now - this.startedAt,
+      lateMs,
+      attempts: this.attempt + 1,
+      backoffMs: Object.freeze(this.backoffs === undefined ? [] : [...this.backoffs]),
+      phasesMs: this.attempt < 0 ? NO_PHASES : this.phaseTimes(now),
+    });
+  }
+
+  /** The time per phase of the current attempt until `now`, from its marks. */
+  private phaseTimes(now: number): FetchPhaseTimes {
+    const start = this.attemptStartedAt;
+    const body = this.bodyStartedAt < 0 ? 0 : now - this.bodyStartedAt;
+    const uploadStart = this.uploadStartAt;
+    const upload = uploadStart < 0 ? 0 : (this.uploadEndedAt < 0 ? now : this.uploadEndedAt) - uploadStart;
+    const connectEnd = this.connectedAt >= 0 ? this.connectedAt : this.phase === CONNECT ? now : start;
+    const connect = connectEnd - start;
+    const headers = now - start - connect - upload - body;
+    return Object.freeze({
+      connect: tenth(connect),
+      upload: tenth(upload),
+      headers: tenth(headers),
+      body: tenth(body),
+    });
   }
 
   /** Points the handle at `at` (wheel clock ms), or cancels it when `at` is Infinity. */
@@ -313,9 +440,15 @@ export class RequestLimits {
     switch (this.phase) {
       case CONNECT:
         if (this.connectAt > this.totalAt) {
-          this.owner.limitFired(this.totalError());
+          this.owner.limitFired(this.totalError(now));
         } else if (this.owner.connectObserved()) {
-          this.owner.limitFired(limitErrors.connect(this.owner, this.options.connectMs));
+          this.owner.limitFired(
+            limitErrors.connect(
+              this.owner,
+              this.options.connectMs,
+              this.ownBudget('connectMs', this.options.connectMs, now),
+            ),
+          );
         } else {
           // A fetch that does not send through the tap: its connection cannot be seen, so
           // headersMs counts from the attempt's start, as without connectMs.
@@ -327,10 +460,16 @@ export class RequestLimits {
       case UPLOAD:
         if (now >= this.totalAt) {
           this.attemptFired = true;
-          this.owner.limitFired(this.totalError());
+          this.owner.limitFired(this.totalError(now));
         } else if (this.sending && now >= this.uploadIdleAt) {
           this.attemptFired = true;
-          this.owner.limitFired(limitErrors.upload(this.owner, this.options.uploadIdleMs));
+          this.owner.limitFired(
+            limitErrors.upload(
+              this.owner,
+              this.options.uploadIdleMs,
+              this.ownBudget('uploadIdleMs', this.options.uploadIdleMs, now),
+            ),
+          );
         } else {
           // The idle limit passed while the body's source, not the network, had the upload.
           this.arm(this.sending && this.uploadIdleAt < this.totalAt ? this.uploadIdleAt : this.totalAt);
@@ -339,17 +478,49 @@ export class RequestLimits {
       case HEADERS:
         this.attemptFired = true;
         this.owner.limitFired(
-          this.headersAt <= this.totalAt ? limitErrors.headers(this.owner, this.options.headersMs) : this.totalError(),
+          this.headersAt <= this.totalAt
+            ? limitErrors.headers(
+                this.owner,
+                this.options.headersMs,
+                this.ownBudget('headersMs', this.options.headersMs, now),
+              )
+            : this.totalError(now),
         );
         return;
       case BODY:
         if (now >= this.totalAt) {
-          this.owner.limitFired(this.totalError());
+          this.owner.limitFired(this.totalError(now));
         } else if (this.waiting && now >= this.idleAt) {
-          this.owner.limitFired(limitErrors.body(this.owner, this.options.bodyIdleMs));
+          this.owner.limitFired(
+            limitErrors.body(
+              this.owner,
+              this.options.bodyIdleMs,
+              this.ownBudget('bodyIdleMs', this.options.bodyIdleMs, now),
+            ),
+          );
+        } else if (this.waiting && now >= this.eventAt) {
+          const options = this.options;
+          this.owner.limitFired(
+            this.firstEvent && options.firstEventMs !== Infinity
+              ? limitErrors.firstEvent(
+                  this.owner,
+                  options.firstEventMs,
+                  this.ownBudget('firstEventMs', options.firstEventMs, now),
+                )
+              : limitErrors.eventIdle(
+                  this.owner,
+                  options.eventIdleMs,
+                  this.ownBudget('eventIdleMs', options.eventIdleMs, now),
+                ),
+          );
         } else {
+          if (now >= this.eventAt) {
+            // The event limit passed while the consumer held the body up: it restarts once the body waits again.
+            this.eventAt = Infinity;
+            this.eventDeferred = true;
+          }
           // The idle limit passed while the consumer, not the server, was busy: only total remains.
-          this.arm(this.waiting && this.idleAt < this.totalAt ? this.idleAt : this.totalAt);
+          this.arm(this.bodyDue());
         }
         return;
       case BACKOFF: {
@@ -362,7 +533,22 @@ export class RequestLimits {
     }
   }
 
-  private totalError(): TimeoutError {
-    return this.totalIsBudget ? this.budgetError() : limitErrors.total(this.owner, this.options.totalMs);
+  /** The budget of the attempt's own limit that fired at `now`, late by the handle's due time. */
+  private ownBudget(limit: string, limitMs: number, now: number): FetchTimeoutBudget {
+    return this.budgetOf(limit, limitMs, false, now, now - this.handle!.expiresAt);
   }
+
+  private totalError(now: number): TimeoutError {
+    return this.totalIsBudget
+      ? this.budgetError(now - this.handle!.expiresAt)
+      : limitErrors.total(this.owner, this.options.totalMs, this.ownBudget('totalMs', this.options.totalMs, now));
+  }
+}
+
+/** The phases of a request that timed out before its first attempt. */
+const NO_PHASES: FetchPhaseTimes = Object.freeze({ connect: 0, upload: 0, headers: 0, body: 0 });
+
+/** A span rounded to 0.1 ms, as core rounds the budget's. */
+function tenth(ms: number): number {
+  return ms > 0 ? Math.round(ms * 10) / 10 : 0;
 }

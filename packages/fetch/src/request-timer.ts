@@ -4,6 +4,7 @@
 import { captureContext, type Deadline } from '@tickwheel/core';
 import { publishTimeout, timeoutChannel } from './channels.js';
 import type { ResolvedOptions } from './options.js';
+import { EventScanner, NOT_A_STREAM, streamKindOf } from './event-scanner.js';
 import { BODY, CONNECT, DONE, HEADERS, RequestLimits, UPLOAD, type LimitsOwner } from './request-limits.js';
 import { backoffDelay, isNetworkError, retryTimingDelay, retryTimingHeader } from './retry-policy.js';
 import { follow, unfollow, type SignalFollower } from './signal-links.js';
@@ -32,6 +33,8 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
   tap: TransportTap | undefined;
   /** The relayed body when fetch did not dispatch through the tap. */
   private body: TimedBody | undefined;
+  /** The scanner of the current attempt's response when it is an event stream and an event limit is set. */
+  private scanner: EventScanner | undefined;
   /** The timeout that ended the current attempt. */
   private timedOut: TimeoutError | undefined;
   /** Set when the caller (or the deadline's parent) aborted; `abortReason` is then their reason. */
@@ -59,7 +62,7 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     deadline: Deadline | undefined,
     private readonly dispatcher?: unknown,
   ) {
-    this.limits = new RequestLimits(options, this, deadline === undefined ? Infinity : deadline.remaining());
+    this.limits = new RequestLimits(options, this, deadline === undefined ? Infinity : deadline.remaining(), deadline);
     const bounded = options.totalMs !== Infinity || options.budgetMs !== Infinity || deadline !== undefined;
     this.lift =
       (bounded || options.headersMs !== Infinity ? LIFT_HEADERS : 0) |
@@ -103,7 +106,9 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
       this,
       this.lift,
       this.watchUpload,
+      this.limits.options.watchEvents,
     );
+    this.scanner = undefined;
     if (this.aborted) {
       if (this.limits.phase !== HEADERS) throw this.abortReason;
       const aborted = new AbortController();
@@ -186,12 +191,17 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     }
     const limits = this.limits;
     const source = response.body;
+    const tap = this.tap;
+    if (limits.options.watchEvents && tap?.dispatched !== true) {
+      // A relayed body is scanned as the consumer gets it, decoded: its content type says what it is.
+      this.scanner = scannerFor(limits.options, response.headers?.get('content-type'), undefined);
+    }
     const needsBody =
       limits.totalAt !== Infinity ||
       limits.options.bodyIdleMs !== Infinity ||
+      this.scanner !== undefined ||
       this.callerSignal !== undefined ||
       this.deadline !== undefined;
-    const tap = this.tap;
     if (source === null || !needsBody || (tap?.dispatched === true && tap.ended)) {
       this.finish();
       return response;
@@ -200,18 +210,18 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     if (tap?.dispatched === true) {
       // fetch reads the body: the tap reports its progress, the signal ends it.
       limits.waiting = !tap.paused;
-      limits.startBody(now);
+      limits.startBody(now, this.scanner !== undefined);
       return response;
     }
     const relayed = relayResponse(response, source, this);
     if (relayed === undefined) {
       // Not a fetch Response: its body cannot be timed, but totalMs still aborts the fetch.
       if (limits.totalAt === Infinity) this.finish();
-      else limits.startBody(now);
+      else limits.startBody(now, false);
       return response;
     }
     this.body = relayed.body;
-    limits.startBody(now);
+    limits.startBody(now, this.scanner !== undefined);
     return relayed.response;
   }
 
@@ -222,6 +232,7 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     this.controller = undefined;
     this.body = undefined;
     this.tap = undefined;
+    this.scanner = undefined;
     if (this.callerSignal !== undefined) {
       unfollow(this.callerSignal, this);
       this.callerSignal = undefined;
@@ -242,15 +253,21 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     this.limits.startWaiting();
   }
 
-  chunkArrived(): void {
+  chunkArrived(chunk: Uint8Array): void {
     this.limits.waiting = false;
+    if (this.scanner !== undefined) this.scan(this.scanner, chunk);
   }
 
   transportConnected(): void {
     this.limits.connected();
   }
 
-  transportData(): void {
+  transportHeaders(contentType: string | undefined, contentEncoding: string | undefined): void {
+    this.scanner = scannerFor(this.limits.options, contentType, contentEncoding);
+  }
+
+  transportData(chunk: Uint8Array): void {
+    if (this.scanner !== undefined) this.scan(this.scanner, chunk);
     // Each chunk restarts the idle limit: a lazy refresh of the handle, no relinking.
     const limits = this.limits;
     if (limits.phase === BODY && limits.waiting) limits.startWaiting();
@@ -304,13 +321,28 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     controller?.abort(error);
   }
 
+  /** Reads a body chunk for progress events; what a custom isProgress throws ends the attempt with it. */
+  private scan(scanner: EventScanner, chunk: Uint8Array): void {
+    let progress: boolean;
+    try {
+      progress = scanner.scan(chunk);
+    } catch (error) {
+      // As a caller's abort: the request or its body fails with the error, and nothing is published.
+      this.scanner = undefined;
+      this.abortedBy(error);
+      return;
+    }
+    if (progress) this.limits.progress();
+  }
+
   /** The deadline's signal aborts when it expires (a timeout of ours) or when its parent was cancelled. */
   private deadlineAborted(deadline: Deadline): void {
     const phase = this.limits.phase;
     if (deadline.remaining() > 0) {
       this.abortedBy(deadline.signal.reason);
     } else if (phase === CONNECT || phase === UPLOAD || phase === HEADERS || phase === BODY) {
-      this.limitFired(this.limits.budgetError());
+      // The deadline's own timer fired: its lateness is the deadline's, on its wheel's clock.
+      this.limitFired(this.limits.budgetError(deadline.wheel.clock.now() - deadline.expiresAt));
     }
   }
 
@@ -327,6 +359,21 @@ export class RequestTimer implements LimitsOwner, BodyObserver, TransportObserve
     controller?.abort(reason);
     this.limits.cancelBackoff(reason);
   }
+}
+
+/**
+ * The scanner of a response with `contentType`, when it is an event stream whose bytes are its
+ * events (no content coding: a compressed body reaches the transport compressed).
+ */
+function scannerFor(
+  options: ResolvedOptions,
+  contentType: string | null | undefined,
+  contentEncoding: string | undefined,
+): EventScanner | undefined {
+  const kind = streamKindOf(contentType);
+  if (kind === NOT_A_STREAM) return undefined;
+  if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity') return undefined;
+  return new EventScanner(kind, options.isProgress);
 }
 
 function ignore(): void {}

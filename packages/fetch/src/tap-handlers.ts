@@ -6,8 +6,10 @@
 export interface TapEvents {
   /** The connection can carry the request: undici is about to write it. */
   connect(id: number): void;
-  /** Body bytes arrived. */
-  data(id: number): void;
+  /** The response headers arrived (`headers`: undici's raw array of name and value, or an object of lower-case names). */
+  headers(id: number, headers: unknown): void;
+  /** Body bytes arrived (`chunk`: as fetch gets them, only read). */
+  data(id: number, chunk: Uint8Array): void;
   /** fetch paused the connection: its buffer is full. */
   pause(id: number): void;
   /** fetch asks for more. */
@@ -90,6 +92,7 @@ export class CallbackHandler {
   onHeaders(status: number, headers: unknown, resume: () => void, statusText: string): boolean | undefined {
     const tap = this.tap;
     const id = this.id;
+    tap.headers(id, headers);
     return this.inner.onHeaders?.(
       status,
       headers,
@@ -102,7 +105,7 @@ export class CallbackHandler {
   }
 
   onData(chunk: Uint8Array): boolean | undefined {
-    this.tap.data(this.id);
+    this.tap.data(this.id, chunk);
     const more = this.inner.onData?.(chunk);
     if (more === false) this.tap.pause(this.id);
     return more;
@@ -173,11 +176,12 @@ export class ControllerHandler {
   }
 
   onResponseStart(controller: UndiciController, status: number, headers: unknown, statusText: string): void {
+    this.tap.headers(this.id, headers);
     this.inner.onResponseStart?.(this.wrap(controller), status, headers, statusText);
   }
 
   onResponseData(controller: UndiciController, chunk: Uint8Array): void {
-    this.tap.data(this.id);
+    this.tap.data(this.id, chunk);
     this.inner.onResponseData?.(this.wrap(controller), chunk);
   }
 
@@ -248,4 +252,32 @@ class TapController implements UndiciController {
   get rawTrailers(): unknown {
     return this.inner.rawTrailers;
   }
+}
+
+/**
+ * The value of the response header `name` (lower case) in `headers` as a handler gets them:
+ * undici's raw array of names and values (Buffers or strings) or an object of lower-case names
+ * (a repeated header: its first value, as none of the ones read here repeats).
+ */
+export function headerValue(headers: unknown, name: string): string | undefined {
+  if (Array.isArray(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      const key = headerText(headers[i]);
+      if (key !== undefined && key.length === name.length && key.toLowerCase() === name) {
+        return headerText(headers[i + 1]);
+      }
+    }
+    return undefined;
+  }
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  const value = (headers as Record<string, unknown>)[name];
+  return headerText(Array.isArray(value) ? value[0] : value);
+}
+
+const latin1 = new TextDecoder('latin1');
+
+/** A header name or value as undici hands it: a string, or a Buffer of its bytes. */
+function headerText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  return value instanceof Uint8Array ? latin1.decode(value) : undefined;
 }

@@ -13,8 +13,8 @@ import type { ResponseLike } from './types.js';
 export interface BodyObserver {
   /** The consumer asked for data and the body is waiting on the server for it. */
   pullStarted(): void;
-  /** A chunk arrived. */
-  chunkArrived(): void;
+  /** A chunk arrived: `chunk` is the one the consumer gets, to be read only. */
+  chunkArrived(chunk: Uint8Array): void;
   /** The body ended, failed or was cancelled: release the request's timer and listeners. */
   bodyDone(): void;
   /** The error to give the consumer when the source body failed with `error`. */
@@ -75,8 +75,11 @@ export class TimedBody implements UnderlyingSource<Uint8Array> {
       this.controller!.close();
       return;
     }
-    this.observer.chunkArrived();
-    this.controller!.enqueue(result.value);
+    const chunk = result.value;
+    this.observer.chunkArrived(chunk);
+    // A custom isProgress may have thrown and failed the body meanwhile.
+    if (this.settled) return;
+    this.controller!.enqueue(chunk);
   };
 
   private readonly onError = (error: unknown): void => {

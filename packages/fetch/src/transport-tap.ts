@@ -21,14 +21,19 @@
  * {@link TransportTap.dispatched} false, and the timer falls back to timing the body stream.
  */
 
-import { CallbackHandler, ControllerHandler, tappedBody, type TapEvents } from './tap-handlers.js';
+import { CallbackHandler, ControllerHandler, headerValue, tappedBody, type TapEvents } from './tap-handlers.js';
 
 /** What the tap reports to the request's timer, for the dispatch that carries the response. */
 export interface TransportObserver {
   /** The connection can carry the request: undici is about to write it (a pooled connection: at once). */
   transportConnected(): void;
-  /** Body bytes arrived from the server. */
-  transportData(): void;
+  /**
+   * The response headers arrived (only when the tap watches event streams): its content type
+   * and content coding, as the server sent them.
+   */
+  transportHeaders(contentType: string | undefined, contentEncoding: string | undefined): void;
+  /** Body bytes arrived from the server: `chunk` is what fetch gets, to be read only. */
+  transportData(chunk: Uint8Array): void;
   /** fetch's buffer is full: it paused the connection until its consumer reads. */
   transportPaused(): void;
   /** fetch asks for more body data. */
@@ -92,12 +97,14 @@ export class TransportTap implements TapEvents {
    *   dispatcher's own `headersTimeout`/`bodyTimeout` is switched off (`0`: no timer, in undici 6 to 8) for
    *   each dispatch; the wrapper's limit is then the only one
    * @param watchUpload - report the request body's upload (`headersMs` or `uploadIdleMs` is set)
+   * @param watchEvents - report the response's content type and coding (`firstEventMs` or `eventIdleMs` is set)
    */
   constructor(
     private readonly target: Dispatcher | undefined,
     private readonly observer: TransportObserver,
     private readonly lift = 0,
     private readonly watchUpload = false,
+    private readonly watchEvents = false,
   ) {}
 
   /** Lets undici's MockAgent behave as when it is fetch's dispatcher itself. */
@@ -177,8 +184,14 @@ export class TransportTap implements TapEvents {
   }
 
   /** @internal */
-  data(id: number): void {
-    if (id === this.latest) this.observer.transportData();
+  headers(id: number, headers: unknown): void {
+    if (!this.watchEvents || id !== this.latest) return;
+    this.observer.transportHeaders(headerValue(headers, 'content-type'), headerValue(headers, 'content-encoding'));
+  }
+
+  /** @internal */
+  data(id: number, chunk: Uint8Array): void {
+    if (id === this.latest) this.observer.transportData(chunk);
   }
 
   /** @internal */

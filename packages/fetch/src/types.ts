@@ -97,6 +97,25 @@ export interface TimeoutOptions {
    */
   bodyIdleMs?: number | false;
   /**
+   * For an event stream (`text/event-stream`, `application/x-ndjson`, `application/jsonl`): from
+   * the response headers until the first progress event (see `isProgress`), in ms; past it the
+   * body fails with a TimeoutError of phase `'first-event'`. Other responses ignore it.
+   */
+  firstEventMs?: number | false;
+  /**
+   * For an event stream: the longest silence between two progress events, in ms (and from the
+   * headers to the first one when `firstEventMs` is off); past it the body fails with a
+   * TimeoutError of phase `'event-idle'`. Keep-alive comments and blank lines keep `bodyIdleMs`
+   * satisfied but not this. Other responses ignore it.
+   */
+  eventIdleMs?: number | false;
+  /**
+   * Which events of an event stream count as progress for `firstEventMs` and `eventIdleMs`.
+   * Default: every SSE event the EventSource parser dispatches (one with a `data` field) and
+   * every non-blank NDJSON line; comments and blank lines never reach it.
+   */
+  isProgress?: (event: StreamEvent) => boolean;
+  /**
    * Held back from an ambient deadline's remaining time, in ms, so the caller has time left to
    * answer: the request gets what is left less this. Default 0.
    */
@@ -120,6 +139,21 @@ export interface TimeoutOptions {
   retry?: RetryOptions | number | false;
   /** The wheel that times the requests. Default: the process-wide `sharedWheel()`. */
   wheel?: TimingWheel;
+}
+
+/**
+ * An event of a response body that is an event stream, as `isProgress` gets it: for SSE, the
+ * event as the WHATWG EventSource parser dispatches it (`event` is its type, `'message'` unless
+ * an `event:` field set it; `id` the last event ID so far, `''` without one); for NDJSON and
+ * JSON Lines, `{ data }` with one line (without its line end).
+ */
+export interface StreamEvent {
+  /** The SSE event's data (its `data:` lines joined by LF), or the NDJSON line. */
+  readonly data: string;
+  /** The SSE event type; absent for an NDJSON line. */
+  readonly event?: string;
+  /** The SSE last event ID; absent for an NDJSON line. */
+  readonly id?: string;
 }
 
 /** What the wrapped fetch accepts in its `init` on top of the fetch function's own options. */

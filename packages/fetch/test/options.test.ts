@@ -22,6 +22,28 @@ describe('options', () => {
       expect(DEFAULTS.retryDefaults.methods).toBe(IDEMPOTENT_METHODS);
     });
 
+    it('takes the event limits and isProgress, inherits them per request, and scans only when a limit is set', () => {
+      const isProgress = (): boolean => true;
+      const base = resolveOptions({ firstEventMs: 100, isProgress }, undefined, '');
+      expect(base).toMatchObject({
+        firstEventMs: 100,
+        eventIdleMs: Infinity,
+        isProgress,
+        watchEvents: true,
+        untimed: false,
+      });
+      expect(resolveOptions({ eventIdleMs: 50 }, base, 'timeouts.')).toMatchObject({
+        firstEventMs: 100,
+        eventIdleMs: 50,
+        isProgress,
+      });
+      expect(resolveOptions({ firstEventMs: 0 }, base, 'timeouts.')).toMatchObject({
+        watchEvents: false,
+        untimed: true,
+      });
+      expect(resolveOptions({ isProgress }, undefined, '')).toMatchObject({ watchEvents: false, untimed: true });
+    });
+
     it('takes deadlineHeader lower case, inherits it per request, and false switches it off', () => {
       const base = resolveOptions({ deadlineHeader: 'Connect-Timeout-Ms', uploadIdleMs: 500 }, undefined, '');
       expect(base).toMatchObject({ deadlineHeader: 'connect-timeout-ms', uploadIdleMs: 500, untimed: false });
@@ -61,7 +83,7 @@ describe('options', () => {
       [
         { timeout: 5 },
         TypeError,
-        '@tickwheel/fetch: unknown option timeout; known options: connectMs, totalMs, headersMs, bodyIdleMs, uploadIdleMs, reserveMs, minBudgetMs, retry, wheel, deadlineHeader',
+        '@tickwheel/fetch: unknown option timeout; known options: connectMs, totalMs, headersMs, bodyIdleMs, uploadIdleMs, firstEventMs, eventIdleMs, isProgress, reserveMs, minBudgetMs, retry, wheel, deadlineHeader',
       ],
       [
         { uploadIdleMs: -1 },
@@ -124,6 +146,9 @@ describe('options', () => {
         headersMs: 'limitMs',
         bodyIdleMs: 'limitMs',
         uploadIdleMs: 'limitMs',
+        firstEventMs: 'limitMs',
+        eventIdleMs: 'limitMs',
+        isProgress: 'function',
         'retry.limit': 'integer',
         'retry.budgetMs': 'limitMs',
         'retry.backoffMs': 'durationMs',

@@ -1,4 +1,5 @@
-import { ManualClock, TimingWheel } from '@tickwheel/core';
+import { createDeadline, ManualClock, TimingWheel, type Deadline } from '@tickwheel/core';
+import { ownedDeadline } from '@tickwheel/core/internal';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { resolveOptions } from '../src/options.js';
 import { BODY, HEADERS, RequestLimits, SOCKET_BUFFER_BYTES, UPLOAD, type LimitsOwner } from '../src/request-limits.js';
@@ -18,12 +19,13 @@ class Limits implements LimitsOwner {
   readonly url = 'http://127.0.0.1/';
   readonly method = 'GET';
   readonly fired: Array<{ phase: string; timeoutMs: number; at: number }> = [];
+  readonly errors: TimeoutError[] = [];
   readonly limits: RequestLimits;
   /** Whether fetch sent the attempt through the tap (so the connection is seen). */
   observed = true;
 
-  constructor(options: TimeoutOptions, deadlineLeft = Infinity) {
-    this.limits = new RequestLimits(resolveOptions({ wheel, ...options }, undefined, ''), this, deadlineLeft);
+  constructor(options: TimeoutOptions, deadlineLeft = Infinity, deadline?: Deadline) {
+    this.limits = new RequestLimits(resolveOptions({ wheel, ...options }, undefined, ''), this, deadlineLeft, deadline);
   }
 
   begin(): void {
@@ -34,9 +36,15 @@ class Limits implements LimitsOwner {
     this.limits.connected();
   }
 
-  headersArrived(waiting: boolean): void {
+  /** @param events - the body is a scanned event stream (firstEventMs and eventIdleMs apply) */
+  headersArrived(waiting: boolean, events = false): void {
     this.limits.waiting = waiting;
-    this.limits.startBody(wheel.clock.now());
+    this.limits.startBody(wheel.clock.now(), events);
+  }
+
+  /** The scanner found a progress event. */
+  progress(): void {
+    this.limits.progress();
   }
 
   /** fetch wants data (its buffer has room): bodyIdleMs runs. */
@@ -73,6 +81,7 @@ class Limits implements LimitsOwner {
 
   limitFired(error: TimeoutError): void {
     this.fired.push({ phase: error.phase, timeoutMs: error.timeoutMs, at: wheel.clock.now() });
+    this.errors.push(error);
   }
 
   connectObserved(): boolean {
@@ -258,6 +267,121 @@ describe('RequestLimits', () => {
     });
   });
 
+  describe('event stream', () => {
+    it('fires firstEventMs when no progress event follows the headers in time', () => {
+      const limits = new Limits({ firstEventMs: 100, eventIdleMs: 20, totalMs: 10_000 });
+      limits.begin();
+      clock.advance(10);
+      limits.headersArrived(true, true);
+      for (let i = 0; i < 9; i++) {
+        clock.advance(10);
+        limits.wantsData(); // keep-alive comments: bytes, no event
+      }
+      expect(limits.fired).toEqual([]);
+      clock.advance(10);
+      expect(limits.fired).toEqual([{ phase: 'first-event', timeoutMs: 100, at: 110 }]);
+    });
+
+    it('fires eventIdleMs after the last progress event, whatever bytes keep coming', () => {
+      const limits = new Limits({ firstEventMs: 100, eventIdleMs: 30, bodyIdleMs: 15, totalMs: 10_000 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      for (let i = 0; i < 5; i++) {
+        clock.advance(10);
+        limits.wantsData(); // a comment keeps bodyIdleMs satisfied
+      }
+      limits.progress(); // at 50
+      for (let i = 0; i < 2; i++) {
+        clock.advance(10);
+        limits.wantsData();
+      }
+      expect(limits.fired).toEqual([]);
+      clock.advance(10);
+      expect(limits.fired).toEqual([{ phase: 'event-idle', timeoutMs: 30, at: 80 }]);
+    });
+
+    it('lets a slow stream whose events keep coming live, within totalMs', () => {
+      const limits = new Limits({ firstEventMs: 40, eventIdleMs: 40, totalMs: 1_000 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      for (let at = 35; at < 1_000; at += 35) {
+        clock.advance(35);
+        limits.progress();
+        limits.wantsData();
+      }
+      expect(limits.fired).toEqual([]);
+      clock.advance(20);
+      expect(limits.fired).toEqual([{ phase: 'total', timeoutMs: 1_000, at: 1_000 }]);
+    });
+
+    it('runs eventIdleMs from the headers when firstEventMs is off', () => {
+      const limits = new Limits({ eventIdleMs: 25 });
+      limits.begin();
+      clock.advance(5);
+      limits.headersArrived(true, true);
+      clock.advance(25);
+      expect(limits.fired).toEqual([{ phase: 'event-idle', timeoutMs: 25, at: 30 }]);
+    });
+
+    it('stops timing events after the first one when only firstEventMs is set', () => {
+      const limits = new Limits({ firstEventMs: 25 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      clock.advance(20);
+      limits.progress();
+      clock.advance(10_000);
+      expect(limits.fired).toEqual([]);
+    });
+
+    it('counts a progress event seen before the headers were handed out: eventIdleMs runs from them', () => {
+      const limits = new Limits({ firstEventMs: 10, eventIdleMs: 50 });
+      limits.begin();
+      limits.progress();
+      limits.headersArrived(true, true);
+      clock.advance(49);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'event-idle', timeoutMs: 50, at: 50 }]);
+    });
+
+    it('does not apply to a body that is no event stream', () => {
+      const limits = new Limits({ firstEventMs: 10, eventIdleMs: 10 });
+      limits.begin();
+      limits.headersArrived(true, false);
+      clock.advance(10_000);
+      expect(limits.fired).toEqual([]);
+    });
+
+    it('does not count the time fetch is paused by a consumer that does not read, and restarts once it reads', () => {
+      const limits = new Limits({ eventIdleMs: 20 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      clock.advance(10);
+      limits.progress();
+      limits.paused();
+      clock.advance(500);
+      expect(limits.fired).toEqual([]);
+      limits.wantsData();
+      clock.advance(19);
+      expect(limits.fired).toEqual([]);
+      clock.advance(1);
+      expect(limits.fired).toEqual([{ phase: 'event-idle', timeoutMs: 20, at: 530 }]);
+    });
+
+    it('keeps to the one handle of the request, refreshed lazily per progress event', () => {
+      const limits = new Limits({ firstEventMs: 100, eventIdleMs: 20, bodyIdleMs: 20, totalMs: 100_000 });
+      limits.begin();
+      limits.headersArrived(true, true);
+      for (let i = 0; i < 100; i++) {
+        clock.advance(5);
+        limits.progress();
+        limits.wantsData();
+      }
+      expect(wheel.stats().scheduled).toBe(1);
+      expect(limits.fired).toEqual([]);
+    });
+  });
+
   describe('#backoff', () => {
     it('waits the delay on the one timer of the request, then resolves', async () => {
       const limits = new Limits({ headersMs: 10 });
@@ -352,7 +476,8 @@ describe('RequestLimits', () => {
           phase: 'total',
           timeoutMs: 62,
           message:
-            'GET http://127.0.0.1/: 62 ms left of the ambient deadline, below minBudgetMs 50 after reserveMs 20; fetch was not called',
+            'GET http://127.0.0.1/: 62 ms left of the ambient deadline, below minBudgetMs 50 after reserveMs 20; fetch was not called; ' +
+            'the deadline of 62 ms from an unknown source: 0 ms spent before this call, 0 ms in it',
         }),
       );
       expect(wheel.size).toBe(0);
@@ -368,6 +493,108 @@ describe('RequestLimits', () => {
     it('keeps saying that a deadline which had passed had passed', () => {
       const limits = new Limits({ reserveMs: 10, minBudgetMs: 50 }, 0);
       expect(() => limits.begin()).toThrow(/the ambient deadline had already passed/);
+    });
+  });
+
+  describe('budget', () => {
+    it("names its own limit that fired, the request's time and the phases of its attempt", () => {
+      const limits = new Limits({ connectMs: 10, headersMs: 30, totalMs: 1000 });
+      limits.begin();
+      clock.advance(4);
+      limits.connected();
+      clock.advance(30);
+      const [error] = limits.errors;
+      expect(Object.isFrozen(error.budget)).toBe(true);
+      expect(error.budget).toEqual({
+        limit: 'headersMs',
+        inherited: false,
+        source: undefined,
+        budgetMs: 30,
+        spentBeforeMs: 0,
+        elapsedMs: 34,
+        lateMs: 0,
+        attempts: 1,
+        backoffMs: [],
+        phasesMs: { connect: 4, upload: 0, headers: 30, body: 0 },
+      });
+      expect(error.message).toBe(
+        'GET http://127.0.0.1/: no response headers within 30 ms (headersMs); headersMs of 30 ms: 34 ms in this call',
+      );
+    });
+
+    it('counts the attempts and backoff waits before the one that timed out, and its upload and body phases', async () => {
+      const limits = new Limits({ headersMs: 50, bodyIdleMs: 20, totalMs: 10_000 });
+      limits.begin();
+      clock.advance(50); // the first attempt's headersMs
+      const waited = limits.backoff(100);
+      clock.advance(100);
+      await waited;
+      limits.begin();
+      limits.pulled();
+      clock.advance(5);
+      limits.uploadEnded();
+      clock.advance(7);
+      limits.headersArrived(true);
+      clock.advance(20);
+      const error = limits.errors[1];
+      expect(error.budget).toMatchObject({
+        limit: 'bodyIdleMs',
+        budgetMs: 20,
+        elapsedMs: 182,
+        attempts: 2,
+        backoffMs: [100],
+        phasesMs: { connect: 0, upload: 5, headers: 7, body: 20 },
+      });
+      expect(error.message).toMatch(
+        /\(attempt 2, after backoffs of 100 ms\); bodyIdleMs of 20 ms: 182 ms in this call$/,
+      );
+    });
+
+    it("names the ambient deadline's source, its whole budget and what was gone before the request", () => {
+      const outer = ownedDeadline(2000, wheel, { deadlineAborted() {} }, false, 'header:grpc-timeout');
+      clock.advance(1200);
+      const deadline = outer.run(() => createDeadline(5000));
+      const limits = new Limits({ totalMs: 10_000 }, deadline.remaining(), deadline);
+      limits.begin();
+      clock.advance(800);
+      const [error] = limits.errors;
+      expect(error.budget).toMatchObject({
+        limit: 'deadline',
+        inherited: true,
+        source: 'header:grpc-timeout',
+        budgetMs: 2000,
+        spentBeforeMs: 1200,
+        elapsedMs: 800,
+        lateMs: 0,
+      });
+      expect(error.message).toBe(
+        'GET http://127.0.0.1/: not complete within the 800 ms left of the ambient deadline; ' +
+          'the deadline of 2000 ms from header:grpc-timeout: 1200 ms spent before this call, 800 ms in it',
+      );
+      deadline.dispose();
+      outer.dispose();
+    });
+
+    it('names minBudgetMs and the deadline when too little was left to start', () => {
+      const deadline = createDeadline(100, { wheel });
+      clock.advance(70);
+      const limits = new Limits({ minBudgetMs: 50 }, deadline.remaining(), deadline);
+      let thrown: TimeoutError | undefined;
+      try {
+        limits.begin();
+      } catch (error) {
+        thrown = error as TimeoutError;
+      }
+      expect(thrown?.budget).toMatchObject({
+        limit: 'minBudgetMs',
+        inherited: true,
+        source: 'createDeadline',
+        budgetMs: 100,
+        spentBeforeMs: 70,
+        elapsedMs: 0,
+        attempts: 0,
+      });
+      deadline.dispose();
     });
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   CallbackHandler,
   ControllerHandler,
+  headerValue,
   tappedBody,
   UPLOAD_SLICE_BYTES,
   type TapEvents,
@@ -10,11 +11,18 @@ import {
 /** Records the events a handler reports, with the dispatch id they carry. */
 class Events implements TapEvents {
   readonly seen: string[] = [];
+  /** The headers reported, and the chunks of data events: kept apart from `seen`. */
+  readonly headerLists: unknown[] = [];
+  readonly chunks: Uint8Array[] = [];
   connect(id: number): void {
     this.seen.push(`connect ${id}`);
   }
-  data(id: number): void {
+  headers(_id: number, headers: unknown): void {
+    this.headerLists.push(headers);
+  }
+  data(id: number, chunk: Uint8Array): void {
     this.seen.push(`data ${id}`);
+    this.chunks.push(chunk);
   }
   pause(id: number): void {
     this.seen.push(`pause ${id}`);
@@ -83,6 +91,9 @@ describe('tap-handlers', () => {
         ['request-upgrade', 1, 2],
       ]);
       expect(events.seen).toEqual(['connect 7', 'data 7', 'pause 7', 'resume 7', 'end 7', 'end 7']);
+      // The headers and the very chunk fetch gets, for the event scanner.
+      expect(events.headerLists).toEqual([['a', 'b']]);
+      expect(events.chunks[0]).toBe(calls[3]?.[1]);
     });
 
     it('leaves out callbacks the inner handler does not have', () => {
@@ -151,6 +162,7 @@ describe('tap-handlers', () => {
       expect([outer.aborted, outer.reason, outer.rawHeaders, outer.rawTrailers]).toEqual([true, 'why', ['h'], ['t']]);
       handler.onResponseEnd(controller, {});
       expect(events.seen).toEqual(['connect 3', 'data 3', 'pause 3', 'resume 3', 'end 3']);
+      expect(events.headerLists).toEqual([{}]);
     });
 
     it('reports the end of a body that failed, and forwards the error', () => {
@@ -180,6 +192,22 @@ describe('tap-handlers', () => {
       await body.return(undefined);
       expect(returned).toBe(true);
       expect(events.seen).toEqual(['pull 7', `chunk 7 ${UPLOAD_SLICE_BYTES}`]);
+    });
+  });
+
+  describe('headerValue', () => {
+    it('reads a header from undici raw headers, Buffers or strings, in any case', () => {
+      const raw = [Buffer.from('Content-Type'), Buffer.from('text/event-stream'), 'x-other', 'y'];
+      expect(headerValue(raw, 'content-type')).toBe('text/event-stream');
+      expect(headerValue(['CONTENT-ENCODING', 'gzip'], 'content-encoding')).toBe('gzip');
+      expect(headerValue(raw, 'content-encoding')).toBeUndefined();
+    });
+
+    it('reads a header from an object of lower-case names (undici 8), the first of repeated values', () => {
+      expect(headerValue({ 'content-type': 'application/x-ndjson' }, 'content-type')).toBe('application/x-ndjson');
+      expect(headerValue({ 'content-encoding': ['br', 'gzip'] }, 'content-encoding')).toBe('br');
+      expect(headerValue({}, 'content-type')).toBeUndefined();
+      expect(headerValue(null, 'content-type')).toBeUndefined();
     });
   });
 });

@@ -6,6 +6,9 @@ class Recorder implements TransportObserver {
   transportConnected(): void {
     this.events.push('connected');
   }
+  transportHeaders(contentType: string | undefined, contentEncoding: string | undefined): void {
+    this.events.push(`headers ${contentType} ${contentEncoding}`);
+  }
   transportData(): void {
     this.events.push('data');
   }
@@ -101,6 +104,27 @@ describe('transport-tap', () => {
       target.handlers[1].onData(new Uint8Array(1));
       target.handlers[1].onError(new Error('reset'));
       expect(observer.events).toEqual(['data', 'ended']);
+    });
+
+    it('reports the content type and coding of the latest dispatch only when it watches event streams', () => {
+      const target = recordingDispatcher();
+      const observer = new Recorder();
+      const fetchHandler = { onHeaders: () => true, onData: () => true, onComplete: () => {}, onError: () => {} };
+      const unwatched = new TransportTap(target, observer);
+      unwatched.dispatch({ path: '/' }, fetchHandler);
+      target.handlers[0].onHeaders(200, ['content-type', 'text/event-stream'], () => {}, 'OK');
+      expect(observer.events).toEqual([]);
+      const tap = new TransportTap(target, observer, 0, false, true);
+      tap.dispatch({ path: '/redirect' }, fetchHandler);
+      tap.dispatch({ path: '/target' }, fetchHandler);
+      target.handlers[1].onHeaders(302, ['Content-Type', 'text/html'], () => {}, 'Found');
+      target.handlers[2].onHeaders(
+        200,
+        ['Content-Type', 'text/event-stream', 'Content-Encoding', 'gzip'],
+        () => {},
+        'OK',
+      );
+      expect(observer.events).toEqual(['headers text/event-stream gzip']);
     });
 
     it("lifts the dispatcher's own headersTimeout and bodyTimeout per dispatch when asked, and only then", () => {

@@ -15,6 +15,7 @@
  * `tickwheel:core:capture-context` stored when the call started (the OpenTelemetry bridge: the
  * caller's `Context`, so a client deadline lands on the caller's span).
  */
+import type { TimeoutBudget } from '@tickwheel/core';
 import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
 import type { DeadlineLimit, ServerDeadlineLimit } from './types.js';
 
@@ -39,6 +40,12 @@ export interface GrpcDeadlineMessage {
   readonly elapsedMs: number;
   /** True when the deadline came from a parent: the caller's server call or `grpc-timeout` header, the `parent` option or an ambient deadline. */
   readonly propagated: boolean;
+  /**
+   * Where the call's time went (core's shape): the option that fired or `'deadline'`, the
+   * inherited deadline's source (`'grpc'` on a server, or the ambient deadline's on a client),
+   * the time spent before and in the call, and how late the timer ran.
+   */
+  readonly budget: TimeoutBudget;
   /** The context the call started in, from `tickwheel:core:capture-context` (undefined without a subscriber there). */
   readonly context: unknown;
 }
@@ -69,9 +76,18 @@ export const publishDeadline = guardedPublisher(
     path: string,
     limit: GrpcDeadlineMessage['limit'],
     budgetMs: number,
-    elapsedMs: number,
+    budget: TimeoutBudget,
     context: unknown,
-  ): GrpcDeadlineMessage => ({ side, path, limit, budgetMs, elapsedMs, propagated: limit === 'propagated', context }),
+  ): GrpcDeadlineMessage => ({
+    side,
+    path,
+    limit,
+    budgetMs,
+    elapsedMs: budget.elapsedMs,
+    propagated: limit === 'propagated',
+    budget,
+    context,
+  }),
 );
 
 /** Publishes a handler abort when someone listens. */

@@ -3,8 +3,16 @@
  */
 import { status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, Metadata, NextCall, StatusObject } from '@grpc/grpc-js';
-import { captureContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
-import { holdReading, releaseReading, scheduleTaskAt, type TimerTask } from '@tickwheel/core/internal';
+import {
+  captureContext,
+  describeBudget,
+  type Deadline,
+  type TimeoutBudget,
+  type TimerHandle,
+  type TimingWheel,
+} from '@tickwheel/core';
+import { holdReading, ownBudget, releaseReading, scheduleTaskAt, type TimerTask } from '@tickwheel/core/internal';
+import { clientBudget, withBudget } from './call-budget.js';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { expiredDetails, idleDetails } from './details.js';
 import {
@@ -97,6 +105,8 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
 
   /** The call's budget from `takenAt`, `Infinity` for none (idle limit only); see the constructor. */
   private readonly budgetMs: number;
+  /** Where the call's time went, once one of its limits ended it: the caller's error carries it. */
+  private budget: TimeoutBudget | undefined = undefined;
 
   /**
    * @param next - the rest of the chain, made with `deadline: Infinity` so that grpc-js runs no timer of its own
@@ -105,6 +115,7 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
    * @param takenAt - when the interceptor read the clock to work the deadline out: the call's budget counts from there
    * @param budgetMs - the time the call has from `takenAt` (its deadline is `takenAt + budgetMs` on `wheel`'s clock)
    * @param ambientSignal - the ambient deadline's signal; when a cancel aborts it, this call is cancelled
+   * @param inherited - the ambient deadline when it set a propagated budget, named in the timeout's budget
    */
   constructor(
     private readonly next: InterceptingCallInterface,
@@ -114,6 +125,7 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
     private readonly takenAt: number,
     budgetMs: number,
     private readonly ambientSignal: AbortSignal | undefined,
+    private readonly inherited: Deadline | undefined,
   ) {
     // The budget, not the deadline, is what the call keeps: a configured or `deadline` budget is
     // a whole number of ms, which a tagged field holds in the object, where a deadline on the
@@ -201,7 +213,7 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
   onReceiveStatus(status: StatusObject): void {
     this.timer?.cancel();
     if (this.ambientSignal !== undefined) unwatchParentAbort(this.ambientSignal, this);
-    this.listener?.onReceiveStatus?.(status);
+    this.listener?.onReceiveStatus?.(withBudget(status, this.budget));
   }
 
   /** @internal The server call this call was made for was cancelled. */
@@ -216,15 +228,20 @@ export class DeadlineCall implements InterceptingCallInterface, InterceptingList
     const deadline = now >= this.expiresAt();
     const budgetMs = deadline ? this.budgetMs : 0;
     const idleMs = this.plan.idleMs;
-    const details = deadline ? expiredDetails(this.limit, budgetMs, path) : idleDetails(idleMs, path);
+    // The budget counts from the interceptor's reading, which grpc-js may take well before
+    // start(): elapsed counts from there too, so it is never less than the budget it exceeded.
+    const elapsedMs = now - this.takenAt;
+    const lateMs = now - this.timer!.expiresAt;
+    const budget = (this.budget = deadline
+      ? clientBudget(this.limit, budgetMs, this.plan.reserveMs, this.inherited, elapsedMs, lateMs)
+      : ownBudget('streamIdleMs', idleMs, elapsedMs, lateMs));
+    const details = `${deadline ? expiredDetails(this.limit, budgetMs, path) : idleDetails(idleMs, path)}; ${describeBudget(budget)}`;
     publishDeadline(
       'client',
       path,
       deadline ? this.limit : 'stream-idle',
       deadline ? budgetMs : idleMs,
-      // The budget counts from the interceptor's reading, which grpc-js may take well before
-      // start(): elapsed counts from there too, so it is never less than the budget it exceeded.
-      now - this.takenAt,
+      budget,
       this.context,
     );
     this.next.cancelWithStatus(Status.DEADLINE_EXCEEDED, details);

@@ -3,7 +3,8 @@
  */
 import { propagate as Propagate, status as Status } from '@grpc/grpc-js';
 import type { InterceptingCall, Interceptor, InterceptorOptions } from '@grpc/grpc-js';
-import { captureContext, currentDeadline, freshNow, sharedWheel } from '@tickwheel/core';
+import { captureContext, currentDeadline, describeBudget, freshNow, sharedWheel } from '@tickwheel/core';
+import { clientBudget } from './call-budget.js';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { DeadlineCall, type ClientMethodPlan } from './deadline-call.js';
 import { belowMinBudgetDetails, spentDetails } from './details.js';
@@ -121,9 +122,14 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
     const named = callOptions.parent !== undefined && callOptions.parent !== null;
     const ambient = named && (flags & Propagate.DEADLINE) === 0 ? undefined : currentDeadline();
     let ambientSignal: AbortSignal | undefined;
+    // The ambient deadline when it, not the `parent` call, sets the propagated budget: named in a timeout's budget.
+    let inherited: typeof ambient;
     if (ambient !== undefined) {
       const ambientMs = ambient.wheel.clock === wheel.clock ? ambient.expiresAt - now : ambient.remaining();
-      if (ambientMs < propagatedMs) propagatedMs = ambientMs;
+      if (ambientMs < propagatedMs) {
+        propagatedMs = ambientMs;
+        inherited = ambient;
+      }
       if (!named || (flags & Propagate.CANCELLATION) !== 0) {
         ambientSignal = ambient.signal;
         if (ambientSignal.aborted && !isTimeout(ambientSignal.reason))
@@ -138,13 +144,20 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         limit = 'propagated';
       }
       if (limit === 'propagated' && budgetMs > 0 && budgetMs < plan.minBudgetMs) {
-        publishDeadline('client', plan.path, limit, budgetMs, 0, captureContext(deadlineChannel));
-        return new SpentCall(Status.DEADLINE_EXCEEDED, belowMinBudgetDetails(budgetMs, plan.minBudgetMs, plan.path));
+        const budget = clientBudget(limit, budgetMs, plan.reserveMs, inherited, 0, 0);
+        publishDeadline('client', plan.path, limit, budgetMs, budget, captureContext(deadlineChannel));
+        const details = belowMinBudgetDetails(budgetMs, plan.minBudgetMs, plan.path);
+        return new SpentCall(Status.DEADLINE_EXCEEDED, `${details}; ${describeBudget(budget)}`, budget);
       }
     }
     if (budgetMs <= 0) {
-      publishDeadline('client', plan.path, limit, 0, 0, captureContext(deadlineChannel));
-      return new SpentCall(Status.DEADLINE_EXCEEDED, spentDetails(limit, plan.path));
+      const budget = clientBudget(limit, budgetMs, plan.reserveMs, inherited, 0, 0);
+      publishDeadline('client', plan.path, limit, 0, budget, captureContext(deadlineChannel));
+      return new SpentCall(
+        Status.DEADLINE_EXCEEDED,
+        `${spentDetails(limit, plan.path)}; ${describeBudget(budget)}`,
+        budget,
+      );
     }
 
     // Nothing to time: the rest of the chain as it is (grpc-js only uses it through the interface, as below).
@@ -165,11 +178,21 @@ export function deadlineInterceptor(options?: DeadlineInterceptorOptions): Inter
         now,
         budgetMs,
         ambientSignal,
+        limit === 'propagated' ? inherited : undefined,
       );
       return retried as unknown as InterceptingCall;
     }
     const next = nextCall(nextOptions);
-    const call = new DeadlineCall(next, wheel, plan, limit, now, budgetMs, ambientSignal);
+    const call = new DeadlineCall(
+      next,
+      wheel,
+      plan,
+      limit,
+      now,
+      budgetMs,
+      ambientSignal,
+      limit === 'propagated' ? inherited : undefined,
+    );
     // grpc-js types an interceptor's result as its InterceptingCall class but only ever uses it
     // through InterceptingCallInterface (the next interceptor wraps it; the client calls it),
     // which DeadlineCall implements without the base class's unused per-call fields.

@@ -3,8 +3,16 @@
  */
 import { Metadata, status as Status } from '@grpc/grpc-js';
 import type { InterceptingListener, StatusObject } from '@grpc/grpc-js';
-import { captureContext, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import {
+  captureContext,
+  describeBudget,
+  type Deadline,
+  type TimeoutBudget,
+  type TimerHandle,
+  type TimingWheel,
+} from '@tickwheel/core';
 import { scheduleTaskAt, type TimerTask } from '@tickwheel/core/internal';
+import { clientBudget, withBudget } from './call-budget.js';
 import { deadlineChannel, publishDeadline } from './channels.js';
 import { withTimeoutHeader, type ClientMethodPlan, type InterceptingCallInterface } from './deadline-call.js';
 import { expiredDetails, perAttemptDetails } from './details.js';
@@ -100,11 +108,14 @@ export class RetryCall implements InterceptingCallInterface, ParentAbortListener
   private cancelled = false;
   private finished = false;
   private readonly context: unknown = captureContext(deadlineChannel);
+  /** Where the call's time went, once its deadline ended it: the caller's error carries it. */
+  private budget: TimeoutBudget | undefined = undefined;
 
   /**
    * @param nextCall - makes the grpc-js call of one attempt (with `deadline: Infinity`)
    * @param takenAt - when the budget was taken, on `wheel`'s clock
    * @param budgetMs - the whole call's budget from `takenAt`, `Infinity` for none
+   * @param inherited - the ambient deadline when it set a propagated budget, named in the timeout's budget
    */
   constructor(
     private readonly nextCall: () => InterceptingCallInterface,
@@ -115,6 +126,7 @@ export class RetryCall implements InterceptingCallInterface, ParentAbortListener
     private readonly takenAt: number,
     private readonly budgetMs: number,
     private readonly ambientSignal: AbortSignal | undefined,
+    private readonly inherited: Deadline | undefined,
   ) {}
 
   private expiresAt(): number {
@@ -176,8 +188,17 @@ export class RetryCall implements InterceptingCallInterface, ParentAbortListener
     if (this.finished) return;
     const now = this.wheel.clock.now();
     const path = this.plan.path;
-    publishDeadline('client', path, this.limit, this.budgetMs, now - this.takenAt, this.context);
-    const details = expiredDetails(this.limit, this.budgetMs, path);
+    const elapsedMs = now - this.takenAt;
+    const budget = (this.budget = clientBudget(
+      this.limit,
+      this.budgetMs,
+      this.plan.reserveMs,
+      this.inherited,
+      elapsedMs,
+      now - this.timer!.expiresAt,
+    ));
+    publishDeadline('client', path, this.limit, this.budgetMs, budget, this.context);
+    const details = `${expiredDetails(this.limit, this.budgetMs, path)}; ${describeBudget(budget)}`;
     const attempt = this.current;
     if (attempt !== undefined) attempt.call.cancelWithStatus(Status.DEADLINE_EXCEEDED, details);
     else this.finish({ code: Status.DEADLINE_EXCEEDED, details, metadata: new Metadata() });
@@ -258,6 +279,6 @@ export class RetryCall implements InterceptingCallInterface, ParentAbortListener
     this.current?.timer?.cancel();
     this.current = undefined;
     if (this.ambientSignal !== undefined) unwatchParentAbort(this.ambientSignal, this);
-    this.listener?.onReceiveStatus?.(status);
+    this.listener?.onReceiveStatus?.(withBudget(status, this.budget));
   }
 }

@@ -5,6 +5,7 @@ import { Metadata, status as Status } from '@grpc/grpc-js';
 import type { Deadline, ServerInterceptingCallInterface, StatusObject } from '@grpc/grpc-js';
 import { captureContext, deadlineExceededReason, type DeadlineScope, type TimingWheel } from '@tickwheel/core';
 import { holdReading, ownedDeadline, releaseReading, type DeadlineOwner } from '@tickwheel/core/internal';
+import { SERVER_SOURCES, serverBudget } from './call-budget.js';
 import { deadlineChannel, publishDeadline, publishHandlerAbort, type HandlerAbortReason } from './channels.js';
 import { DEADLINE_TRAILER, deadlineTrailer, SERVER_DEADLINE_DETAILS } from './details.js';
 import { parseGrpcTimeout, TICKWHEEL_TIMEOUT_HEADER } from './grpc-timeout.js';
@@ -241,7 +242,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
       this.phase = FINISHED;
       // grpc-js may time the grpc-timeout header itself too and end the call just before us.
       const expired = scope !== undefined && scope.remaining() === 0;
-      if (expired) publishDeadline('server', this.plan.path, this.limit, this.budgetMs, this.elapsed(), this.context);
+      if (expired) this.publishExpiry(this.elapsed());
       if (scope !== undefined) this.handlerAborted(expired ? 'deadline' : 'client-cancelled');
       scope?.abort(expired ? deadlineExceededReason() : clientCancelledReason());
     }
@@ -284,7 +285,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     try {
       // Kept alive: the call's open stream holds the process anyway until the scope ends with
       // the call, and an unref'ed timer per call costs the wheel a keep-alive flip per request.
-      scope = ownedDeadline(budgetMs, plan.wheel, this, true);
+      scope = ownedDeadline(budgetMs, plan.wheel, this, true, SERVER_SOURCES[this.limit]);
     } finally {
       releaseReading(clock);
     }
@@ -306,7 +307,7 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     this.phase = FINISHED;
     const path = this.plan.path;
     const timedOut = isTimeout(reason);
-    if (timedOut) publishDeadline('server', path, this.limit, this.budgetMs, spent ? 0 : this.elapsed(), this.context);
+    if (timedOut) this.publishExpiry(spent ? 0 : this.elapsed());
     if (!spent) this.handlerAborted(timedOut ? 'deadline' : 'parent-aborted');
     if (!timedOut) {
       this.next.sendStatus({ code: Status.CANCELLED, details: PARENT_ABORTED, metadata: null });
@@ -316,6 +317,14 @@ export class ServerDeadlineCall implements ServerInterceptingCallInterface, Dead
     const trailer = new Metadata();
     trailer.set(DEADLINE_TRAILER, deadlineTrailer(this.limit, this.budgetMs, path));
     this.next.sendStatus({ code: Status.DEADLINE_EXCEEDED, details: SERVER_DEADLINE_DETAILS, metadata: trailer });
+  }
+
+  /** Reports the deadline's expiry on the channel, with where the call's time went; `elapsedMs` 0 when spent on arrival. */
+  private publishExpiry(elapsedMs: number): void {
+    if (!deadlineChannel.hasSubscribers) return;
+    const lateMs = elapsedMs === 0 ? 0 : elapsedMs - this.budgetMs;
+    const budget = serverBudget(this.limit, this.budgetMs, elapsedMs, lateMs);
+    publishDeadline('server', this.plan.path, this.limit, this.budgetMs, budget, this.context);
   }
 
   /** The handler's signal is about to abort. */

@@ -3,6 +3,8 @@
  */
 import { InterceptingCall, Metadata } from '@grpc/grpc-js';
 import type { InterceptingListener, status as Status } from '@grpc/grpc-js';
+import type { TimeoutBudget } from '@tickwheel/core';
+import { withBudget } from './call-budget.js';
 import type { InterceptingCallInterface } from './deadline-call.js';
 
 /** Stands in for the call that was never made: every operation is a no-op. */
@@ -32,13 +34,16 @@ export class SpentCall extends InterceptingCall {
   constructor(
     private readonly code: Status,
     private readonly details: string,
+    private readonly budget?: TimeoutBudget,
   ) {
     super(NO_CALL);
   }
 
   override start(_metadata: Metadata, listener?: Partial<InterceptingListener>): void {
     process.nextTick(() =>
-      listener?.onReceiveStatus?.({ code: this.code, details: this.details, metadata: new Metadata() }),
+      listener?.onReceiveStatus?.(
+        withBudget({ code: this.code, details: this.details, metadata: new Metadata() }, this.budget),
+      ),
     );
   }
 }

@@ -87,7 +87,7 @@ function makeCall({ expiresAt = 1_000, budgetMs = expiresAt, idleMs = Infinity, 
   };
   // The interceptor took the clock at `expiresAt - budgetMs` (0 for a call with no deadline).
   const takenAt = expiresAt === Infinity ? 0 : expiresAt - budgetMs;
-  const call = new DeadlineCall(next, wheel, plan, limit, takenAt, budgetMs, signal);
+  const call = new DeadlineCall(next, wheel, plan, limit, takenAt, budgetMs, signal, undefined);
   const app = appListener();
   return { clock, wheel, next, call, app };
 }
@@ -181,7 +181,13 @@ describe('deadline-call', () => {
       clock.advance(999);
       expect(next.sent).toEqual([]);
       clock.advance(1);
-      expect(next.sent).toEqual([['cancel', status.DEADLINE_EXCEEDED, expiredDetails('propagated', 1_000, PATH)]]);
+      expect(next.sent).toEqual([
+        [
+          'cancel',
+          status.DEADLINE_EXCEEDED,
+          `${expiredDetails('propagated', 1_000, PATH)}; the deadline of 1000 ms from grpc: 0 ms spent before this call, 1000 ms in it`,
+        ],
+      ]);
     });
 
     it('cancels the timer when the status arrives, and passes the status on', () => {
@@ -213,7 +219,9 @@ describe('deadline-call', () => {
       clock.advance(99);
       expect(next.sent).toEqual([]);
       clock.advance(1);
-      expect(next.sent).toEqual([['cancel', status.DEADLINE_EXCEEDED, idleDetails(100, PATH)]]);
+      expect(next.sent).toEqual([
+        ['cancel', status.DEADLINE_EXCEEDED, `${idleDetails(100, PATH)}; streamIdleMs of 100 ms: 199 ms in this call`],
+      ]);
       expect(app.events).toEqual([['message', { n: 1 }]]);
     });
 
@@ -225,7 +233,13 @@ describe('deadline-call', () => {
       clock.advance(59);
       expect(next.sent).toEqual([]);
       clock.advance(1);
-      expect(next.sent).toEqual([['cancel', status.DEADLINE_EXCEEDED, expiredDetails('method', 150, PATH)]]);
+      expect(next.sent).toEqual([
+        [
+          'cancel',
+          status.DEADLINE_EXCEEDED,
+          `${expiredDetails('method', 150, PATH)}; timeoutMs of 150 ms: 150 ms in this call`,
+        ],
+      ]);
     });
   });
 

@@ -89,7 +89,9 @@ describe('deadlineInterceptor', () => {
       clock.advance(1);
       const { err } = await call.outcome;
       expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-      expect(err?.details).toBe('Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Unary');
+      expect(err?.details).toBe(
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Unary; timeoutMs of 100 ms: 100 ms in this call',
+      );
       expect(wheel.size).toBe(0);
     });
 
@@ -160,7 +162,9 @@ describe('deadlineInterceptor', () => {
       expect(call.isSettled()).toBe(false);
       clock.advance(1);
       const { err } = await call.outcome;
-      expect(err?.details).toBe('Deadline exceeded after 50 ms (method limit) on /tickwheel.test.Echo/Unary');
+      expect(err?.details).toBe(
+        'Deadline exceeded after 50 ms (method limit) on /tickwheel.test.Echo/Unary; timeoutMs of 50 ms: 50 ms in this call',
+      );
     });
 
     it('uses a service override for every method of that service only', async () => {
@@ -169,7 +173,7 @@ describe('deadlineInterceptor', () => {
       const call = await hangingUnary(other.client);
       other.clock.advance(40);
       expect((await call.outcome).err?.details).toBe(
-        'Deadline exceeded after 40 ms (service limit) on /tickwheel.test.Other/Unary',
+        'Deadline exceeded after 40 ms (service limit) on /tickwheel.test.Other/Unary; timeoutMs of 40 ms: 40 ms in this call',
       );
 
       const echo = setup({ timeoutMs: 300, overrides });
@@ -179,7 +183,7 @@ describe('deadlineInterceptor', () => {
       expect(echoCall.isSettled()).toBe(false);
       echo.clock.advance(1);
       expect((await echoCall.outcome).err?.details).toBe(
-        'Deadline exceeded after 300 ms (default limit) on /tickwheel.test.Echo/Unary',
+        'Deadline exceeded after 300 ms (default limit) on /tickwheel.test.Echo/Unary; timeoutMs of 300 ms: 300 ms in this call',
       );
     });
 
@@ -201,7 +205,7 @@ describe('deadlineInterceptor', () => {
       expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
       // The budget is what was left of the wall-clock deadline when the call was made.
       expect(err?.details).toMatch(
-        /^Deadline exceeded after (3\d\d|4\d\d|500) ms \(explicit limit\) on \/tickwheel\.test\.Echo\/Unary$/,
+        /^Deadline exceeded after (3\d\d|4\d\d|500) ms \(explicit limit\) on \/tickwheel\.test\.Echo\/Unary; callOptions\.deadline of \d+ ms: \d+ ms in this call$/,
       );
     });
 
@@ -210,7 +214,7 @@ describe('deadlineInterceptor', () => {
       const call = await hangingUnary(client, { deadline: Date.now() + 60_000 });
       clock.advance(100);
       expect((await call.outcome).err?.details).toBe(
-        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Unary',
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Unary; timeoutMs of 100 ms: 100 ms in this call',
       );
     });
 
@@ -226,7 +230,9 @@ describe('deadlineInterceptor', () => {
       expect(wheel.size).toBe(2);
       clock.advance(50);
       const { err } = await outcome;
-      expect(err?.details).toBe('Deadline exceeded after 80 ms (propagated limit) on /tickwheel.test.Echo/Unary');
+      expect(err?.details).toBe(
+        'Deadline exceeded after 80 ms (propagated limit) on /tickwheel.test.Echo/Unary; the deadline of 80 ms from withDeadline: 0 ms spent before this call, 80 ms in it',
+      );
     });
 
     it('fails at once, without touching the network, when the ambient budget is spent', async () => {
@@ -246,7 +252,7 @@ describe('deadlineInterceptor', () => {
       );
       expect(outcome.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
       expect(outcome.err?.details).toBe(
-        'Deadline exceeded before the call started (propagated limit, 0 ms left) on /tickwheel.test.Echo/Unary',
+        'Deadline exceeded before the call started (propagated limit, 0 ms left) on /tickwheel.test.Echo/Unary; the deadline of 20 ms from withDeadline: 20 ms spent before this call, 0 ms in it',
       );
       expect(client.getChannel().getConnectivityState(false)).toBe(grpc.connectivityState.IDLE);
       expect(log.started.length).toBe(before);
@@ -296,7 +302,9 @@ describe('deadlineInterceptor', () => {
       await settle();
       clock.advance(1);
       const { err } = await outcome;
-      expect(err?.details).toBe('Deadline exceeded after 70 ms (propagated limit) on /tickwheel.test.Echo/Unary');
+      expect(err?.details).toBe(
+        'Deadline exceeded after 70 ms (propagated limit) on /tickwheel.test.Echo/Unary; the deadline of 100 ms from withDeadline: 0 ms spent before this call, 70 ms in it',
+      );
     });
 
     it('leaves an explicit deadline and the configured timeout as they are', async () => {
@@ -307,7 +315,7 @@ describe('deadlineInterceptor', () => {
       await started;
       clock.advance(50);
       expect((await outcome).err?.details).toBe(
-        'Deadline exceeded after 50 ms (default limit) on /tickwheel.test.Echo/Unary',
+        'Deadline exceeded after 50 ms (default limit) on /tickwheel.test.Echo/Unary; timeoutMs of 50 ms: 50 ms in this call',
       );
     });
 
@@ -322,7 +330,7 @@ describe('deadlineInterceptor', () => {
       await started;
       clock.advance(40);
       expect((await outcome).err?.details).toBe(
-        'Deadline exceeded after 40 ms (propagated limit) on /tickwheel.test.Echo/Unary',
+        'Deadline exceeded after 40 ms (propagated limit) on /tickwheel.test.Echo/Unary; the deadline of 100 ms from withDeadline: 0 ms spent before this call, 40 ms in it',
       );
     });
   });
@@ -344,7 +352,7 @@ describe('deadlineInterceptor', () => {
       );
       expect(outcome.err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
       expect(outcome.err?.details).toBe(
-        'Deadline exceeded before the call started: 42 ms left of the propagated budget, below minBudgetMs 50, on /tickwheel.test.Echo/Unary',
+        'Deadline exceeded before the call started: 42 ms left of the propagated budget, below minBudgetMs 50, on /tickwheel.test.Echo/Unary; the deadline of 100 ms from withDeadline: 38 ms spent before this call, 0 ms in it',
       );
       expect(client.getChannel().getConnectivityState(false)).toBe(grpc.connectivityState.IDLE);
       expect(log.started.length).toBe(before);
@@ -386,7 +394,7 @@ describe('deadlineInterceptor', () => {
       const { err } = await outcome;
       expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
       expect(err?.details).toBe(
-        'Deadline exceeded: no message for 100 ms (stream idle limit) on /tickwheel.test.Echo/ServerStream',
+        'Deadline exceeded: no message for 100 ms (stream idle limit) on /tickwheel.test.Echo/ServerStream; streamIdleMs of 100 ms: 100 ms in this call',
       );
     });
 
@@ -412,7 +420,7 @@ describe('deadlineInterceptor', () => {
       clock.advance(40);
       const { err } = await outcome;
       expect(err?.details).toBe(
-        'Deadline exceeded: no message for 100 ms (stream idle limit) on /tickwheel.test.Echo/Bidi',
+        'Deadline exceeded: no message for 100 ms (stream idle limit) on /tickwheel.test.Echo/Bidi; streamIdleMs of 100 ms: 160 ms in this call',
       );
     });
 
@@ -433,7 +441,9 @@ describe('deadlineInterceptor', () => {
       await settle();
       clock.advance(1);
       const { err } = await outcome;
-      expect(err?.details).toBe('Deadline exceeded after 150 ms (default limit) on /tickwheel.test.Echo/Bidi');
+      expect(err?.details).toBe(
+        'Deadline exceeded after 150 ms (default limit) on /tickwheel.test.Echo/Bidi; timeoutMs of 150 ms: 150 ms in this call',
+      );
     });
 
     it('does not apply to calls with a single response', async () => {
@@ -487,13 +497,13 @@ describe('deadlineInterceptor', () => {
       expect(wheel.size).toBe(3);
       clock.advance(1);
       expect((await serverStream).err?.details).toBe(
-        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ServerStream',
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ServerStream; timeoutMs of 100 ms: 100 ms in this call',
       );
       expect((await clientStream)?.details).toBe(
-        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ClientStream',
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/ClientStream; timeoutMs of 100 ms: 100 ms in this call',
       );
       expect((await bidiOutcome).err?.details).toBe(
-        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Bidi',
+        'Deadline exceeded after 100 ms (default limit) on /tickwheel.test.Echo/Bidi; timeoutMs of 100 ms: 100 ms in this call',
       );
       expect(wheel.size).toBe(0);
     });

@@ -66,7 +66,7 @@ function makeCall(retry: RetryOptions, budgetMs = 1_000) {
     attempts.push(call);
     return call;
   };
-  const call = new RetryCall(next, wheel, method, plan, 'default', 0, budgetMs, undefined);
+  const call = new RetryCall(next, wheel, method, plan, 'default', 0, budgetMs, undefined, undefined);
   const statuses: StatusObject[] = [];
   call.start(new Metadata(), { onReceiveStatus: (s) => statuses.push(s) });
   call.sendMessage('request');
@@ -131,7 +131,9 @@ describe('retry-call', () => {
     clock.advance(100);
     expect(statuses).toHaveLength(1);
     expect(statuses[0].code).toBe(status.DEADLINE_EXCEEDED);
-    expect(statuses[0].details).toBe('Deadline exceeded after 1000 ms (default limit) on /shop.Cart/Get');
+    expect(statuses[0].details).toBe(
+      'Deadline exceeded after 1000 ms (default limit) on /shop.Cart/Get; timeoutMs of 1000 ms: 1000 ms in this call',
+    );
   });
 
   it('makes no retry whose backoff would end at or after the deadline', () => {

@@ -11,6 +11,7 @@
  * request's deadline started (the OpenTelemetry bridge: the request's `Context`), for the kinds
  * that have a request.
  */
+import type { TimeoutBudget } from '@tickwheel/core';
 import { typedChannel } from '@tickwheel/core/internal';
 import type { HttpTimeoutKind, TimedRequest, TimeoutEvent } from './types.js';
 
@@ -39,9 +40,10 @@ export function reportTimeout(
   outcome: TimeoutEvent['outcome'],
   req: TimedRequest | undefined,
   propagated: boolean,
+  budget: TimeoutBudget | undefined,
   context: unknown,
 ): void {
-  const event: TimeoutEvent = { kind, limitMs, outcome, req, propagated, context };
+  const event: TimeoutEvent = { kind, limitMs, outcome, req, propagated, budget, context };
   if (timeoutChannel.hasSubscribers) timeoutChannel.publish(event);
   listener.timedOut(event);
 }

@@ -23,6 +23,8 @@
  * counter (`socket.bytesRead`) is how incoming bytes are seen, read only when the timer fires.
  * The connection record lives in a WeakMap keyed by the socket: nothing is added to the socket.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { Socket } from 'node:net';
 import type { TimerHandle } from '@tickwheel/core';
 import { scheduleTask, type TimerTask } from '@tickwheel/core/internal';
@@ -219,7 +221,7 @@ export class ConnectionLimits implements TimerTask {
       socket.destroy();
     }
     this.forget();
-    reportTimeout(this.owner, kind, limitMs, outcome, undefined, false, undefined);
+    reportTimeout(this.owner, kind, limitMs, outcome, undefined, false, undefined, undefined);
   }
 
   private arm(delayMs: number): void {

@@ -24,9 +24,20 @@ export function callerLimitFromRaw(rawHeaders: readonly string[], names: readonl
     const value = onlyValue(rawHeaders, name);
     if (value === undefined) continue;
     const limitMs = limitOf(name, value);
-    if (limitMs !== undefined) return limitMs;
+    if (limitMs !== undefined) {
+      lastHeader = i;
+      return limitMs;
+    }
   }
   return Infinity;
+}
+
+/** The index in `names` of the header the last {@link callerLimitFromRaw} that found one read. */
+let lastHeader = -1;
+
+/** Which of its `names` the last {@link callerLimitFromRaw} with a result took it from: read right after that call. */
+export function lastCallerHeader(): number {
+  return lastHeader;
 }
 
 /** The value of the header `name` (lower case) in `rawHeaders` when it was sent exactly once. */

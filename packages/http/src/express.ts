@@ -1,6 +1,8 @@
 /**
  * `@tickwheel/http/express`: `deadline(options)`, request deadlines as express middleware (express 4 and 5).
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { adoptRequest } from './framework-request.js';
 import { middlewarePlan } from './options.js';

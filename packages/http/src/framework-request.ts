@@ -1,7 +1,7 @@
 /**
  * What the framework adapters share: adopting a request's deadline (serverTimeouts' or a new one) and the timeout error they raise.
  */
-import { handlerLimitMs } from './deadline-policy.js';
+import { handlerLimitMs, lastLimitSource } from './deadline-policy.js';
 import type { DeadlinePlan } from './options.js';
 import { recordOf, RequestDeadline, type FrameworkAnswer, type RequestOwner } from './request-deadline.js';
 import type { TimedRequest, TimedResponse } from './types.js';
@@ -29,7 +29,8 @@ export function adoptRequest(
   if (record === undefined) record = new RequestDeadline(STANDALONE, plan, req, res);
   else record.plan = plan;
   record.answer = answer;
-  record.start(handlerLimitMs(plan, req));
+  // Arguments run in order: the source is read right after the limit is worked out.
+  record.start(handlerLimitMs(plan, req), lastLimitSource());
   return record;
 }
 

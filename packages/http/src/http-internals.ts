@@ -16,6 +16,8 @@
  *   server's (so that Node arms no socket timer of its own) and advertise ours here instead, so
  *   the bytes stay as a bare server with `keepAliveTimeout: keepAliveMs` sends them.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { Socket } from 'node:net';
 import type { ServerResponse } from 'node:http';
 

@@ -49,6 +49,10 @@ export interface DeadlinePlan {
   readonly limitMs: number;
   /** The cap on every handler deadline (`maxTimeoutMs`). */
   readonly maxLimitMs: number;
+  /** The option `limitMs` comes from (`'defaultTimeoutMs'`, or an adapter's `timeoutMs`): the deadline's source. */
+  readonly limitSource: string;
+  /** `'header:<name>'` per deadline header: the source of a deadline the caller's header set. */
+  readonly headerSources: readonly string[];
   readonly timeoutFor: ((req: TimedRequest) => number | undefined) | undefined;
   /** Lower-case header names, in order. */
   readonly deadlineHeaders: readonly string[];
@@ -79,6 +83,11 @@ function deadlineHeaders(value: unknown): readonly string[] {
   );
 }
 
+/** The source each deadline header names (`'header:grpc-timeout'`), made once per plan. */
+function headerSources(names: readonly string[]): readonly string[] {
+  return Object.freeze(names.map((name) => `header:${name}`));
+}
+
 function status(value: unknown): number {
   return kit.integer(orDefault(value, DEFAULTS.timeoutStatus), 'timeoutStatus', 400, 599);
 }
@@ -94,14 +103,17 @@ function limit(value: unknown, name: string): number {
 /** Checks serverTimeouts' options. @throws TypeError/RangeError naming the option and the value */
 export function serverPlan(options: unknown): ServerPlan {
   const o = kit.object(options, 'options', SERVER_KEYS) as ServerTimeoutsOptions;
+  const headers = deadlineHeaders(o.deadlineHeaders);
   return {
     limitMs: limit(o.defaultTimeoutMs, 'defaultTimeoutMs'),
     maxLimitMs: limit(o.maxTimeoutMs, 'maxTimeoutMs'),
+    limitSource: 'defaultTimeoutMs',
+    headerSources: headerSources(headers),
     timeoutFor:
       o.timeoutFor === undefined
         ? undefined
         : kit.function<(req: TimedRequest) => number | undefined>(o.timeoutFor, 'timeoutFor'),
-    deadlineHeaders: deadlineHeaders(o.deadlineHeaders),
+    deadlineHeaders: headers,
     timeoutStatus: status(o.timeoutStatus),
     wheel: wheel(o.wheel),
     headersMs: limit(o.headersMs, 'headersMs'),
@@ -114,11 +126,14 @@ export function serverPlan(options: unknown): ServerPlan {
 export function middlewarePlan(options: unknown, path = 'options'): DeadlinePlan {
   const o = kit.object(options, path, MIDDLEWARE_KEYS) as DeadlineMiddlewareOptions;
   const name = (key: string): string => (path === 'options' ? key : `${path}.${key}`);
+  const headers = o.deadlineHeaders === undefined ? DEFAULTS.deadlineHeaders : deadlineHeaders(o.deadlineHeaders);
   return {
     limitMs: limit(o.timeoutMs, name('timeoutMs')),
     maxLimitMs: limit(o.maxTimeoutMs, name('maxTimeoutMs')),
+    limitSource: name('timeoutMs'),
+    headerSources: headerSources(headers),
     timeoutFor: undefined,
-    deadlineHeaders: o.deadlineHeaders === undefined ? DEFAULTS.deadlineHeaders : deadlineHeaders(o.deadlineHeaders),
+    deadlineHeaders: headers,
     timeoutStatus: status(o.timeoutStatus),
     wheel: wheel(o.wheel),
   };

@@ -11,6 +11,7 @@ import {
 } from '@tickwheel/core/internal';
 import { reportTimeout, timeoutChannel, type TimeoutListener } from './channels.js';
 import { callerLimitMs } from './deadline-policy.js';
+import { handlerBudget } from './handler-budget.js';
 import type { DeadlinePlan } from './options.js';
 import { deadlineEnded } from './rejection-guard.js';
 import { endTimedOut } from './timeout-answer.js';
@@ -97,8 +98,9 @@ export class RequestDeadline implements DeadlineOwner {
    * Starts a deadline of `limitMs` (replacing any earlier one: a route's replaces the app's),
    * then enters it as the ambient deadline for the rest of this run, so the listeners and
    * middleware after the caller run inside it.
+   * @param source - where the limit came from (deadline-policy.ts), the deadline's `source`
    */
-  start(limitMs: number): void {
+  start(limitMs: number, source: string): void {
     this.limitMs = limitMs;
     const old = this.scope;
     this.scope = undefined;
@@ -111,7 +113,7 @@ export class RequestDeadline implements DeadlineOwner {
     let scope: DeadlineScope;
     try {
       // Kept alive: the open request holds the process anyway (see grpc's server-deadline-call.ts).
-      scope = ownedDeadline(limitMs, wheel, this, true);
+      scope = ownedDeadline(limitMs, wheel, this, true, source);
     } finally {
       releaseReading(wheel.clock);
     }
@@ -145,8 +147,9 @@ export class RequestDeadline implements DeadlineOwner {
     this.phase = ENDED;
     const outcome = this.answer?.(kind, status, limitMs) ?? endTimedOut(this.req, this.res, status, kind);
     const propagated = kind === 'handler' && callerLimitMs(this.plan, this.req) === limitMs;
-    reportTimeout(this.owner, kind, limitMs, outcome, this.req, propagated, this.context);
     const scope = this.scope;
+    const budget = kind === 'handler' && scope !== undefined ? handlerBudget(scope.source, limitMs, scope) : undefined;
+    reportTimeout(this.owner, kind, limitMs, outcome, this.req, propagated, budget, this.context);
     if (scope === undefined) return;
     deadlineEnded(scope);
     scope.abort(reason);

@@ -1,6 +1,8 @@
 /**
  * serverTimeouts: the controller that attaches a server's limits to its requests and connections, and drains it.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import { EventEmitter } from 'node:events';
 import { Server as HttpServer } from 'node:http';
 import type { Http2Session } from 'node:http2';
@@ -10,7 +12,7 @@ import type { TimerHandle } from '@tickwheel/core';
 import { enableAmbientDeadlines, enterDeadline } from '@tickwheel/core/internal';
 import { ConnectionLimits, connectionOf, type ConnectionOwner } from './connection-limits.js';
 import { advertiseKeepAlive } from './http-internals.js';
-import { handlerLimitMs } from './deadline-policy.js';
+import { handlerLimitMs, lastLimitSource } from './deadline-policy.js';
 import { graceMs as checkGrace, kit, serverPlan, type ServerPlan } from './options.js';
 import { recordOf, RequestDeadline, type RequestOwner } from './request-deadline.js';
 import type {
@@ -97,7 +99,8 @@ class TimeoutsController
       if (plan.keepAliveMs !== Infinity) advertiseKeepAlive(res, plan.keepAliveMs);
       if (this.draining) res.setHeader('Connection', 'close');
     }
-    record.start(handlerLimitMs(plan, req));
+    // Arguments run in order: the source is read right after the limit is worked out.
+    record.start(handlerLimitMs(plan, req), lastLimitSource());
   };
 
   /** The connection listener, after node:http's own. */

@@ -12,6 +12,8 @@
  *
  * HTTP/2: the stream answers with the status and is closed; a started stream is reset (INTERNAL_ERROR).
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import { STATUS_CODES } from 'node:http';
 import { constants as http2Constants, type Http2ServerResponse } from 'node:http2';
 import type { Socket } from 'node:net';

@@ -1,11 +1,13 @@
 /**
  * The public types of @tickwheel/http: serverTimeouts' options, its controller and events, the framework adapters' options.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
 import type { Http2SecureServer, Http2Server, Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Server as HttpsServer } from 'node:https';
-import type { TimingWheel } from '@tickwheel/core';
+import type { TimeoutBudget, TimingWheel } from '@tickwheel/core';
 
 /**
  * A server {@link serverTimeouts} attaches to: node:http, node:https, or node:http2's compatibility
@@ -87,6 +89,14 @@ export interface TimeoutEvent {
   readonly req: TimedRequest | undefined;
   /** True when a `'handler'` deadline came from the caller's deadline header. */
   readonly propagated: boolean;
+  /**
+   * Where a `'handler'` deadline's time went (`@tickwheel/core`'s `TimeoutBudget`): the caller's
+   * deadline (`limit: 'deadline'`, `inherited`, `source: 'header:<name>'`) or the server's own
+   * limit (`limit` `'defaultTimeoutMs'`, `'timeoutFor'`, `'maxTimeoutMs'` or an adapter's
+   * `timeoutMs`), its length, the time the request spent and how late the deadline fired.
+   * Undefined for the other kinds.
+   */
+  readonly budget: TimeoutBudget | undefined;
   /** The request's context, from `tickwheel:core:capture-context` (undefined without a subscriber there or a request). */
   readonly context: unknown;
 }

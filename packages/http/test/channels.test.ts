@@ -1,9 +1,9 @@
 // The tickwheel:http:timeout channel: one message per limit that fired, built only for subscribers.
-import { CORE_CAPTURE_CONTEXT_CHANNEL } from '@tickwheel/core';
+import { CORE_CAPTURE_CONTEXT_CHANNEL, describeBudget } from '@tickwheel/core';
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { channelListener } from '../../../tests/helpers/channel-listener.js';
-import { HTTP_TIMEOUT_CHANNEL } from '../src/index.js';
+import { HTTP_TIMEOUT_CHANNEL, type HttpTimeoutMessage } from '../src/index.js';
 import { get, loopback, turns } from './helpers/loopback.js';
 import { timedServer } from './helpers/timed-server.js';
 
@@ -32,9 +32,21 @@ describe('tickwheel:http:timeout', () => {
         outcome: 'answered',
         req: expect.anything(),
         propagated: true,
+        budget: {
+          limit: 'deadline',
+          inherited: true,
+          source: 'header:grpc-timeout',
+          budgetMs: 250,
+          spentBeforeMs: 0,
+          elapsedMs: 250,
+          lateMs: 0,
+        },
         context: 'the request context',
       },
     ]);
+    expect(describeBudget((messages[0] as HttpTimeoutMessage).budget!)).toBe(
+      'the deadline of 250 ms from header:grpc-timeout: 0 ms spent before this call, 250 ms in it',
+    );
   });
 
   it('publishes one message per kind: headers, body-idle, keep-alive', async () => {

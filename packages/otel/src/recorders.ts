@@ -1,7 +1,7 @@
 /**
  * The recorders: one per channel, turning its messages into metric records and span events.
  */
-import { context, type Attributes } from '@opentelemetry/api';
+import { context, type Attributes, type Context } from '@opentelemetry/api';
 import {
   CORE_CAPTURE_CONTEXT_CHANNEL,
   CORE_CALLBACK_ERROR_CHANNEL,
@@ -42,7 +42,7 @@ import type {
 import type { WS_TERMINATE_CHANNEL, WsTerminateMessage } from '@tickwheel/ws';
 import { errorType, httpAttributes, rpcAttributes } from './attributes.js';
 import type { Instruments } from './instruments.js';
-import { addTimeoutEvent } from './span-events.js';
+import { addTimeoutEvent, budgetAttributes } from './span-events.js';
 
 const FETCH_TIMEOUT: typeof FETCH_TIMEOUT_CHANNEL = 'tickwheel:fetch:timeout';
 const FETCH_RETRY: typeof FETCH_RETRY_CHANNEL = 'tickwheel:fetch:retry';
@@ -91,10 +91,11 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
           'tickwheel.phase': message.phase,
           ...httpAttributes(message.method, message.origin),
         };
-        recordTimeout(m, attributes, message.elapsedMs);
+        recordTimeout(m, attributes, message.elapsedMs, message.context);
         if (spanEvents)
           addTimeoutEvent(message.context, attributes, message.limitMs, message.elapsedMs, {
             'tickwheel.attempt': message.attempt,
+            ...budgetAttributes(message.budget),
           });
       },
     ],
@@ -112,12 +113,18 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
           'tickwheel.propagated': message.propagated,
           ...rpcAttributes(message.path),
         };
-        recordTimeout(m, attributes, message.elapsedMs);
+        recordTimeout(m, attributes, message.elapsedMs, message.side === 'client' ? message.context : undefined);
         // A server call's captured context is the one its connection arrived in (the server's
         // listen, say), not a span of the call: grpc-js starts the handler's span later. So only
         // the client side, whose context is the caller's, adds an event (span-events.ts).
         if (spanEvents && message.side === 'client')
-          addTimeoutEvent(message.context, attributes, message.budgetMs, message.elapsedMs, undefined);
+          addTimeoutEvent(
+            message.context,
+            attributes,
+            message.budgetMs,
+            message.elapsedMs,
+            budgetAttributes(message.budget),
+          );
       },
     ],
     [
@@ -199,7 +206,12 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
   return new Map(recorders);
 }
 
-function recordTimeout(m: Instruments, attributes: Attributes, elapsedMs: number): void {
-  m.timeouts.add(1, attributes);
-  m.timeoutElapsed.record(elapsedMs / 1000, attributes);
+/**
+ * Records a timeout under the request's context when it has one, so that an SDK that samples
+ * exemplars links the count to the request's trace rather than to whatever armed the wheel.
+ */
+function recordTimeout(m: Instruments, attributes: Attributes, elapsedMs: number, requestContext?: unknown): void {
+  const linked = requestContext as Context | undefined;
+  m.timeouts.add(1, attributes, linked);
+  m.timeoutElapsed.record(elapsedMs / 1000, attributes, linked);
 }

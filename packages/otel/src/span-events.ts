@@ -16,6 +16,7 @@
  * Redis timer events (they happen in the worker's poll loop). Those are metrics only.
  */
 import { trace, type Attributes, type Context } from '@opentelemetry/api';
+import type { TimeoutBudget } from '@tickwheel/core';
 
 /** The name of the span event a timeout adds. */
 export const TIMEOUT_EVENT = 'tickwheel.timeout';
@@ -49,4 +50,22 @@ export function addTimeoutEvent(
     'tickwheel.elapsed_ms': elapsedMs,
     ...extra,
   });
+}
+
+/**
+ * A timeout's {@link TimeoutBudget} as span event attributes: which limit, whether it was an
+ * inherited deadline and from where, the whole budget, what was spent before and in the call, and
+ * how late the timer ran (a large lateness blames the process, not the peer).
+ */
+export function budgetAttributes(budget: TimeoutBudget | undefined): Attributes | undefined {
+  if (budget === undefined) return undefined;
+  const attributes: Attributes = {
+    'tickwheel.limit': budget.limit,
+    'tickwheel.inherited': budget.inherited,
+    'tickwheel.budget_ms': budget.budgetMs,
+    'tickwheel.spent_before_ms': budget.spentBeforeMs,
+    'tickwheel.late_ms': budget.lateMs,
+  };
+  if (budget.source !== undefined) attributes['tickwheel.source'] = budget.source;
+  return attributes;
 }

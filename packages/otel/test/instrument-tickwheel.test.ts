@@ -50,6 +50,15 @@ function grpcDeadline(overrides: Partial<GrpcDeadlineMessage> = {}): GrpcDeadlin
     budgetMs: 250,
     elapsedMs: 251,
     propagated: false,
+    budget: {
+      limit: 'timeoutMs',
+      inherited: false,
+      source: undefined,
+      budgetMs: 250,
+      spentBeforeMs: 0,
+      elapsedMs: 251,
+      lateMs: 1,
+    },
     context: undefined,
     ...overrides,
   };
@@ -114,6 +123,15 @@ describe('instrumentTickwheel', () => {
       const metric = (await telemetry.collect()).get(METRICS.timeoutElapsed)!;
       expect(metric.descriptor.unit).toBe('s');
       expect((await telemetry.collect()).get(METRICS.timeouts)!.descriptor.unit).toBe('{timeout}');
+    });
+
+    it('counts the event-stream phases of fetch, first-event and event-idle, as any other', async () => {
+      enable();
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ phase: 'first-event', limitMs: 30_000, elapsedMs: 30_001 }));
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ phase: 'event-idle', limitMs: 15_000, elapsedMs: 95_000 }));
+      publish(FETCH_TIMEOUT_CHANNEL, fetchTimeout({ phase: 'event-idle', limitMs: 15_000, elapsedMs: 40_000 }));
+      expect((await telemetry.point(METRICS.timeouts, { 'tickwheel.phase': 'first-event' })).value).toBe(1);
+      expect((await telemetry.point(METRICS.timeouts, { 'tickwheel.phase': 'event-idle' })).value).toBe(2);
     });
 
     it('names a method outside the HTTP set _OTHER, as the semantic conventions ask', async () => {
@@ -197,7 +215,9 @@ describe('instrumentTickwheel', () => {
         kind: 'handler',
         limitMs: 250,
         outcome: 'answered',
+        req: undefined,
         propagated: true,
+        budget: undefined,
         context: undefined,
       };
       publish(HTTP_TIMEOUT_CHANNEL, handler);
@@ -248,7 +268,9 @@ describe('instrumentTickwheel', () => {
         kind: 'handler',
         limitMs: 100,
         outcome: 'answered',
+        req: undefined,
         propagated: false,
+        budget: undefined,
         context: arrival,
       } satisfies HttpTimeoutMessage);
       trace.getSpan(arrival as Context)!.end();

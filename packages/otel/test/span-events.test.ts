@@ -1,6 +1,6 @@
 import { context, trace } from '@opentelemetry/api';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { addTimeoutEvent, TIMEOUT_EVENT } from '../src/span-events.js';
+import { addTimeoutEvent, budgetAttributes, TIMEOUT_EVENT } from '../src/span-events.js';
 import { Telemetry } from './helpers/telemetry.js';
 
 describe('span-events', () => {
@@ -40,6 +40,30 @@ describe('span-events', () => {
       });
       expect(ended?.isRecording()).toBe(false);
       expect(telemetry.finishedSpans()[0].events).toEqual([]);
+    });
+  });
+
+  describe('budgetAttributes', () => {
+    it("turns a timeout's budget into attributes, naming an inherited deadline's source", () => {
+      expect(
+        budgetAttributes({
+          limit: 'deadline',
+          inherited: true,
+          source: 'header:grpc-timeout',
+          budgetMs: 2000,
+          spentBeforeMs: 1200,
+          elapsedMs: 800,
+          lateMs: 0.5,
+        }),
+      ).toEqual({
+        'tickwheel.limit': 'deadline',
+        'tickwheel.inherited': true,
+        'tickwheel.source': 'header:grpc-timeout',
+        'tickwheel.budget_ms': 2000,
+        'tickwheel.spent_before_ms': 1200,
+        'tickwheel.late_ms': 0.5,
+      });
+      expect(budgetAttributes(undefined)).toBeUndefined();
     });
   });
 });

@@ -22,6 +22,7 @@
  * drives the whole loop in tests (see the package README, "Which clock").
  */
 import { freshNow, type TimerHandle, type TimingWheel } from '@tickwheel/core';
+import { lastConnectionError } from './connection-error.js';
 
 /** The first wait after a transient error; doubles per retry up to {@link MAX_RETRY_DELAY_MS}. */
 export const FIRST_RETRY_DELAY_MS = 20;
@@ -77,21 +78,31 @@ export function isTransient(error: unknown): boolean {
 
 /**
  * Thrown when Redis stayed unreachable (or the cluster down) for the whole failover budget.
- * `cause` is the last Redis error.
+ * `cause` is the last Redis error; `connectionError` the client's last connection error, which
+ * says why (`ECONNREFUSED`) when the last try only went unanswered.
  */
 export class RedisUnavailableError extends Error {
   override readonly name = 'RedisUnavailableError';
   /** Tries made, the first included. */
   readonly attempts: number;
+  /** The client's last connection error (`connect ECONNREFUSED 127.0.0.1:6390`), when its socket failed. */
+  readonly connectionError: Error | undefined;
 
-  constructor(what: string, budgetMs: number, attempts: number, cause: unknown, retrySafe: string) {
+  /** @param client - the ioredis client the calls went to, whose last connection error is named */
+  constructor(what: string, budgetMs: number, attempts: number, cause: unknown, retrySafe: string, client?: unknown) {
     const last = cause instanceof Error ? cause.message : String(cause);
+    const connectionError = lastConnectionError(client);
+    const why =
+      connectionError === undefined || connectionError === cause || last.includes(connectionError.message)
+        ? ''
+        : `; last connection error: ${connectionError.message}`;
     super(
       `@tickwheel/redis: ${what} failed: Redis was unavailable for the whole failoverBudgetMs (${budgetMs} ms, ` +
-        `${attempts} ${attempts === 1 ? 'try' : 'tries'}; last error: ${last}). It may or may not have been applied; ${retrySafe}`,
+        `${attempts} ${attempts === 1 ? 'try' : 'tries'}; last error: ${last}${why}). It may or may not have been applied; ${retrySafe}`,
       { cause },
     );
     this.attempts = attempts;
+    this.connectionError = connectionError;
   }
 }
 
@@ -130,6 +141,7 @@ export function raced<T>(wheel: TimingWheel, promise: Promise<T>, ms: number): P
  * @param retrySafe - the sentence saying why retrying is safe, for the error message
  * @param tryTimeoutMs - the longest one try may take
  * @param onRetry - called before each retry (to refresh a Cluster's slot map, say)
+ * @param client - the ioredis client called, whose last connection error the {@link RedisUnavailableError} names
  * @throws the call's own error when it is not transient; {@link RedisUnavailableError} when the budget is spent
  */
 export async function withFailoverBudget<T>(
@@ -140,6 +152,7 @@ export async function withFailoverBudget<T>(
   retrySafe: string,
   tryTimeoutMs = TRY_TIMEOUT_MS,
   onRetry?: () => void,
+  client?: unknown,
 ): Promise<T> {
   if (budgetMs <= 0) return call(Infinity);
   const clock = wheel.clock;
@@ -154,7 +167,7 @@ export async function withFailoverBudget<T>(
     }
     if (!(error instanceof BudgetTimeout) && !isTransient(error)) throw error;
     const left = deadline - freshNow(clock);
-    if (left <= 0) throw new RedisUnavailableError(what, budgetMs, tries, error, retrySafe);
+    if (left <= 0) throw new RedisUnavailableError(what, budgetMs, tries, error, retrySafe, client);
     onRetry?.();
     await new Promise<void>((resolve) => wheel.schedule(Math.min(left, retryDelayMs(tries - 1)), () => resolve()));
   }

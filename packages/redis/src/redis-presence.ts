@@ -27,6 +27,8 @@
  * for the whole failover budget) rejects, and its connection is synced again on every renewal
  * until Redis agrees with this server.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { TimerHandle, TimingWheel } from '@tickwheel/core';
@@ -238,6 +240,9 @@ export class RedisPresence extends EventEmitter {
       this.failoverBudgetMs,
       `online(${JSON.stringify(member)})`,
       'retrying is safe',
+      undefined,
+      undefined,
+      this.calls.client,
     );
     return count !== null;
   }
@@ -267,6 +272,9 @@ export class RedisPresence extends EventEmitter {
           this.failoverBudgetMs,
           'members()',
           'retrying is safe',
+          undefined,
+          undefined,
+          this.calls.client,
         );
         cursor = next;
         const page: string[] = [];

@@ -1,6 +1,8 @@
 /**
  * RedisTimers, the public entry of @tickwheel/redis: durable timers in Redis shared by the processes of a namespace.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import { EventEmitter } from 'node:events';
 import type { TimingWheel } from '@tickwheel/core';
 import { publishStale } from './channels.js';

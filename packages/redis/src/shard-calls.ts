@@ -146,6 +146,7 @@ export class ShardCalls {
           retrySafe,
           TRY_TIMEOUT_MS,
           refresh,
+          this.client,
         );
       },
       failoverBudgetMs,
@@ -157,6 +158,7 @@ export class ShardCalls {
           0,
           new Error('no call of this RedisTimers got an answer while this one waited for its turn'),
           retrySafe,
+          this.client,
         ),
     );
     const barrier = write ? this.barrier : undefined;
@@ -170,6 +172,7 @@ export class ShardCalls {
         'the write itself was applied',
         Math.max(TRY_TIMEOUT_MS, 2 * this.options.waitForReplicasTimeoutMs + 1_000),
         refresh,
+        this.client,
       );
     }
     return reply;

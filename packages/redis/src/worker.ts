@@ -103,6 +103,9 @@ export class Worker {
       this.ctx.failoverBudgetMs,
       'start',
       'calling start() again is safe',
+      undefined,
+      undefined,
+      this.subscriber,
     );
     // From now on a reconnect may have lost messages: poll everything once it is back.
     this.subscriber.on('ready', () => {

@@ -4,7 +4,7 @@ import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { RedisTimers } from '../src/redis-timers.js';
 import type { FiredTimer, RedisClient, RedisTimersOptions } from '../src/types.js';
 import { describeRedisTimers } from './helpers/behaviour.js';
-import { uniqueNamespace, until } from './helpers/wait.js';
+import { settle, uniqueNamespace, until } from './helpers/wait.js';
 
 const mock = (): RedisClient => new RedisMock() as unknown as RedisClient;
 
@@ -76,9 +76,6 @@ describe('RedisTimers', () => {
       const claim = target.tickwheelClaim.bind(redis);
       target.tickwheelClaim = (...args: string[]) => wrap(claim, args);
     }
-
-    /** Lets the mock's promise-based replies land (real timers are not faked here). */
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 15));
 
     afterEach(() => {
       vi.useRealTimers();
@@ -154,7 +151,7 @@ describe('RedisTimers', () => {
       const fired: FiredTimer[] = [];
       await t.start((timer) => void fired.push(timer));
       for (let ms = 0; ms < 200 && fired.length === 0; ms++) {
-        await new Promise((resolve) => setTimeout(resolve, 2));
+        await settle();
         clock.advance(1);
       }
       expect(fired.map((f) => [f.id, f.attempts, f.token])).toEqual([['a', 1, replies[0][5]]]);
@@ -178,7 +175,7 @@ describe('RedisTimers', () => {
       await t.start(({ id }) => void fired.push(id));
       await until(() => at.length === 1, 'the first claim');
       for (let ms = 0; ms < 200 && fired.length === 0; ms++) {
-        await new Promise((resolve) => setTimeout(resolve, 2));
+        await settle();
         clock.advance(1);
       }
       expect(fired).toEqual(['a']);
@@ -204,13 +201,13 @@ describe('RedisTimers', () => {
       });
       await t.start(() => undefined);
       await until(() => claims === 1, 'the first claim');
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await settle();
       clock.advance(4_999);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await settle();
       expect(claims).toBe(1);
       clock.advance(1);
       expect(claims).toBe(2);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await settle();
       clock.advance(5_000);
       expect(claims).toBe(3);
       await t.stop();
@@ -250,7 +247,6 @@ describe('RedisTimers#schedule with maxWaitMs (lodash debounce maxWait)', () => 
     const fires: Array<[string, number]> = [];
     // When it fired: the claim's server time, which its lease end carries.
     await t.start(({ id, leaseExpiresAt }) => void fires.push([id, leaseExpiresAt - t.leaseMs - origin]));
-    const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
     await settle();
     return {
       t,

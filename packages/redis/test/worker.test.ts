@@ -7,7 +7,7 @@ import type { FiredTimer, RedisClient, TimerHandler } from '../src/types.js';
 import type { StaleStage } from '../src/types.js';
 import { Worker } from '../src/worker.js';
 import { nextAt, record as readRecord } from './helpers/script-shard.js';
-import { uniqueNamespace, until } from './helpers/wait.js';
+import { settle, uniqueNamespace, until } from './helpers/wait.js';
 
 // The worker on ioredis-mock with the server's clock and the local one both a ManualClock: a
 // timer is claimed when the test moves the clock to its due time, never because of the machine.
@@ -95,9 +95,6 @@ function setup(handler: TimerHandler, options: { concurrency?: number; pollInter
   const record = (id: string) => readRecord(keyList(keys), id, client);
   return { clock, keys, worker, fired, failed, stale, errors, schedule, record };
 }
-
-/** Lets the claims, handlers and acks under way settle. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 describe('worker', () => {
   describe('#start', () => {

@@ -54,6 +54,8 @@
  */
 // Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
 /// <reference lib="esnext.disposable" preserve="true" />
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
 import { describeValue } from '@tickwheel/core/internal';

@@ -30,8 +30,11 @@
  * waiting for the next poll, or idle and closing) waits in a held ring of its own, so the
  * controller finds every record it has in the schedule's rings ({@link LivenessCheck.heldRings}).
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { EventEmitter } from 'node:events';
 import { freshNow } from '@tickwheel/core';
+import { ownBudget } from '@tickwheel/core/internal';
 import type { WebSocket } from 'ws';
 import { publishTerminate } from './channels.js';
 import type { Connection } from './connection.js';
@@ -310,13 +313,18 @@ export class LivenessCheck<S extends WebSocket> implements DueRunner<Connection<
     const socket = c.socket;
     if (c.pingQueued) this.pingSettled(c);
     const state = c.snapshot();
-    const waitedMs = freshNow(this.o.wheel.clock) - c.lastPingAt;
+    const now = freshNow(this.o.wheel.clock);
+    const waitedMs = now - c.lastPingAt;
     this.host.detach(c);
     this.counters.dead++;
     // The peer may only be stalled (a paused reader): the close frame tells it why, if it ever reads again.
     socket.close(this.o.closeCode, this.o.closeReason);
     socket.terminate();
     publishTerminate('pong-timeout', waitedMs, this.o.pongTimeoutMs, socket, this.side);
-    this.host.events.emit('dead', { reason: 'dead', socket, state, waitedMs });
+    const pongTimeoutMs = this.o.pongTimeoutMs;
+    // The check's lateness is past the ping's own deadline: a large one means our loop stalled, not the peer.
+    const budget = ownBudget('pongTimeoutMs', pongTimeoutMs, waitedMs, waitedMs - pongTimeoutMs);
+    const sinceLastFrameMs = now - state.lastReadAt;
+    this.host.events.emit('dead', { reason: 'dead', socket, state, waitedMs, sinceLastFrameMs, budget });
   }
 }

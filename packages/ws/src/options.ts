@@ -1,6 +1,8 @@
 /**
  * The defaults of heartbeat() and the resolution of its options with core's option kit.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import { sharedWheel, type TimingWheel } from '@tickwheel/core';
 import { optionKit, orDefault } from '@tickwheel/core/internal';
 import type { IncomingMessage } from 'node:http';

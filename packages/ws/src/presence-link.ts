@@ -8,6 +8,8 @@
  * The tracker is structural (`PresenceTracker`): this package does not depend on
  * `@tickwheel/redis`, whose `RedisPresence` is one.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { IncomingMessage } from 'node:http';
 import type { PresenceTracker } from './types.js';
 

@@ -15,6 +15,8 @@
  * and a user's `ws.removeAllListeners()` before `'open'` cannot take the hook. Only a stand-in
  * without such a request gets plain `'open'` and `'close'` listeners.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { IncomingMessage } from 'node:http';
 import { describeValue } from '@tickwheel/core/internal';
 import type { Server as WebSocketServer, WebSocket } from 'ws';

@@ -1,8 +1,10 @@
 /**
  * The public types of @tickwheel/ws: heartbeat options, idle kinds, events.
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { IncomingMessage } from 'node:http';
-import type { TimingWheel } from '@tickwheel/core';
+import type { TimeoutBudget, TimingWheel } from '@tickwheel/core';
 import type { WebSocket } from 'ws';
 
 /**
@@ -184,6 +186,14 @@ export interface DeadPeerEvent<S = WebSocket> {
   readonly state: LivenessState;
   /** Milliseconds from the unanswered ping to the termination (>= `pongTimeoutMs`). */
   readonly waitedMs: number;
+  /** Milliseconds from the peer's last frame (`state.lastReadAt`, any frame, a pong included) to the termination. */
+  readonly sinceLastFrameMs: number;
+  /**
+   * Where the time went (core's shape): `limit` `'pongTimeoutMs'`, `elapsedMs` the wait since the
+   * ping, and `lateMs` how long past the pong deadline the check ran; a large `lateMs` means this
+   * process stalled, so the peer may not be to blame (`describeBudget` from `@tickwheel/core` says so).
+   */
+  readonly budget: TimeoutBudget;
 }
 
 /** Payload of the `'idle'` event. */

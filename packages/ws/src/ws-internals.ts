@@ -23,6 +23,8 @@
  * | `ws._req`                       | the opening handshake's request       | plain `'open'`/`'close'` listeners on the socket       |
  * | `ws._receiver`, its `_writableState` and `kWebSocket` | the frame reader and its way back to the socket | a plain `'close'` listener on the socket |
  */
+// Node's own types (node:http, node:events…), stated here for consumers that list no types (TypeScript 7's default).
+/// <reference types="node" preserve="true" />
 import type { EventEmitter } from 'node:events';
 import type { WebSocket } from 'ws';
 

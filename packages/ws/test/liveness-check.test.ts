@@ -1,4 +1,4 @@
-import { ManualClock, TimingWheel } from '@tickwheel/core';
+import { describeBudget, ManualClock, TimingWheel } from '@tickwheel/core';
 import { describe, expect, it } from 'vitest';
 import { heartbeat } from '../src/heartbeat.js';
 import type { DeadPeerEvent, HeartbeatOptions } from '../src/types.js';
@@ -216,6 +216,22 @@ describe('LivenessCheck', () => {
       expect(dead[0].state).toMatchObject({ awaitingPong: true, lastPingAt: 100, lastReadAt: 0, pingsSent: 1 });
       expect(beat.state(socket.ws)).toBeUndefined();
       expect(wheel.size).toBe(0);
+    });
+
+    it('says how long since the last frame and how late the check ran, in the shape of every timeout', () => {
+      const { dead } = watchOne();
+      clock.advance(130);
+      expect(dead[0].sinceLastFrameMs).toBe(130);
+      expect(dead[0].budget).toEqual({
+        limit: 'pongTimeoutMs',
+        inherited: false,
+        source: undefined,
+        budgetMs: 30,
+        spentBeforeMs: 0,
+        elapsedMs: 30,
+        lateMs: 0,
+      });
+      expect(describeBudget(dead[0].budget)).toBe('pongTimeoutMs of 30 ms: 30 ms in this call');
     });
 
     it('sends the close code and reason before terminating', () => {

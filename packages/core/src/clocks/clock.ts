@@ -22,6 +22,11 @@ export interface Clock {
    * reads afresh. A wheel calls it before each timer callback, so that each callback is a job.
    */
   endJob?(): void;
+  /**
+   * @internal An id of the reading `now()` returns until the job ends, new for each reading;
+   * -1 (or absent) while `now()` would read afresh. A wheel keys its due-tick base on it.
+   */
+  readonly _readingId?: number;
 }
 
 /**
@@ -149,6 +154,9 @@ export class SystemClock implements Clock {
   private readonly readOncePerJob: boolean;
   private cached = 0;
   private cacheValid = false;
+  /** @internal See {@link Clock._readingId}: -1 whenever `cacheValid` is false. */
+  _readingId = -1;
+  private readings = 0;
   /**
    * An end-of-job callback is queued and has not run yet. One is enough however many readings
    * the job takes: a wheel's pass ends a job per callback (`endJob`), and the callbacks' readings
@@ -157,6 +165,7 @@ export class SystemClock implements Clock {
   private invalidateQueued = false;
   private readonly invalidate = (): void => {
     this.cacheValid = false;
+    this._readingId = -1;
     this.invalidateQueued = false;
   };
   /** The cached reading is a {@link holdReading}'s, which its release drops. */
@@ -185,6 +194,7 @@ export class SystemClock implements Clock {
     this.cached = this.preciseNow();
     if (this.readOncePerJob && this.source === this.nativeSource) {
       this.cacheValid = true;
+      this._readingId = ++this.readings;
       if (!this.invalidateQueued) {
         this.invalidateQueued = true;
         atJobEnd(this.invalidate);
@@ -206,6 +216,7 @@ export class SystemClock implements Clock {
     if (!this.cacheValid && this.readOncePerJob && this.source === this.nativeSource) {
       this.cached = t;
       this.cacheValid = true;
+      this._readingId = ++this.readings;
       this.held = true;
     }
     return t;
@@ -216,11 +227,13 @@ export class SystemClock implements Clock {
     if (!this.held) return;
     this.held = false;
     this.cacheValid = false;
+    this._readingId = -1;
   }
 
   /** Drops this job's reading: the next `now()` reads the clock. */
   endJob(): void {
     this.cacheValid = false;
+    this._readingId = -1;
   }
 
   /** A fresh reading of the clock, never cached. */
@@ -233,7 +246,10 @@ export class SystemClock implements Clock {
     // A swapped source that runs behind must not move time backwards.
     if (t < this.last) t = this.last;
     this.last = t;
-    if (this.cacheValid) this.cached = t;
+    if (this.cacheValid) {
+      this.cached = t;
+      this._readingId = ++this.readings;
+    }
     return t;
   }
 

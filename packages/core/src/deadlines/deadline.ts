@@ -28,6 +28,17 @@ export interface Deadline {
   readonly signal: AbortSignal;
   /** The wheel whose clock `expiresAt` is read on. */
   readonly wheel: TimingWheel;
+  /**
+   * Where the budget came from, for the {@link TimeoutBudget} of a timeout it causes:
+   * `'withDeadline'`, `'createDeadline'`, or what a server adapter names (`'grpc'`,
+   * `'header:grpc-timeout'`, `'defaultTimeoutMs'`, …). A deadline cut short by an enclosing one
+   * takes the enclosing one's.
+   */
+  readonly source: string;
+  /** The whole budget at its source, in ms (the enclosing deadline's when that one is earlier). */
+  readonly budgetMs: number;
+  /** When the budget started, on the wheel's clock: `expiresAt - budgetMs`. */
+  readonly startedAt: number;
 }
 
 /** Options of {@link createDeadline} and {@link withDeadline}. */
@@ -129,11 +140,16 @@ export function deadlineExceededReason(): DOMException {
  * @throws RangeError/TypeError for a bad `timeoutMs` or options
  */
 export function createDeadline(timeoutMs: number, options: DeadlineOptions = {}): DeadlineScope {
+  return checkedScope(timeoutMs, options, 'createDeadline');
+}
+
+/** {@link createDeadline} with its options checked, naming its `source`. */
+function checkedScope(timeoutMs: number, options: DeadlineOptions, source: string): Scope {
   requireMs(timeoutMs, 'timeoutMs');
   core.object(options, 'options', DEADLINE_OPTIONS);
   const onAbort =
     options.onAbort === undefined ? undefined : requireFunction<(reason: unknown) => void>(options.onAbort, 'onAbort');
-  return newScope(timeoutMs, options.wheel, options.signal, onAbort);
+  return newScope(timeoutMs, options.wheel, options.signal, onAbort, false, source);
 }
 
 /**
@@ -154,6 +170,7 @@ export interface DeadlineOwner {
  *   does so anyway while the deadline runs (an open server call). A wheel whose pending timers
  *   are all ref'ed skips its keep-alive bookkeeping, and one timer scheduled ref'ed and then
  *   unref'ed makes it flip its native timer's state at the end of the job, per request.
+ * @param source - where the budget came from ({@link Deadline.source}), such as `'grpc'`
  * @throws RangeError/TypeError for a bad `timeoutMs`
  */
 export function ownedDeadline(
@@ -161,9 +178,10 @@ export function ownedDeadline(
   wheel: TimingWheel | undefined,
   owner: DeadlineOwner,
   keepAlive = false,
+  source = 'ownedDeadline',
 ): DeadlineScope {
   requireMs(timeoutMs, 'timeoutMs');
-  return newScope(timeoutMs, wheel, undefined, owner, keepAlive);
+  return newScope(timeoutMs, wheel, undefined, owner, keepAlive, source);
 }
 
 /** Works out a new scope's wheel and expiry from the ambient deadline, and makes it. */
@@ -172,7 +190,8 @@ function newScope(
   wheelOption: TimingWheel | undefined,
   signal: AbortSignal | undefined,
   onAbort: AbortHook | undefined,
-  keepAlive = false,
+  keepAlive: boolean,
+  source: string,
 ): Scope {
   const parent = storage.getStore();
   const wheel = wheelOption ?? parent?.wheel ?? sharedWheel();
@@ -187,6 +206,8 @@ function newScope(
     signal,
     onAbort,
     keepAlive,
+    parentWins ? parent.source : source,
+    parentWins ? parent.budgetMs : timeoutMs,
   );
 }
 
@@ -204,7 +225,7 @@ function newScope(
  */
 export function withDeadline<T>(timeoutMs: number, fn: () => T, options?: DeadlineOptions): T {
   requireFunction(fn, 'fn');
-  const scope = createDeadline(timeoutMs, options);
+  const scope = checkedScope(timeoutMs, options ?? {}, 'withDeadline');
   let result: T;
   try {
     result = scope.run(fn);
@@ -274,7 +295,7 @@ interface ScopeLinks {
  * owner's hook is a method call (`ownedDeadline`), every field is set in the constructor so
  * that all scopes share one map with their fields in the object, and what only some scopes use
  * (a signal, nested scopes, listeners) waits in one `links` object made on first use, so that a
- * scope nobody listens to is six fields.
+ * scope nobody listens to is eight fields (two of them, its source and budget, only for reports).
  */
 class Scope implements DeadlineScope, TimerTask {
   readonly wheel: TimingWheel;
@@ -284,6 +305,8 @@ class Scope implements DeadlineScope, TimerTask {
   /** The abort's reason once aborted, else NOT_ABORTED. */
   private abortReason: unknown;
   private links: ScopeLinks | undefined;
+  readonly source: string;
+  readonly budgetMs: number;
 
   constructor(
     wheel: TimingWheel,
@@ -293,6 +316,8 @@ class Scope implements DeadlineScope, TimerTask {
     signal: AbortSignal | undefined,
     onAbort: AbortHook | undefined,
     keepAlive: boolean,
+    source: string,
+    budgetMs: number,
   ) {
     this.wheel = wheel;
     this.expiresAt = expiresAt;
@@ -300,6 +325,8 @@ class Scope implements DeadlineScope, TimerTask {
     this.timer = undefined;
     this.abortReason = NOT_ABORTED;
     this.links = undefined;
+    this.source = source;
+    this.budgetMs = budgetMs;
     if (parent instanceof Scope) {
       if (parent.abortReason !== NOT_ABORTED) this.abort(parent.abortReason);
       else this.nestIn(parent);
@@ -317,6 +344,10 @@ class Scope implements DeadlineScope, TimerTask {
       // A deadline alone never holds the process open; the work it bounds does that.
       if (!keepAlive) timer.unref();
     }
+  }
+
+  get startedAt(): number {
+    return this.expiresAt - this.budgetMs;
   }
 
   get signal(): AbortSignal {

@@ -28,7 +28,14 @@ export type { AgentLike };
 export type Scenario = (context: Context) => Promise<unknown>;
 
 /** Limits far too long to fire during a scenario: every request and body is timed, none times out. */
-const LIMITS = { headersMs: 60_000, bodyIdleMs: 60_000, uploadIdleMs: 60_000, totalMs: 60_000 } as const;
+const LIMITS = {
+  headersMs: 60_000,
+  bodyIdleMs: 60_000,
+  uploadIdleMs: 60_000,
+  totalMs: 60_000,
+  firstEventMs: 60_000,
+  eventIdleMs: 60_000,
+} as const;
 
 /**
  * `TICKWHEEL_TRANSPARENCY=rebuilt` measures the fallback design instead: the wrapper around a

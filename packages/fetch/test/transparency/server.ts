@@ -12,6 +12,16 @@ export interface Received {
 }
 
 const COMPRESSIBLE = 'compressed body, '.repeat(200);
+const utf8 = (text: string): Buffer => Buffer.from(text);
+const UBER = utf8('ü');
+/** An SSE body in pieces: a BOM, a comment, CRLF split across pieces, a character split across two. */
+const SSE_PIECES: readonly Buffer[] = [
+  Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8(': hello\r\n\r\ndata: 1\r')]),
+  Buffer.concat([utf8('\n\r\ndata: '), UBER.subarray(0, 1)]),
+  Buffer.concat([UBER.subarray(1), utf8('ber\n\nid: 2\nevent: x\ndata: {"a":1}\n')]),
+  utf8('\n: keep-alive\n\n'),
+];
+const NDJSON_PIECES: readonly Buffer[] = [utf8('{"a":1}\n\n{"b":'), utf8('2}\r\n   \n'), utf8('[3]\n')];
 /** Bytes that are not valid UTF-8 (ky test/response-consumption.ts uses the same kind). */
 const BINARY = Buffer.from([0, 255, 128, 13, 10, 0, 195, 40]);
 /** 50 MiB, sent in 64 KiB chunks. */
@@ -179,6 +189,29 @@ export class TransparencyServer {
         this.later(50, tick);
         return;
       }
+      case '/sse':
+      case '/ndjson': {
+        // An event stream in pieces split inside lines, CRLF pairs and a multi-byte character.
+        const sse = url.pathname === '/sse';
+        res.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/x-ndjson' });
+        const pieces = sse ? SSE_PIECES : NDJSON_PIECES;
+        let next = 0;
+        const write = (): void => {
+          if (res.destroyed) return;
+          if (next === pieces.length) {
+            res.end();
+            return;
+          }
+          res.write(pieces[next++]);
+          this.later(5, write);
+        };
+        write();
+        return;
+      }
+      case '/sse-gzip':
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+        res.end(zlib.gzipSync(Buffer.concat(SSE_PIECES)));
+        return;
       case '/hang':
         // No headers until the client goes away (10 s at most).
         this.later(10_000, () => res.end('late'));

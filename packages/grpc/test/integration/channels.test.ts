@@ -77,6 +77,15 @@ describe('channels, published by the interceptors on real grpc-js', () => {
         budgetMs: 0,
         elapsedMs: 0,
         propagated: false,
+        budget: {
+          limit: 'callOptions.deadline',
+          inherited: false,
+          source: undefined,
+          budgetMs: 0,
+          spentBeforeMs: 0,
+          elapsedMs: 0,
+          lateMs: 0,
+        },
       },
     ]);
   });

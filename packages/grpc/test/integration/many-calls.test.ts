@@ -67,7 +67,7 @@ describe('many-calls', () => {
     ).length;
     const unexpected = timedOut.filter(
       (details) =>
-        !/^Deadline exceeded( after \d+ ms \((explicit|propagated) limit\) on \/tickwheel\.test\.Echo\/Unary| before the call started \(explicit limit, 0 ms left\) on \/tickwheel\.test\.Echo\/Unary)?$/.test(
+        !/^Deadline exceeded( after \d+ ms \((explicit|propagated) limit\) on \/tickwheel\.test\.Echo\/Unary; .+| before the call started \(explicit limit, 0 ms left\) on \/tickwheel\.test\.Echo\/Unary; .+)?$/.test(
           details,
         ),
     );

@@ -37,7 +37,22 @@ describe('serverTimeouts on node:http: the handler deadline', () => {
     expect(body).toBe("Service Unavailable: the request's deadline passed\n");
     expect(got).toContain(`Content-Length: ${body.length}\r\n`);
     expect(t.events).toEqual([
-      { kind: 'handler', limitMs: 1_000, outcome: 'answered', req: expect.anything(), propagated: false },
+      {
+        kind: 'handler',
+        limitMs: 1_000,
+        outcome: 'answered',
+        req: expect.anything(),
+        propagated: false,
+        budget: {
+          limit: 'defaultTimeoutMs',
+          inherited: false,
+          source: undefined,
+          budgetMs: 1_000,
+          spentBeforeMs: 0,
+          elapsedMs: 1_000,
+          lateMs: 0,
+        },
+      },
     ]);
   });
 

@@ -54,6 +54,7 @@ export function fetchTimeout(overrides: Partial<FetchTimeoutMessage> = {}): Fetc
     elapsedMs: 201,
     attempt: 0,
     error,
+    budget: error.budget,
     context: undefined,
     ...overrides,
   };

@@ -83,9 +83,16 @@ describe('span events with the real SDK, against real servers', () => {
         'rpc.service': 'demo.Slow',
         'rpc.method': 'Wait',
         'tickwheel.limit_ms': 80,
+        // Where the time went (the call's TimeoutBudget): its own limit, not an inherited deadline.
+        'tickwheel.limit': 'timeoutMs',
+        'tickwheel.inherited': false,
+        'tickwheel.budget_ms': 80,
+        'tickwheel.spent_before_ms': 0,
       });
       expect(attributes['tickwheel.elapsed_ms']).toBeGreaterThanOrEqual(80);
       expect(attributes['tickwheel.elapsed_ms']).toBeLessThan(1_000);
+      expect(attributes['tickwheel.late_ms']).toBeGreaterThanOrEqual(0);
+      expect(attributes).not.toHaveProperty('tickwheel.source');
     },
   );
 

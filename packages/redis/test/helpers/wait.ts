@@ -11,6 +11,15 @@ export async function until(
   }
 }
 
+/**
+ * Lets the event loop turn `turns` times: ioredis-mock replies with promise jobs and nextTicks, and
+ * the worker batches with setImmediate, so what is under way lands within a few turns, on an idle
+ * machine or a loaded one alike (a sleep of a few ms is not enough there, and too long here).
+ */
+export async function settle(turns = 10): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

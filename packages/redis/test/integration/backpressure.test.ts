@@ -7,10 +7,11 @@
  * RedisUnavailableError while Redis answered all along.
  */
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_CALLS_IN_FLIGHT } from '../../src/call-gate.js';
 import { RedisTimers } from '../../src/redis-timers.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { uniqueNamespace } from '../helpers/wait.js';
 
 /** Sized so that the burst needs several try timeouts (2 s) to cross the link. */
@@ -20,10 +21,12 @@ const COMMAND_BYTES_PER_SECOND = 300_000;
 describe('RedisTimers under backpressure', () => {
   const clients: Redis[] = [];
   const proxies: FaultProxy[] = [];
+  const servers: RedisServer[] = [];
 
   afterEach(async () => {
     for (const c of clients.splice(0)) c.disconnect();
     await Promise.all(proxies.splice(0).map((p) => p.close()));
+    await Promise.all(servers.splice(0).map((s) => s.stop()));
   });
 
   function client(url: string): Redis {
@@ -43,7 +46,10 @@ describe('RedisTimers under backpressure', () => {
   }
 
   it('a burst of schedules slower to send than a try may take all resolve, each written once', async () => {
-    const url = inject('redisUrl');
+    // Its own server: INFO's counters are server-wide, and other files run beside this one on the shared server.
+    const server = await startRedisServer();
+    servers.push(server);
+    const url = server.url;
     const direct = client(url);
     const proxy = await startFaultProxy(Number(new URL(url).port));
     proxies.push(proxy);

@@ -53,3 +53,20 @@ describe('RedisTimers', () => {
     });
   });
 });
+
+describe('RedisUnavailableError', () => {
+  it('names the connection error (ECONNREFUSED) when every try went unanswered while ioredis reconnected', async () => {
+    const port = await freePort(); // nothing listens there
+    // ioredis's defaults: commands wait in its offline queue while it reconnects, so no try is refused outright.
+    const redis = new Redis({ port, host: '127.0.0.1' });
+    redis.on('error', () => undefined);
+    const timers = new RedisTimers({ redis: redis as RedisClient, namespace: 'refused', failoverBudgetMs: 600 });
+    const error = await timers.schedule('a', 10).catch((e: unknown) => e);
+    redis.disconnect();
+    expect(error).toBeInstanceOf(RedisUnavailableError);
+    expect((error as Error).message).toMatch(
+      /last error: Redis did not answer within \d+ ms; last connection error: connect ECONNREFUSED 127\.0\.0\.1:\d+\)/,
+    );
+    expect((error as RedisUnavailableError).connectionError).toMatchObject({ code: 'ECONNREFUSED', port });
+  });
+});

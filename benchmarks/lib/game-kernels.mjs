@@ -16,7 +16,16 @@
 import { fileURLToPath } from 'node:url';
 import { ClockTimer } from '@colyseus/timer';
 import { ManualClock, TimingWheel } from '@tickwheel/core';
-import { BUFFS, DURATIONS_MS, REFRESHES_PER_TICK, STEP_MS, initialMs, makeBuff, timerSetWorld } from './game-world.mjs';
+import {
+  BUFFS,
+  DURATIONS_MS,
+  REFRESHES_PER_TICK,
+  STEP_MS,
+  initialMs,
+  makeBuff,
+  setIntervalBuffs,
+  timerSetWorld,
+} from './game-world.mjs';
 import {
   answerParent,
   childValue,
@@ -95,14 +104,7 @@ export const PERIODIC = {
     timer.start();
     const counter = { expired: 0 };
     const buffs = new Array(BUFFS);
-    for (let i = 0; i < BUFFS; i++) {
-      const buff = makeBuff(i);
-      buffs[i] = buff;
-      buff.delayed = timer.setInterval(() => {
-        counter.expired++;
-      }, DURATIONS_MS[buff.kind]);
-      buff.delayed.elapsedTime = DURATIONS_MS[buff.kind] - initialMs[i];
-    }
+    setIntervalBuffs(timer, counter, buffs);
     const step = (tick) => {
       clock.now += STEP_MS;
       timer.tick();

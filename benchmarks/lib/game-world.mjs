@@ -109,6 +109,21 @@ export function timerSetWorld(wheel, counter) {
   return { set, buffs };
 }
 
+/**
+ * ClockTimer's periodic world: every buff one interval that never ends, started part-way through
+ * (`Delayed.elapsedTime` is public) so that its first run comes at its initial expiry.
+ */
+export function setIntervalBuffs(timer, counter, buffs) {
+  for (let i = 0; i < BUFFS; i++) {
+    const buff = makeBuff(i);
+    buffs[i] = buff;
+    buff.delayed = timer.setInterval(() => {
+      counter.expired++;
+    }, DURATIONS_MS[buff.kind]);
+    buff.delayed.elapsedTime = DURATIONS_MS[buff.kind] - initialMs[i];
+  }
+}
+
 export const busy = {
   async tickwheel() {
     const clock = new ManualClock(0);
@@ -152,15 +167,7 @@ export const busy = {
   // time), not a buff that lapses, but it is what this steady world literally does.
   async 'colyseus setInterval'() {
     const { clock, timer, counter, buffs, before } = clockTimerWorld();
-    for (let i = 0; i < BUFFS; i++) {
-      const buff = makeBuff(i);
-      buffs[i] = buff;
-      buff.delayed = timer.setInterval(() => {
-        counter.expired++;
-      }, DURATIONS_MS[buff.kind]);
-      // Delayed.elapsedTime is public: start part-way through, so the first run comes at initialMs.
-      buff.delayed.elapsedTime = DURATIONS_MS[buff.kind] - initialMs[i];
-    }
+    setIntervalBuffs(timer, counter, buffs);
     heapSamples['colyseus setInterval'].push((memoryAfterGc() - before) / BUFFS);
     const step = clockTimerStep(timer, clock, buffs);
     const perTick = measureWorld('colyseus setInterval', step, counter, true);

@@ -45,6 +45,7 @@ import {
   OLD_SPACE_MB,
   WARMUP as INSTRUCTION_WARMUP,
 } from '../lib/fetch-instructions.mjs';
+import { fetchStreamInstructions, WARMUP_MIB } from '../lib/fetch-stream-instructions.mjs';
 import {
   alternate,
   answerParent,
@@ -616,6 +617,22 @@ export async function run() {
       results: instructions,
       target: { ratio: 1 },
       note: `Instructions of the client process under valgrind --tool=cachegrind, (run of ${INSTRUCTION_LONG} requests - run of ${INSTRUCTION_SHORT}) / ${INSTRUCTION_LONG - INSTRUCTION_SHORT}, each after ${INSTRUCTION_WARMUP} warm-up requests (past fetch's own tiering up, which otherwise dominates the difference), with node --initial-old-space-size=${OLD_SPACE_MB} --predictable-gc-schedule so that no mark-compact lands in either run (whether one did decided the difference; scavenges are counted), one at a time, 512-byte bodies read with text(), against a node:http server in a child process (not counted). tickwheel = withTimeouts(fetch, { headersMs, bodyIdleMs, totalMs }), ${INSTRUCTION_LIMIT_MS} ms each; AbortSignal.timeout = fetch(url, { signal: AbortSignal.timeout(${INSTRUCTION_LIMIT_MS}) }), a limit no run outlasts, so no timer fires while counted. Target (issue 26): at most AbortSignal.timeout's instructions (ratio >= 1).`,
+    });
+  }
+  // Issue 43: what the event scanner adds per MiB of an SSE body (lib/fetch-stream-instructions.mjs).
+  const stream = await fetchStreamInstructions(process.execPath, 2, 6);
+  if (stream !== undefined) {
+    record(scenarios, {
+      id: 'sse-scanner-instructions-per-mib',
+      title: 'Client instructions per MiB of an SSE body, event limits on (cachegrind)',
+      unit: 'instructions',
+      higherIsBetter: false,
+      subject: 'tickwheel events',
+      baseline: 'bare fetch',
+      floor: 'tickwheel',
+      results: stream,
+      target: { ratio: 1 / 1.05 },
+      note: `Instructions of the client process under valgrind --tool=cachegrind, (a 6 MiB request - a 2 MiB request) / 4, after ${WARMUP_MIB} one-MiB requests, each body read to its end through its reader; OpenAI-style data events of about 200 bytes from a node:http child (not counted). tickwheel = withTimeouts(fetch, { bodyIdleMs }); tickwheel events adds firstEventMs and eventIdleMs (the scanner on). Target (issue 43): at most 5% more than the bare body read (ratio >= 0.952); the scanner's own share is tickwheel events minus tickwheel.`,
     });
   }
   const copy = compiledOut(['fetch']);

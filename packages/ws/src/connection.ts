@@ -72,7 +72,11 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
    * first, the owner's {@link PingPass.never}.
    */
   lastPing: PingPass;
-  /** Flags (record-flags.ts) in the low FLAG_BITS, the byte counter's mark above them. */
+  /**
+   * Flags (record-flags.ts) in the low FLAG_BITS, the byte counter's mark above them. Pays in the
+   * ws suite's heap-per-connection row: its 128 B allowance over the README heartbeat has 23-31 B
+   * left (results/ws.json), and a boolean field per flag would take 40 B more per connection.
+   */
   private bits: number;
   /**
    * Round trip of the last answered ping in whole microseconds, -1 before the first: a small
@@ -82,7 +86,8 @@ export class Connection<S extends WebSocket = WebSocket> implements DueEntry {
   pingsSent = 0;
   /**
    * Only with writer/all idleness, reader idleness or `trackWrites` (a {@link MarkedConnection});
-   * otherwise undefined, read from the prototype: the default record has no field for it.
+   * otherwise undefined, read from the prototype: the default record has no field for it, 8 B
+   * less per connection in the ws suite's heap-per-connection row.
    */
   declare readonly extra: WriteAndIdle | undefined;
 

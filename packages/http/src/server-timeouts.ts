@@ -12,6 +12,7 @@ import { ConnectionLimits, connectionOf, type ConnectionOwner } from './connecti
 import { advertiseKeepAlive } from './http-internals.js';
 import { graceMs as checkGrace, kit, serverPlan, type ServerPlan } from './options.js';
 import { recordOf, RequestDeadline, type RequestOwner } from './request-deadline.js';
+import type { StreamOwner, TimedStream } from './timed-stream.js';
 import type {
   CloseOptions,
   HttpTimeoutKind,
@@ -43,11 +44,13 @@ const attached = new WeakSet<TimedServer>();
  */
 class TimeoutsController
   extends EventEmitter<ServerTimeoutsEvents>
-  implements ServerTimeouts, RequestOwner, ConnectionOwner
+  implements ServerTimeouts, RequestOwner, ConnectionOwner, StreamOwner
 {
   draining = false;
   private stopped = false;
   private readonly requests = new Set<RequestDeadline>();
+  /** The event streams of the server's requests, which close() ends at once. */
+  private readonly streams = new Set<TimedStream>();
   private readonly connections = new Set<ConnectionLimits>();
   /** HTTP/2 sessions, for the drain (HTTP/2 servers only). */
   private readonly sessions = new Set<Http2Session>();
@@ -150,6 +153,16 @@ class TimeoutsController
     if (this.stopped) this.releaseWhenQuiet();
   }
 
+  /** @internal */
+  streamStarted(stream: TimedStream): void {
+    this.streams.add(stream);
+  }
+
+  /** @internal */
+  streamEnded(stream: TimedStream): void {
+    this.streams.delete(stream);
+  }
+
   /** After stop(): removes the request listener once no connection or session it saw is open. */
   private releaseWhenQuiet(): void {
     if (this.connections.size === 0 && this.sessions.size === 0) this.server.removeListener('request', this.onRequest);
@@ -171,6 +184,7 @@ class TimeoutsController
     for (const record of [...this.requests]) record.detach();
     this.requests.clear();
     for (const connection of this.connections) connection.detach();
+    this.streams.clear();
     this.graceTimer?.cancel();
   }
 
@@ -192,6 +206,8 @@ class TimeoutsController
       if (!('stream' in res) && !res.headersSent && !res.writableEnded) res.setHeader('Connection', 'close');
     }
     for (const session of this.sessions) session.close();
+    // An event stream never ends by itself: end each now, with `retry:`, rather than at the grace's end.
+    for (const stream of [...this.streams]) stream.end('drain');
     if (graceMs !== Infinity && !this.stopped) {
       this.graceTimer = this.plan.wheel.schedule(graceMs, () => this.graceEnded(graceMs));
     }

@@ -14,11 +14,11 @@ const QUEUE_BYTES = 16_384;
 const encoder = new TextEncoder();
 
 /**
- * The body's underlying source and the stream's sink in one object: the body's queue is the
- * stream's buffer, its cancel the client going away.
+ * The body's underlying source, the stream's target: the body's queue is the stream's buffer,
+ * its cancel the client going away.
  */
-class BodySink implements StreamSink, UnderlyingSource<Uint8Array> {
-  stream: TimedStream | undefined = undefined;
+class BodySource implements UnderlyingSource<Uint8Array> {
+  stream: TimedStream<BodySource> | undefined = undefined;
   private controller: ReadableStreamDefaultController<Uint8Array> | undefined = undefined;
   private closed = false;
 
@@ -48,7 +48,7 @@ class BodySink implements StreamSink, UnderlyingSource<Uint8Array> {
     return QUEUE_BYTES - (this.controller!.desiredSize ?? QUEUE_BYTES);
   }
 
-  end(last: string | undefined): void {
+  finish(last: string | undefined): void {
     if (this.closed) return;
     this.closed = true;
     const controller = this.controller!;
@@ -67,12 +67,21 @@ class BodySink implements StreamSink, UnderlyingSource<Uint8Array> {
   }
 }
 
+/** A body source as a stream's sink. */
+const BODY_SINK: StreamSink<BodySource> = {
+  write: (source, text) => source.write(text),
+  bufferedBytes: (source) => source.bufferedBytes(),
+  end: (source, last) => source.finish(last),
+  destroy: (source) => source.destroy(),
+  release: (source) => source.release(),
+};
+
 /** What eventStreamBody returns: the stream's controls, passed through, and its body. */
 class BodyControls implements EventStreamBody {
   readonly headers = EVENT_STREAM_HEADERS;
 
   constructor(
-    private readonly stream: TimedStream,
+    private readonly stream: TimedStream<BodySource>,
     readonly body: ReadableStream<Uint8Array>,
   ) {}
 
@@ -130,17 +139,17 @@ export function eventStreamBody(options?: EventStreamOptions, request?: Request)
   if (request !== undefined && typeof (request as Partial<Request> | null)?.headers?.get !== 'function') {
     throw kit.typeError('request', 'must be a Request', request);
   }
-  const sink = new BodySink(request);
-  const body = new ReadableStream<Uint8Array>(sink, new ByteLengthQueuingStrategy({ highWaterMark: QUEUE_BYTES }));
+  const source = new BodySource(request);
+  const body = new ReadableStream<Uint8Array>(source, new ByteLengthQueuingStrategy({ highWaterMark: QUEUE_BYTES }));
   const lastEventId = request?.headers.get('last-event-id') ?? undefined;
-  const stream = new TimedStream(plan, sink, lastEventId);
-  sink.stream = stream;
+  const stream = new TimedStream(plan, BODY_SINK, source, lastEventId);
+  source.stream = stream;
   const result = new BodyControls(stream, body);
   if (request?.signal.aborted === true) {
     stream.end('client-gone');
     return result;
   }
-  request?.signal.addEventListener('abort', sink);
+  request?.signal.addEventListener('abort', source);
   stream.start(undefined);
   return result;
 }

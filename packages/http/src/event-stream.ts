@@ -15,7 +15,7 @@ export const EVENT_STREAM_HEADERS = Object.freeze({
 });
 
 /** The streams on responses, found by a response's 'close' (one shared listener, no closure per stream). */
-const streams = new WeakMap<TimedResponse, TimedStream>();
+const streams = new WeakMap<TimedResponse, TimedStream<TimedResponse>>();
 
 /** The response closed: ended by other code (`'closed'`), or the client went away (http2's compatibility API reports a reset stream as finished, so not `writableFinished`). */
 function onResponseClose(this: TimedResponse): void {
@@ -31,37 +31,26 @@ interface StreamResponse {
   readonly writableLength: number;
 }
 
-/** A response as a stream's sink. */
-class ResponseSink implements StreamSink {
-  private readonly res: StreamResponse;
-
-  constructor(private readonly response: TimedResponse) {
-    this.res = response as unknown as StreamResponse;
-  }
-
-  write(text: string): boolean {
-    return this.res.write(text);
-  }
-
-  bufferedBytes(): number {
-    return this.res.writableLength;
-  }
-
-  end(last: string | undefined): void {
-    if (last === undefined) this.res.end();
-    else this.res.end(last);
-  }
-
-  destroy(): void {
-    this.res.destroy();
-  }
-
-  release(): void {
-    const res = this.response;
+/** A response as a stream's sink: one object for every stream. */
+const RESPONSE_SINK: StreamSink<TimedResponse> = {
+  write(res, text) {
+    return (res as unknown as StreamResponse).write(text);
+  },
+  bufferedBytes(res) {
+    return res.writableLength;
+  },
+  end(res, last) {
+    if (last === undefined) res.end();
+    else (res as unknown as StreamResponse).end(last);
+  },
+  destroy(res) {
+    res.destroy();
+  },
+  release(res) {
     streams.delete(res);
     res.removeListener('close', onResponseClose);
-  }
-}
+  },
+};
 
 /**
  * Starts a Server-Sent Events stream on `res`: writes the head at once (`200`,
@@ -102,11 +91,7 @@ export function eventStream(req: TimedRequest, res: TimedResponse, options?: Eve
     (res as unknown as StreamResponse).flushHeaders();
   }
   const lastEventId = req.headers['last-event-id'];
-  const stream = new TimedStream(
-    plan,
-    new ResponseSink(res),
-    typeof lastEventId === 'string' ? lastEventId : undefined,
-  );
+  const stream = new TimedStream(plan, RESPONSE_SINK, res, typeof lastEventId === 'string' ? lastEventId : undefined);
   streams.set(res, stream);
   res.on('close', onResponseClose);
   stream.start(adoptStream(res));

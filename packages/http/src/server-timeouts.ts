@@ -50,7 +50,7 @@ class TimeoutsController
   private stopped = false;
   private readonly requests = new Set<RequestDeadline>();
   /** The event streams of the server's requests, which close() ends at once. */
-  private readonly streams = new Set<TimedStream>();
+  private readonly streams = new Set<TimedStream<unknown>>();
   private readonly connections = new Set<ConnectionLimits>();
   /** HTTP/2 sessions, for the drain (HTTP/2 servers only). */
   private readonly sessions = new Set<Http2Session>();
@@ -154,12 +154,12 @@ class TimeoutsController
   }
 
   /** @internal */
-  streamStarted(stream: TimedStream): void {
+  streamStarted(stream: TimedStream<unknown>): void {
     this.streams.add(stream);
   }
 
   /** @internal */
-  streamEnded(stream: TimedStream): void {
+  streamEnded(stream: TimedStream<unknown>): void {
     this.streams.delete(stream);
   }
 

@@ -16,18 +16,21 @@ import type { StreamPlan } from './event-stream-options.js';
 import { eventText, commentText, HEARTBEAT, retryText } from './sse-fields.js';
 import type { EventStreamControls, EventStreamEnd, EventStreamEndReason, SendOptions } from './types.js';
 
-/** Where a stream's bytes go. One small object per stream, made by the entry point. */
-export interface StreamSink {
+/**
+ * How a stream's bytes reach its target (a response, a web body's source): one shared object
+ * per kind of target, never one per stream, the stream holding the target itself.
+ */
+export interface StreamSink<T> {
   /** Writes `text`; false when the client is behind (the bytes were buffered). */
-  write(text: string): boolean;
+  write(target: T, text: string): boolean;
   /** Bytes written but not yet taken by the client (our buffers, the socket's included). */
-  bufferedBytes(): number;
+  bufferedBytes(target: T): number;
   /** Ends the response politely, after `last` when given. */
-  end(last: string | undefined): void;
+  end(target: T, last: string | undefined): void;
   /** Cuts the response and frees what it buffered. */
-  destroy(): void;
-  /** Lets go of every listener the sink put on its response (called first at every end). */
-  release(): void;
+  destroy(target: T): void;
+  /** Lets go of every listener the entry point put on the target (called first at every end). */
+  release(target: T): void;
 }
 
 /**
@@ -37,44 +40,63 @@ export interface StreamSink {
 export interface StreamOwner {
   /** True once the server drains: a stream that starts then ends at once (`'drain'`). */
   readonly draining: boolean;
-  streamStarted(stream: TimedStream): void;
-  streamEnded(stream: TimedStream): void;
+  streamStarted(stream: TimedStream<unknown>): void;
+  streamEnded(stream: TimedStream<unknown>): void;
 }
 
-/** The stream's life: OPEN until it ends, for any reason; ENDED after. */
+/** The stream's state: OPEN, or ended with the reason at `state - 1` here. */
 const OPEN = 0;
-const ENDED = 1;
+const REASONS: readonly EventStreamEndReason[] = ['closed', 'client-gone', 'slow-consumer', 'max-age', 'drain'];
+
+/** `overSince` while the client is not behind. */
+const NOT_BEHIND = -1;
+
+/** What `signal` and `ended` need, made on first use of either: most streams never pay for it. */
+interface Watchers {
+  aborter: AbortController | undefined;
+  ended: Promise<EventStreamEnd> | undefined;
+  settle: ((end: EventStreamEnd) => void) | undefined;
+}
+
+/**
+ * A non-number stored first keeps a time field tagged (ARCHITECTURE.md, "The tagged-field idiom"):
+ * the whole-ms times below then sit in the object instead of a heap box each.
+ */
+const TAGGED = null as unknown as number;
 
 /** See the module comment. */
-export class TimedStream implements EventStreamControls, TimerTask {
-  private phase = OPEN;
-  private reason: EventStreamEndReason | undefined = undefined;
+export class TimedStream<T> implements EventStreamControls, TimerTask {
+  private state = OPEN;
   private handle: TimerHandle | undefined = undefined;
-  private startedAt = 0;
-  private lastWriteAt = 0;
-  private closeAt = Infinity;
-  /** When the client was first seen more than `maxBufferedBytes` behind; NaN while it is not. */
-  private overSince = NaN;
-  /** Made on first use of `signal`, `ended`: most streams never pay for them. */
-  private aborter: AbortController | undefined = undefined;
-  private endedPromise: Promise<EventStreamEnd> | undefined = undefined;
-  private settle: ((end: EventStreamEnd) => void) | undefined = undefined;
+  /** When the stream started, whole ms on the wheel's clock (rounded up, as every time here: never early). */
+  private startedAt = TAGGED;
+  private lastWriteAt = TAGGED;
+  private closeAt = TAGGED;
+  /** When the client was first seen more than `maxBufferedBytes` behind; NOT_BEHIND while it is not. */
+  private overSince = TAGGED;
+  private watchers: Watchers | undefined = undefined;
   private owner: StreamOwner | undefined = undefined;
 
   constructor(
     private readonly plan: StreamPlan,
-    private readonly sink: StreamSink,
+    private readonly sink: StreamSink<T>,
+    private readonly target: T,
     readonly lastEventId: string | undefined,
-  ) {}
+  ) {
+    this.overSince = NOT_BEHIND;
+  }
 
   /** Starts the stream's times, under `owner` when a server's controller has one; `random` draws the age's jitter. */
   start(owner: StreamOwner | undefined, random: () => number = Math.random): void {
     const plan = this.plan;
-    const now = plan.wheel.clock.now();
+    const now = Math.ceil(plan.wheel.clock.now());
     this.startedAt = now;
     this.lastWriteAt = now;
     // Uniform in [max × (1 − jitter), max]: 1 − r is in (0, 1].
-    this.closeAt = now + plan.maxStreamMs * (1 - plan.streamJitter * (1 - random()));
+    this.closeAt =
+      plan.maxStreamMs === Infinity
+        ? Infinity
+        : Math.ceil(now + plan.maxStreamMs * (1 - plan.streamJitter * (1 - random())));
     if (owner !== undefined) {
       if (owner.draining) {
         this.end('drain');
@@ -100,23 +122,24 @@ export class TimedStream implements EventStreamControls, TimerTask {
   }
 
   get signal(): AbortSignal {
-    let aborter = this.aborter;
+    const watchers = this.watch();
+    let aborter = watchers.aborter;
     if (aborter === undefined) {
-      aborter = this.aborter = new AbortController();
-      if (this.reason !== undefined) aborter.abort(endedReason(this.reason));
+      aborter = watchers.aborter = new AbortController();
+      if (this.state !== OPEN) aborter.abort(endedReason(REASONS[this.state - 1]));
     }
     return aborter.signal;
   }
 
   get ended(): Promise<EventStreamEnd> {
-    let ended = this.endedPromise;
+    const watchers = this.watch();
+    let ended = watchers.ended;
     if (ended === undefined) {
-      const reason = this.reason;
-      ended = this.endedPromise =
-        reason !== undefined
-          ? Promise.resolve({ reason })
+      ended = watchers.ended =
+        this.state !== OPEN
+          ? Promise.resolve({ reason: REASONS[this.state - 1] })
           : new Promise<EventStreamEnd>((resolve) => {
-              this.settle = resolve;
+              watchers.settle = resolve;
             });
     }
     return ended;
@@ -124,24 +147,28 @@ export class TimedStream implements EventStreamControls, TimerTask {
 
   /** True until the stream ended. */
   get open(): boolean {
-    return this.phase === OPEN;
+    return this.state === OPEN;
+  }
+
+  private watch(): Watchers {
+    return (this.watchers ??= { aborter: undefined, ended: undefined, settle: undefined });
   }
 
   /** @internal The handle came due: the age, the slow-consumer check or the heartbeat. */
   timerFired(): void {
-    if (this.phase !== OPEN) return;
+    if (this.state !== OPEN) return;
     const plan = this.plan;
     const now = plan.wheel.clock.now();
     if (now >= this.closeAt) {
       this.end('max-age');
       return;
     }
-    if (this.overSince === this.overSince && now >= this.overSince + plan.drainTimeoutMs) {
-      if (this.sink.bufferedBytes() > plan.maxBufferedBytes) {
+    if (this.overSince !== NOT_BEHIND && now >= this.overSince + plan.drainTimeoutMs) {
+      if (this.sink.bufferedBytes(this.target) > plan.maxBufferedBytes) {
         this.end('slow-consumer');
         return;
       }
-      this.overSince = NaN;
+      this.overSince = NOT_BEHIND;
     }
     if (now - this.lastWriteAt >= plan.heartbeatMs) this.write(HEARTBEAT);
     else this.arm();
@@ -153,38 +180,41 @@ export class TimedStream implements EventStreamControls, TimerTask {
    * reports it, then settles `ended` and aborts `signal`.
    */
   end(reason: EventStreamEndReason): void {
-    if (this.phase !== OPEN) return;
-    this.phase = ENDED;
-    this.reason = reason;
+    if (this.state !== OPEN) return;
+    this.state = REASONS.indexOf(reason) + 1;
     this.handle?.cancel();
     this.handle = undefined;
     const owner = this.owner;
     this.owner = undefined;
     owner?.streamEnded(this);
     const sink = this.sink;
-    sink.release();
-    if (reason === 'max-age' || reason === 'drain') sink.end(retryText(this.plan.retryMs));
-    else if (reason === 'closed') sink.end(undefined);
-    else if (reason === 'slow-consumer') sink.destroy();
-    publishStreamEnd(reason, this.plan.wheel.clock.now() - this.startedAt);
-    this.settle?.({ reason });
-    this.settle = undefined;
-    this.aborter?.abort(endedReason(reason));
+    const target = this.target;
+    sink.release(target);
+    if (reason === 'max-age' || reason === 'drain') sink.end(target, retryText(this.plan.retryMs));
+    else if (reason === 'closed') sink.end(target, undefined);
+    else if (reason === 'slow-consumer') sink.destroy(target);
+    publishStreamEnd(reason, Math.ceil(this.plan.wheel.clock.now()) - this.startedAt);
+    const watchers = this.watchers;
+    if (watchers === undefined) return;
+    watchers.settle?.({ reason });
+    watchers.settle = undefined;
+    watchers.aborter?.abort(endedReason(reason));
   }
 
   private write(text: string): boolean {
-    if (this.phase !== OPEN) return false;
+    if (this.state !== OPEN) return false;
     const sink = this.sink;
-    const written = sink.write(text);
-    if (this.phase !== OPEN) return false;
+    const written = sink.write(this.target, text);
+    if (this.state !== OPEN) return false;
     const plan = this.plan;
-    this.lastWriteAt = plan.wheel.clock.now();
+    const now = Math.ceil(plan.wheel.clock.now());
+    this.lastWriteAt = now;
     if (
-      this.overSince !== this.overSince &&
+      this.overSince === NOT_BEHIND &&
       plan.maxBufferedBytes !== Infinity &&
-      sink.bufferedBytes() > plan.maxBufferedBytes
+      sink.bufferedBytes(this.target) > plan.maxBufferedBytes
     ) {
-      this.overSince = this.lastWriteAt;
+      this.overSince = now;
     }
     this.arm();
     return written;
@@ -195,8 +225,9 @@ export class TimedStream implements EventStreamControls, TimerTask {
     const plan = this.plan;
     let dueAt = this.lastWriteAt + plan.heartbeatMs;
     if (this.closeAt < dueAt) dueAt = this.closeAt;
-    const checkAt = this.overSince + plan.drainTimeoutMs;
-    if (checkAt < dueAt) dueAt = checkAt;
+    if (this.overSince !== NOT_BEHIND && this.overSince + plan.drainTimeoutMs < dueAt) {
+      dueAt = this.overSince + plan.drainTimeoutMs;
+    }
     const handle = this.handle;
     if (dueAt === Infinity) handle?.cancel();
     else if (handle === undefined) this.handle = scheduleTaskAt(plan.wheel, dueAt, this).unref();

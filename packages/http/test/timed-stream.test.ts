@@ -6,8 +6,8 @@ import { streamPlan } from '../src/event-stream-options.js';
 import { TimedStream, type StreamOwner, type StreamSink } from '../src/timed-stream.js';
 import type { EventStreamOptions } from '../src/types.js';
 
-/** A sink that records what the stream did to it; `behind` is what it reports as buffered. */
-class FakeSink implements StreamSink {
+/** A target that records what the stream did to it; `behind` is what it reports as buffered. */
+class FakeSink {
   written: string[] = [];
   ended: string | undefined | null = null;
   destroyed = false;
@@ -33,6 +33,15 @@ class FakeSink implements StreamSink {
   }
 }
 
+/** The sink of FakeSink targets. */
+const FAKE: StreamSink<FakeSink> = {
+  write: (sink, text) => sink.write(text),
+  bufferedBytes: (sink) => sink.bufferedBytes(),
+  end: (sink, last) => sink.end(last),
+  destroy: (sink) => sink.destroy(),
+  release: (sink) => sink.release(),
+};
+
 let wheel: TimingWheel;
 let clock: ManualClock;
 
@@ -42,7 +51,7 @@ function open(options: EventStreamOptions = {}, owner?: StreamOwner, random = ()
   clock = new ManualClock(0);
   wheel = new TimingWheel({ clock });
   const sink = new FakeSink();
-  const stream = new TimedStream(streamPlan({ wheel, ...options }), sink, undefined);
+  const stream = new TimedStream(streamPlan({ wheel, ...options }), FAKE, sink, undefined);
   stream.start(owner, random);
   return { stream, sink };
 }

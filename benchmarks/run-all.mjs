@@ -12,11 +12,10 @@
  * the others (see `writeResults` in lib/harness.mjs). `BENCH_NODE=current` is the same as
  * `--node current`.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { BENCH_DIR } from './lib/harness.mjs';
-import { nodeBinary, parseMajors } from './lib/runtimes.mjs';
+import { nodeBinary, parseMajors, runUnder } from './lib/runtimes.mjs';
 
 const args = process.argv.slice(2);
 let nodeList = process.env.BENCH_NODE ?? 'all';
@@ -52,18 +51,13 @@ let failed = 0;
 for (const suite of suites) {
   for (const [major, node] of binaries) {
     console.log(`\n== ${suite} (Node ${major}: ${node})`);
-    const res = spawnSync(node, ['--expose-gc', path.join(BENCH_DIR, 'suites', `${suite}.mjs`)], {
-      stdio: 'inherit',
-      cwd: BENCH_DIR,
-      // Anything the suite starts by name (`node`, `npx`) is the same runtime.
-      env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` },
-    });
-    if (res.status !== 0) {
+    const status = runUnder(node, path.join(BENCH_DIR, 'suites', `${suite}.mjs`), [], { execArgv: ['--expose-gc'] });
+    if (status !== 0) {
       failed++;
-      console.error(`suite ${suite} failed under Node ${major} with status ${res.status}`);
+      console.error(`suite ${suite} failed under Node ${major} with status ${status}`);
     }
   }
 }
 const render = path.join(BENCH_DIR, 'render.mjs');
-if (fs.existsSync(render)) spawnSync(process.execPath, [render], { stdio: 'inherit', cwd: BENCH_DIR });
+if (fs.existsSync(render)) runUnder(process.execPath, render);
 process.exit(failed ? 1 : 0);

@@ -20,6 +20,7 @@
 import { EventEmitter } from 'node:events';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { isMain } from './harness.mjs';
 
 export const CHANNEL_KERNEL_CANDIDATES = ['compiled-out', 'no-subscriber', 'bridge-on'];
 const noop = () => {};
@@ -306,7 +307,7 @@ export const CHANNEL_KERNELS = {
   'ws-kill': { build: wsKillKernel, warmOps: 2_000, shortOps: 2_000, longOps: 10_000 },
 };
 
-if (process.argv[1] && process.argv[1].endsWith('channel-kernels.mjs')) {
+if (isMain(import.meta.url)) {
   const [scenario, candidate, opsText] = process.argv.slice(2);
   const ops = Number(opsText);
   if (!(scenario in CHANNEL_KERNELS) || !CHANNEL_KERNEL_CANDIDATES.includes(candidate) || !(ops >= 0)) {

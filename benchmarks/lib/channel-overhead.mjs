@@ -23,15 +23,25 @@
  *   node lib/channel-overhead.mjs --against <other checkout>/packages [kernel ...]
  *                                     # this build vs another's, no subscriber (prints only)
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { instructionsPerOp, jsonFromChild, valgrindAvailable } from './cachegrind.mjs';
 import { CHANNEL_CANDIDATES, compiledOut } from './channel-candidates.mjs';
 import { CHANNEL_KERNELS } from './channel-kernels.mjs';
-import { BENCH_DIR, printScenario, RESULTS_DIR, scenario, writeResults } from './harness.mjs';
-import { nodeBinary, parseMajors } from './runtimes.mjs';
+import {
+  answerParent,
+  BENCH_DIR,
+  childValue,
+  fewAtATime,
+  instructionsPerOp,
+  isMain,
+  printScenario,
+  RESULTS_DIR,
+  scenario,
+  valgrindAvailable,
+  writeResults,
+} from './harness.mjs';
+import { nodeBinary, parseMajors, runUnder } from './runtimes.mjs';
 
 const KERNEL = path.join(path.dirname(fileURLToPath(import.meta.url)), 'channel-kernels.mjs');
 
@@ -83,27 +93,11 @@ const REPEATS = Math.max(1, Math.floor(Number(process.env.BENCH_CHANNEL_REPEATS 
 /** Valgrind runs at once (each is single-threaded); BENCH_CHANNEL_JOBS overrides. */
 const JOBS = Math.max(1, Number(process.env.BENCH_CHANNEL_JOBS ?? 2));
 
-/** Runs `jobs` (functions returning promises), JOBS at a time. */
-async function fewAtATime(jobs) {
-  const results = new Array(jobs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) {
-      const i = next++;
-      results[i] = await jobs[i]();
-    }
-  };
-  await Promise.all(Array.from({ length: JOBS }, worker));
-  return results;
-}
-
 /** instructionsPerOp of one candidate, counted in a child process so that two can run at once. */
 function countAsync(scenarioId, candidate, copy) {
-  return jsonFromChild(
-    fileURLToPath(import.meta.url),
-    ['--count', scenarioId, candidate, copy.dir],
-    `channel-overhead: ${scenarioId}/${candidate}`,
-  );
+  return childValue(fileURLToPath(import.meta.url), ['--count', scenarioId, candidate, copy.dir], {
+    label: `channel-overhead: ${scenarioId}/${candidate}`,
+  });
 }
 
 const pct = (subject, baseline) => (subject / baseline - 1) * 100;
@@ -135,7 +129,7 @@ export async function channelInstructionScenarios(suite) {
       for (const spec of specs)
         for (const candidate of COUNTED)
           jobs.push(() => countAsync(spec.kernel, candidate, candidate === 'compiled-out' ? stripped : built));
-    const counts = await fewAtATime(jobs);
+    const counts = await fewAtATime(jobs, JOBS);
     const out = [];
     specs.forEach((spec, i) => {
       const results = {};
@@ -247,7 +241,7 @@ async function compareBuilds(otherPackages, kernels) {
     const jobs = chosen.flatMap((kernel) =>
       [mine, other].map((copy) => () => countAsync(kernel, 'no-subscriber', copy)),
     );
-    const counts = await fewAtATime(jobs);
+    const counts = await fewAtATime(jobs, JOBS);
     chosen.forEach((kernel, i) => {
       const [a, b] = [counts[2 * i].perOp, counts[2 * i + 1].perOp];
       console.log(
@@ -268,7 +262,7 @@ async function main(args) {
       kernel: KERNEL,
       env,
     });
-    process.stdout.write(JSON.stringify(count));
+    answerParent(count);
     return;
   }
   if (args[0] === '--against') {
@@ -296,16 +290,10 @@ async function main(args) {
       );
   for (const major of parseMajors(nodeList)) {
     const node = nodeBinary(major);
-    await new Promise((resolve, reject) => {
-      const child = spawn(node, [fileURLToPath(import.meta.url), '--merge', ...chosen], {
-        stdio: 'inherit',
-        cwd: BENCH_DIR,
-        env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` },
-      });
-      child.on('close', (status) => (status === 0 ? resolve() : reject(new Error(`Node ${major}: status ${status}`))));
-    });
+    const status = runUnder(node, fileURLToPath(import.meta.url), ['--merge', ...chosen]);
+    if (status !== 0) throw new Error(`Node ${major}: status ${status}`);
   }
   await import(pathToFileURL(path.join(BENCH_DIR, 'render.mjs')).href);
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) await main(process.argv.slice(2));
+if (isMain(import.meta.url)) await main(process.argv.slice(2));

@@ -21,7 +21,7 @@ import { TimingWheel } from '@tickwheel/core';
 import retimer from 'retimer';
 import timerWheelPackage from 'timer-wheel';
 import { FloorList } from './floor-list.mjs';
-import { gc } from './harness.mjs';
+import { gc, heapAfterGc, sleepSync } from './harness.mjs';
 import { HeapTimerQueue } from './heap-timer-queue.mjs';
 
 const { TimerWheel: NpmTimerWheel, ActionTimerWheel } = timerWheelPackage;
@@ -289,11 +289,6 @@ function expiryDelay(i, count) {
   return 1 + Math.floor((i * 1000) / count);
 }
 
-/** Blocks the thread for `ms` without running anything (no busy loop, so no instructions). */
-function sleepSync(ms) {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
 /**
  * Schedules with `scheduleAll` and resolves once every timer has fired. With `overdue`, the
  * thread then sleeps past the last due time before the loop runs, so that every timer is fired
@@ -397,11 +392,9 @@ export const MEMORY_TIMERS = 1_000_000;
 
 function bytesPerTimer(create, destroy) {
   const handles = new Array(MEMORY_TIMERS).fill(null);
-  gc();
-  const before = process.memoryUsage().heapUsed;
+  const before = heapAfterGc();
   create(handles);
-  gc();
-  const after = process.memoryUsage().heapUsed;
+  const after = heapAfterGc();
   destroy(handles);
   return (after - before) / MEMORY_TIMERS;
 }

@@ -7,16 +7,9 @@ import retimer from 'retimer';
 import timerWheelPackage from 'timer-wheel';
 import { CORE_PEERS, keptAlive, noop, TIMER_WHEEL_RESOLUTION_MS, undiciTimers } from './core-kernels.mjs';
 import { HeapTimerQueue } from './heap-timer-queue.mjs';
-import { alternate, median, percentile, printScenario, scenario } from './harness.mjs';
+import { alternate, percentile, printScenario, scenario, sleep, summarize } from './harness.mjs';
 
 const { ActionTimerWheel } = timerWheelPackage;
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Per-round numbers pulled out of `alternate` runs that measure more than one figure. */
-function summarize(samples) {
-  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
-}
 
 // ---------------------------------------------------------------------------------------------
 // 5. Wakeups: native timer callbacks the wheel takes. Idle: an empty wheel (after one timer was

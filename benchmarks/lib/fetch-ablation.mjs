@@ -6,19 +6,17 @@
  * As there, the old generation is sized so that no mark-compact lands in a run; ABLATION_FULL_GC=1
  * counts with node's default heap instead (mark-compacts included, as they fall).
  *
- *   node lib/fetch-ablation.mjs [variant,...] [shortN] [longN]
+ *   node --expose-gc suites/fetch.mjs --ablation [variant,...] [shortN] [longN]
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { countInstructions } from './cachegrind.mjs';
+import { LIMIT_MS, NODE_FLAGS as COUNT_FLAGS, startServer, WARMUP } from './fetch-instructions.mjs';
+import { instructionsPerOp, isMain } from './harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const require = createRequire(import.meta.url);
-/** As lib/fetch-instructions.mjs (not imported: its own kernel would run on import). */
-const WARMUP = 3_000;
-const NODE_FLAGS =
-  process.env.ABLATION_FULL_GC === '1' ? [] : ['--initial-old-space-size=1024', '--predictable-gc-schedule'];
-const LIMIT_MS = 3_600_000;
+/** The fetch suite's count's flags, or node's default heap with ABLATION_FULL_GC=1. */
+const NODE_FLAGS = process.env.ABLATION_FULL_GC === '1' ? [] : COUNT_FLAGS;
 const LEGACY = Symbol.for('undici.globalDispatcher.1');
 const CURRENT = Symbol.for('undici.globalDispatcher.2');
 
@@ -206,31 +204,26 @@ async function kernel(variant, ops) {
   process.exit(0);
 }
 
-if (process.argv[2] === 'request') {
+if (isMain(import.meta.url) && process.argv[2] === 'request') {
   await kernel(process.argv[3], Number(process.argv[4]));
-} else {
-  const names = process.argv[2] ? process.argv[2].split(',') : Object.keys(VARIANTS);
-  const shortN = Number(process.argv[3] ?? 1_000);
-  const longN = Number(process.argv[4] ?? 3_000);
-  // Imported here, not at the top: in a `request` child its own kernel would run on import.
-  const { startServer } = await import('./fetch-instructions.mjs');
+}
+
+/** Counts each of `names` (default every variant) and prints `node, variant, instructions per request` lines. */
+export async function fetchAblation(names = Object.keys(VARIANTS), shortN = 1_000, longN = 3_000) {
   const server = await startServer();
   const env = { ...process.env, FETCH_INSTRUCTIONS_URL: server.url };
   try {
     for (const name of names) {
-      const short = countInstructions(process.execPath, 'request', name, shortN, {
-        kernel: SELF,
-        env,
-        nodeFlags: NODE_FLAGS,
-      });
-      const long = countInstructions(process.execPath, 'request', name, longN, {
-        kernel: SELF,
-        env,
-        nodeFlags: NODE_FLAGS,
-      });
-      console.log(`${process.version}\t${name}\t${Math.round((long - short) / (longN - shortN))}`);
+      const count = instructionsPerOp(
+        process.execPath,
+        'request',
+        name,
+        { shortOps: shortN, longOps: longN },
+        { kernel: SELF, env, nodeFlags: NODE_FLAGS },
+      );
+      console.log(`${process.version}\t${name}\t${Math.round(count.perOp)}`);
     }
   } finally {
-    server.stop();
+    await server.stop();
   }
 }

@@ -32,14 +32,13 @@
  *
  *   node lib/fetch-instructions.mjs [shortN] [longN]   # prints the counts for this Node (default 1000 3000)
  */
-import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { countInstructions, valgrindAvailable } from './cachegrind.mjs';
+import { forkWorker, instructionsPerOp, isMain, serveParent, valgrindAvailable } from './harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
-/** Requests before the counted window: past fetch's tiering up (see the header). */
-export const WARMUP = 3_000;
+/** Requests before the counted window: past fetch's tiering up (see the header); FETCH_WARMUP overrides it. */
+export const WARMUP = Number(process.env.FETCH_WARMUP ?? 3_000);
 /** The old generation's initial size: above what the longest run promotes, so no mark-compact lands in a window (see the header). */
 export const OLD_SPACE_MB = 1_024;
 /**
@@ -78,24 +77,21 @@ function serve() {
     res.end(BODY);
   });
   server.keepAliveTimeout = 600_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-  process.on('message', (message) => {
-    if (message === 'stop') process.exit(0);
-  });
+  server.listen(0, '127.0.0.1', () => serveParent({}, { hello: server.address().port }));
 }
 
 /**
- * A server child (this file with `--serve`) answering every request with the 512-byte body;
- * `stop()` ends it by its IPC channel. Also the server of lib/fetch-ablation.mjs.
+ * A server worker (this file with `--serve`) answering every request with the 512-byte body;
+ * `stop()` ends it. Also the server of lib/fetch-ablation.mjs.
  */
 export async function startServer() {
-  const child = fork(SELF, ['--serve'], { stdio: 'inherit' });
-  const { port } = await new Promise((resolve) => child.once('message', resolve));
-  return { url: `http://127.0.0.1:${port}/`, stop: () => child.send('stop') };
+  const worker = forkWorker(SELF, ['--serve']);
+  const port = await worker.ready;
+  return { url: `http://127.0.0.1:${port}/`, stop: () => worker.close() };
 }
 
 /**
- * Instructions per request of each candidate under `node`: (long - short) / (longN - shortN).
+ * Instructions per request of each candidate under `node`: `instructionsPerOp`, long run minus short run.
  * @returns `{ [candidate]: { median, samples: [perRequest] } }`, or undefined without valgrind
  */
 export async function fetchInstructions(node = process.execPath, shortN = 1_000, longN = 3_000) {
@@ -105,22 +101,27 @@ export async function fetchInstructions(node = process.execPath, shortN = 1_000,
     const env = { ...process.env, FETCH_INSTRUCTIONS_URL: server.url };
     const results = {};
     for (const candidate of INSTRUCTION_CANDIDATES) {
-      const short = countInstructions(node, 'request', candidate, shortN, { kernel: SELF, env, nodeFlags: NODE_FLAGS });
-      const long = countInstructions(node, 'request', candidate, longN, { kernel: SELF, env, nodeFlags: NODE_FLAGS });
-      const perRequest = Math.round((long - short) / (longN - shortN));
+      const count = instructionsPerOp(
+        node,
+        'request',
+        candidate,
+        { shortOps: shortN, longOps: longN },
+        { kernel: SELF, env, nodeFlags: NODE_FLAGS },
+      );
+      const perRequest = Math.round(count.perOp);
       results[candidate] = { median: perRequest, samples: [perRequest] };
     }
     return results;
   } finally {
-    server.stop();
+    await server.stop();
   }
 }
 
-if (process.argv[2] === '--serve') {
+if (isMain(import.meta.url) && process.argv[2] === '--serve') {
   serve();
-} else if (process.argv[2] === 'request') {
+} else if (isMain(import.meta.url) && process.argv[2] === 'request') {
   await kernel(process.argv[3], Number(process.argv[4]));
-} else if (process.argv[1] === SELF) {
+} else if (isMain(import.meta.url)) {
   const results = await fetchInstructions(
     process.execPath,
     Number(process.argv[2] ?? 1_000),

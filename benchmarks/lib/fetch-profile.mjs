@@ -1,7 +1,6 @@
 /**
  * Where the wrapper's CPU goes against a real server: a CPU profile of the fetch suite's
  * throughput loop, and the share of the client's busy time spent in the wrapper's own functions.
- * Must not depend on: the suites or the results files (it only prints).
  *
  * A sample counts for the wrapper when, walking from the sampled function towards the root, a
  * function of packages/fetch or packages/core comes before any function of undici or of this
@@ -11,19 +10,18 @@
  * samples moves much less with the load of a shared machine than CPU time does, and it names the
  * functions, which the throughput scenario cannot.
  *
- *   node lib/fetch-profile.mjs [--node 22] [requests]      # one profile of withTimeouts(fetch)
+ *   node --expose-gc suites/fetch.mjs --profile [--node 22] [requests]   # against the suite's local server
  */
-import { fork, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { nodeBinary } from './runtimes.mjs';
+import { isMain } from './harness.mjs';
+import { runUnder } from './runtimes.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = path.join(path.dirname(SELF), '..', '..');
-/** The fetch suite's local server (its `--server` mode), so that both load the same one. */
-const SUITE = path.join(ROOT, 'benchmarks', 'suites', 'fetch.mjs');
 const CONCURRENCY = 8;
 const WARMUP = 1_500;
 const TIMEOUT_MS = 60_000;
@@ -69,29 +67,17 @@ function wrapperShare(profile) {
   return { busy, ours };
 }
 
-async function main() {
-  const args = process.argv.slice(2);
-  const at = args.indexOf('--node');
-  const node = at >= 0 ? nodeBinary(Number(args.splice(at, 2)[1])) : process.execPath;
-  const count = Number(args[0] ?? 8_000);
-  const server = fork(SUITE, ['--server']);
-  const { port } = await new Promise((resolve) => server.once('message', resolve));
+/**
+ * Profiles `count` (+ WARMUP) requests of withTimeouts(fetch) against `url` in a child under
+ * `node`, and prints the wrapper's share of the client's busy time, by function.
+ */
+export async function profileWrapper(url, { node = process.execPath, count = 8_000 } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fetch-profile-'));
   try {
-    const run = spawnSync(
-      node,
-      [
-        '--cpu-prof',
-        `--cpu-prof-dir=${dir}`,
-        '--cpu-prof-interval=200',
-        SELF,
-        '--client',
-        `http://127.0.0.1:${port}/`,
-        String(count),
-      ],
-      { stdio: 'inherit' },
-    );
-    if (run.status !== 0) throw new Error(`profiled client exited with ${run.status}`);
+    const status = runUnder(node, SELF, ['--client', url, String(count)], {
+      execArgv: ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'],
+    });
+    if (status !== 0) throw new Error(`profiled client exited with ${status}`);
     const [file] = fs.readdirSync(dir);
     const { busy, ours } = wrapperShare(JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')));
     const total = [...ours.values()].reduce((a, b) => a + b, 0);
@@ -109,10 +95,9 @@ async function main() {
       console.log(`  ${(us / requests).toFixed(3).padStart(7)} µs  ${key}`);
     }
   } finally {
-    server.send('exit');
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (process.argv[2] === '--client') await clientMain(process.argv[3], Number(process.argv[4]));
-else await main();
+if (isMain(import.meta.url) && process.argv[2] === '--client')
+  await clientMain(process.argv[3], Number(process.argv[4]));

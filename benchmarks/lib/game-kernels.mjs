@@ -13,13 +13,21 @@
  * the counted ticks, so that a short and a long run differ only in the ticks counted, and the
  * refresh order is generated for the longest run and read from its start.
  */
-import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { ClockTimer } from '@colyseus/timer';
-import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
-import { instructionsPerOp, valgrindAvailable } from './cachegrind.mjs';
-import { BUFFS, DURATIONS_MS, REFRESHES_PER_TICK, STEP_MS, initialMs, makeBuff, prng } from './game-world.mjs';
-import { printScenario, scenario } from './harness.mjs';
+import { ManualClock, TimingWheel } from '@tickwheel/core';
+import { BUFFS, DURATIONS_MS, REFRESHES_PER_TICK, STEP_MS, initialMs, makeBuff, timerSetWorld } from './game-world.mjs';
+import {
+  answerParent,
+  childValue,
+  instructionsPerOp,
+  isMain,
+  memoryAfterGc,
+  printScenario,
+  prng,
+  scenario,
+  valgrindAvailable,
+} from './harness.mjs';
 
 /** The longest run a count may ask for, in ticks after the warm-up. */
 export const MAX_TICKS = 400;
@@ -36,19 +44,7 @@ export const PERIODIC = {
     const clock = new ManualClock(0);
     const wheel = new TimingWheel({ clock });
     const counter = { expired: 0 };
-    const buffs = new Array(BUFFS);
-    const set = new TimerSet({
-      wheel,
-      onExpire: (key, buff) => {
-        counter.expired++;
-        set.set(key, DURATIONS_MS[buff.kind], buff);
-      },
-    });
-    for (let i = 0; i < BUFFS; i++) {
-      const buff = makeBuff(i);
-      buffs[i] = buff;
-      set.set(i, initialMs[i], buff);
-    }
+    const { set, buffs } = timerSetWorld(wheel, counter);
     const refresh = { policy: 'max' };
     const step = (tick) => {
       clock.advance(STEP_MS);
@@ -188,44 +184,32 @@ export function periodicInstructionScenario() {
   return [sc];
 }
 
-/** Bytes in use (V8 heap plus ArrayBuffer backing stores) after a full collection. */
-function memoryAfterGc() {
-  globalThis.gc();
-  globalThis.gc();
-  const { heapUsed, arrayBuffers } = process.memoryUsage();
-  return heapUsed + arrayBuffers;
-}
-
 /**
  * Heap per buff of a candidate's world, built in a fresh process (`heap <candidate>`, with
  * --expose-gc): in the suite's process a world measured after another could still be held by a
  * stale register of the loop that built the previous one, and read as 0 bytes.
  */
-export function heapPerBuff(candidate) {
-  const res = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), 'heap', candidate], {
-    encoding: 'utf8',
-  });
-  if (res.status !== 0) throw new Error(`game-kernels heap ${candidate} failed: ${res.stderr}`);
-  return JSON.parse(res.stdout).bytesPerBuff;
+export async function heapPerBuff(candidate) {
+  return childValue(fileURLToPath(import.meta.url), ['heap', candidate], { label: `game-kernels heap ${candidate}` });
 }
 
-if (process.argv[1] && process.argv[1].endsWith('game-kernels.mjs')) {
+if (isMain(import.meta.url)) {
   const [scenario, candidate, ticksText] = process.argv.slice(2);
   if (scenario === 'heap' && candidate in PERIODIC) {
     const before = memoryAfterGc();
     const world = PERIODIC[candidate]();
     const bytesPerBuff = (memoryAfterGc() - before) / BUFFS;
     if (typeof world.step !== 'function') throw new Error(`${candidate}: no world built`);
-    console.log(JSON.stringify({ bytesPerBuff }));
-    process.exit(0);
+    answerParent(bytesPerBuff);
+  } else {
+    const ticks = Number(ticksText);
+    if (scenario !== 'periodic' || !(candidate in PERIODIC) || !(ticks >= 0 && ticks <= MAX_TICKS)) {
+      console.error(
+        `usage: game-kernels.mjs periodic <${Object.keys(PERIODIC).join('|')}> <ticks 0..${MAX_TICKS}> | heap <candidate>`,
+      );
+      process.exit(2);
+    }
+    const expired = runPeriodic(candidate, ticks);
+    console.log(JSON.stringify({ expired }));
   }
-  const ticks = Number(ticksText);
-  if (scenario !== 'periodic' || !(candidate in PERIODIC) || !(ticks >= 0 && ticks <= MAX_TICKS)) {
-    console.error(
-      `usage: game-kernels.mjs periodic <${Object.keys(PERIODIC).join('|')}> <ticks 0..${MAX_TICKS}> | heap <candidate>`,
-    );
-    process.exit(2);
-  }
-  const expired = runPeriodic(candidate, ticks);
-  console.log(JSON.stringify({ expired }));
 }

@@ -10,7 +10,7 @@
  */
 import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
 import { gc } from './harness.mjs';
-import { prng } from './game-world.mjs';
+import { prng } from './harness.mjs';
 
 /** Pairs per block: long enough for a stable figure (tens of ms), short enough for many blocks. */
 export const BLOCK_PAIRS = 50_000;

@@ -7,7 +7,7 @@
  */
 import { ManualClock, TimerSet, TimingWheel } from '@tickwheel/core';
 import { ClockTimer } from '@colyseus/timer';
-import { gc } from './harness.mjs';
+import { cpuMicros, gc, memoryAfterGc, prng } from './harness.mjs';
 
 export const ENTITIES = 100_000;
 export const BUFFS_PER_ENTITY = 5;
@@ -20,18 +20,6 @@ export const WARM_TICKS = 3;
 export const MEASURED_TICKS = 6;
 /** ...and TimerSet alone then runs this many more ticks, for a steadier figure of its own. */
 export const LONG_TICKS = 200;
-
-/** A small deterministic PRNG (mulberry32), so both candidates see the same world and refreshes. */
-export function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const random = prng(20_260_101);
 /** First expiry of each buff: a whole number of ticks into its duration, so expiries are spread evenly. */
@@ -60,25 +48,6 @@ function clockTimerStep(timer, clock, buffs) {
       buffs[refreshTargets[r]].delayed.reset();
     }
   };
-}
-
-/**
- * Memory in use after a full GC: the V8 heap plus ArrayBuffer backing stores, which live outside
- * the heap (TimerSet's slab, key records and bucket arrays are typed arrays; ClockTimer has none).
- * Two GCs: the backing stores of typed arrays that die in the first are freed by a sweeper that
- * may not have finished when it returns (after one, 0 to 25 B per buff of TimerSet's outgrown
- * bucket arrays were still counted, run to run; after two, the same figure every run).
- */
-function memoryUsed() {
-  gc();
-  gc();
-  const { heapUsed, arrayBuffers } = process.memoryUsage();
-  return heapUsed + arrayBuffers;
-}
-
-function cpuMicros() {
-  const { user, system } = process.cpuUsage();
-  return user + system;
 }
 
 /** Side figures of each round, keyed by candidate: heap per buff and expiries seen. */
@@ -115,8 +84,29 @@ function clockTimerWorld() {
   timer.now = () => clock.now;
   timer.start();
   // `before` first: the world's array counts in every candidate's figure, as in TimerSet's.
-  const before = memoryUsed();
+  const before = memoryAfterGc();
   return { clock, timer, counter: { expired: 0 }, before, buffs: new Array(BUFFS) };
+}
+
+/**
+ * TimerSet's world on `wheel`: every buff set at its initial expiry and, as it expires, set again
+ * for its duration (counted in `counter.expired`).
+ */
+export function timerSetWorld(wheel, counter) {
+  const buffs = new Array(BUFFS);
+  const set = new TimerSet({
+    wheel,
+    onExpire: (key, buff) => {
+      counter.expired++;
+      set.set(key, DURATIONS_MS[buff.kind], buff);
+    },
+  });
+  for (let i = 0; i < BUFFS; i++) {
+    const buff = makeBuff(i);
+    buffs[i] = buff;
+    set.set(i, initialMs[i], buff);
+  }
+  return { set, buffs };
 }
 
 export const busy = {
@@ -124,21 +114,9 @@ export const busy = {
     const clock = new ManualClock(0);
     const wheel = new TimingWheel({ clock });
     const counter = { expired: 0 };
-    const before = memoryUsed();
-    const buffs = new Array(BUFFS);
-    const set = new TimerSet({
-      wheel,
-      onExpire: (key, buff) => {
-        counter.expired++;
-        set.set(key, DURATIONS_MS[buff.kind], buff);
-      },
-    });
-    for (let i = 0; i < BUFFS; i++) {
-      const buff = makeBuff(i);
-      buffs[i] = buff;
-      set.set(i, initialMs[i], buff);
-    }
-    heapSamples.tickwheel.push((memoryUsed() - before) / BUFFS);
+    const before = memoryAfterGc();
+    const { set, buffs } = timerSetWorld(wheel, counter);
+    heapSamples.tickwheel.push((memoryAfterGc() - before) / BUFFS);
     const refresh = { policy: 'max' };
     const step = (tick) => {
       clock.advance(STEP_MS);
@@ -163,7 +141,7 @@ export const busy = {
       };
       buff.delayed = timer.setTimeout(reapply, initialMs[i]);
     }
-    heapSamples.colyseus.push((memoryUsed() - before) / BUFFS);
+    heapSamples.colyseus.push((memoryAfterGc() - before) / BUFFS);
     const step = clockTimerStep(timer, clock, buffs);
     const perTick = measureWorld('colyseus', step, counter, false);
     timer.clear();
@@ -183,7 +161,7 @@ export const busy = {
       // Delayed.elapsedTime is public: start part-way through, so the first run comes at initialMs.
       buff.delayed.elapsedTime = DURATIONS_MS[buff.kind] - initialMs[i];
     }
-    heapSamples['colyseus setInterval'].push((memoryUsed() - before) / BUFFS);
+    heapSamples['colyseus setInterval'].push((memoryAfterGc() - before) / BUFFS);
     const step = clockTimerStep(timer, clock, buffs);
     const perTick = measureWorld('colyseus setInterval', step, counter, true);
     timer.clear();

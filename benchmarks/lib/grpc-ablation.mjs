@@ -17,11 +17,11 @@
  * `noop` is what grpc-js charges for having an interceptor at all; `wrap-noop` is the no-op
  * grpc-js's documentation shows, with the requester and listener objects it builds per call.
  *
- *   node lib/grpc-ablation.mjs [shortN] [longN] [variant,...]   # prints the counts for this Node
+ *   node --expose-gc suites/grpc.mjs --ablation [shortN] [longN] [variant,...]   # prints the counts for this Node
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { fileURLToPath } from 'node:url';
-import { countInstructions } from './cachegrind.mjs';
+import { instructionsPerOp, isMain } from './harness.mjs';
 import { ECHO_SERVICE, tracer, WARMUP } from './grpc-instructions.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -111,21 +111,26 @@ async function kernel(variant, ops) {
   process.exit(0);
 }
 
-if (process.argv[2] === 'call') {
+if (isMain(import.meta.url) && process.argv[2] === 'call') {
   await kernel(process.argv[3], Number(process.argv[4]));
-} else if (process.argv[1] === SELF) {
-  const shortN = Number(process.argv[2] ?? 500);
-  const longN = Number(process.argv[3] ?? 2_000);
-  const variants = process.argv[4]?.split(',') ?? GRPC_ABLATION_VARIANTS;
+}
+
+/** Counts each of `variants` and prints one JSON line per count. */
+export function grpcAblation(shortN = 500, longN = 2_000, variants = GRPC_ABLATION_VARIANTS) {
   for (const variant of variants) {
-    const short = countInstructions(process.execPath, 'call', variant, shortN, { kernel: SELF });
-    const long = countInstructions(process.execPath, 'call', variant, longN, { kernel: SELF });
+    const count = instructionsPerOp(
+      process.execPath,
+      'call',
+      variant,
+      { shortOps: shortN, longOps: longN },
+      { kernel: SELF },
+    );
     console.log(
       JSON.stringify({
         node: process.version,
         variant,
         pkg: process.env.GRPC_INSTRUCTIONS_PACKAGE ?? '@tickwheel/grpc',
-        perCall: Math.round((long - short) / (longN - shortN)),
+        perCall: Math.round(count.perOp),
       }),
     );
   }

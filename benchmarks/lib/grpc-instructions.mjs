@@ -28,7 +28,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { fileURLToPath } from 'node:url';
-import { countInstructions, valgrindAvailable } from './cachegrind.mjs';
+import { instructionsPerOp, isMain, valgrindAvailable } from './harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 /**
@@ -120,7 +120,7 @@ async function kernel(candidate, ops) {
 }
 
 /**
- * Instructions per call of each candidate under `node`: (long - short) / (longN - shortN).
+ * Instructions per call of each candidate under `node`: `instructionsPerOp`, long run minus short run.
  * @returns `{ [candidate]: { median, samples: [perCall] } }`, or undefined without valgrind
  */
 export function grpcInstructions(
@@ -132,17 +132,16 @@ export function grpcInstructions(
   if (!valgrindAvailable()) return undefined;
   const results = {};
   for (const candidate of candidates) {
-    const short = countInstructions(node, 'call', candidate, shortN, { kernel: SELF });
-    const long = countInstructions(node, 'call', candidate, longN, { kernel: SELF });
-    const perCall = Math.round((long - short) / (longN - shortN));
+    const count = instructionsPerOp(node, 'call', candidate, { shortOps: shortN, longOps: longN }, { kernel: SELF });
+    const perCall = Math.round(count.perOp);
     results[candidate] = { median: perCall, samples: [perCall] };
   }
   return results;
 }
 
-if (process.argv[2] === 'call') {
+if (isMain(import.meta.url) && process.argv[2] === 'call') {
   await kernel(process.argv[3], Number(process.argv[4]));
-} else if (process.argv[1] === SELF) {
+} else if (isMain(import.meta.url)) {
   const candidates = process.argv[4]?.split(',') ?? GRPC_INSTRUCTION_CANDIDATES;
   const results = grpcInstructions(
     process.execPath,

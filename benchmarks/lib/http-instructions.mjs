@@ -17,10 +17,9 @@
  *
  *   node lib/http-instructions.mjs [shortN] [longN] [candidates]   # prints the counts for this Node
  */
-import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { countInstructions, valgrindAvailable } from './cachegrind.mjs';
+import { answerParent, childValue, instructionsPerOp, isMain, valgrindAvailable } from './harness.mjs';
 import { createCandidateServer, HTTP_CANDIDATES } from './http-candidates.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -32,10 +31,11 @@ export const NODE_FLAGS = [`--initial-old-space-size=${OLD_SPACE_MB}`, '--predic
 /** The counted process: a candidate's server, and a client child making WARMUP + `ops` requests. */
 async function serve(candidate, ops) {
   const server = await createCandidateServer(candidate);
-  const client = fork(SELF, ['--client', String(server.port), String(WARMUP + ops)], { stdio: 'inherit' });
-  const code = await new Promise((resolve) => client.once('exit', resolve));
+  const requests = await childValue(SELF, ['--client', String(server.port), String(WARMUP + ops)], {
+    execArgv: process.execArgv,
+  });
   server.close();
-  process.exit(code === 0 ? 0 : 1);
+  process.exit(requests === WARMUP + ops ? 0 : 1);
 }
 
 /** The client child: `total` requests, one at a time, on one keep-alive socket. */
@@ -52,31 +52,36 @@ async function client(port, total) {
     });
   }
   agent.destroy();
+  answerParent(total);
 }
 
 /**
- * Instructions per request of each candidate's server under `node`: (long - short) / (longN - shortN).
+ * Instructions per request of each candidate's server under `node`: `instructionsPerOp`, long run minus short run.
  * @returns `{ [candidate]: { median, samples: [perRequest] } }`, or undefined without valgrind
  */
 export function httpInstructions(node = process.execPath, shortN = 1_000, longN = 3_000, candidates = HTTP_CANDIDATES) {
   if (!valgrindAvailable()) return undefined;
   const results = {};
   for (const candidate of candidates) {
-    const options = { kernel: SELF, nodeFlags: NODE_FLAGS };
-    const short = countInstructions(node, 'serve', candidate, shortN, options);
-    const long = countInstructions(node, 'serve', candidate, longN, options);
-    const perRequest = Math.round((long - short) / (longN - shortN));
-    console.log(`  instructions: ${candidate} ${perRequest} per request (${short} / ${long})`);
+    const count = instructionsPerOp(
+      node,
+      'serve',
+      candidate,
+      { shortOps: shortN, longOps: longN },
+      { kernel: SELF, nodeFlags: NODE_FLAGS },
+    );
+    const perRequest = Math.round(count.perOp);
+    console.log(`  instructions: ${candidate} ${perRequest} per request (${count.short} / ${count.long})`);
     results[candidate] = { median: perRequest, samples: [perRequest] };
   }
   return results;
 }
 
-if (process.argv[2] === 'serve') {
+if (isMain(import.meta.url) && process.argv[2] === 'serve') {
   await serve(process.argv[3], Number(process.argv[4]));
-} else if (process.argv[2] === '--client') {
+} else if (isMain(import.meta.url) && process.argv[2] === '--client') {
   await client(Number(process.argv[3]), Number(process.argv[4]));
-} else if (process.argv[1] === SELF) {
+} else if (isMain(import.meta.url)) {
   const results = httpInstructions(
     process.execPath,
     Number(process.argv[2] ?? 1_000),

@@ -13,6 +13,7 @@
  * as the run got longer: fewer scavenges per op in a longer run).
  */
 import { CONNECTIONS, durationsFor, expiring, messageOrder, refreshing, rolling } from './core-kernels.mjs';
+import { isMain } from './harness.mjs';
 
 /** The longest run any scenario is counted with; the refresh order is generated at this length. */
 export const MAX_OPS = 2_000_000;
@@ -27,7 +28,7 @@ export const KERNELS = {
   'expiry-overdue': (candidate, ops) => expiring(ops, true)[candidate](),
 };
 
-if (process.argv[1] && process.argv[1].endsWith('instruction-kernel.mjs')) {
+if (isMain(import.meta.url)) {
   const [scenario, candidate, opsText] = process.argv.slice(2);
   const ops = Number(opsText);
   if (!(scenario in KERNELS) || !(ops > 0 && ops <= MAX_OPS)) {

@@ -25,6 +25,7 @@
 import { Redis } from 'ioredis';
 import { Queue } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
+import { answerParent, cpuMicros, tellParent } from './harness.mjs';
 
 const [system, configJson] = process.argv.slice(2);
 const { port, name, n, windowMs, leadMs, maxInFlight } = JSON.parse(configJson);
@@ -43,7 +44,7 @@ const redis = new Redis({ port, host: '127.0.0.1' });
 const [seconds, micros] = await redis.time();
 const firstDueMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + leadMs;
 const dueOf = (i) => firstDueMs + Math.floor((i * windowMs) / n);
-process.send({ firstDueMs, payloadBytes: Buffer.byteLength(JSON.stringify(payloadOf(0))) });
+tellParent({ firstDueMs, payloadBytes: Buffer.byteLength(JSON.stringify(payloadOf(0))) });
 
 let add;
 let close;
@@ -125,21 +126,16 @@ await new Promise((resolve, reject) => {
     }
     if (performance.now() - lastReport > 5_000) {
       lastReport = performance.now();
-      process.send({ scheduled: done, window: Math.floor(window) });
+      tellParent({ scheduled: done, window: Math.floor(window) });
     }
   };
   pump();
 });
 const scheduleMs = performance.now() - t0;
 await close();
-const cpu = process.cpuUsage();
-process.send(
-  {
-    done: true,
-    scheduleMs,
-    cpuMicros: cpu.user + cpu.system,
-    retries,
-    window: { min: minSeen, max: maxSeen, final: Math.floor(window) },
-  },
-  () => process.exit(0),
-);
+answerParent({
+  scheduleMs,
+  cpuMicros: cpuMicros(),
+  retries,
+  window: { min: minSeen, max: maxSeen, final: Math.floor(window) },
+});

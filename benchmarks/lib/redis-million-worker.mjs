@@ -17,6 +17,7 @@
 import { Redis } from 'ioredis';
 import { Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
+import { cpuMicros, eventBatches, serveParent } from './harness.mjs';
 
 const [system, configJson] = process.argv.slice(2);
 const config = JSON.parse(configJson);
@@ -47,18 +48,12 @@ const redisNow = () => performance.timeOrigin + performance.now() + offsetMs;
 // ---------------------------------------------------------------------------------------------
 // Deliveries, sent in batches: [index, latenessMs, index, latenessMs, ...].
 
-let fired = [];
+const fired = eventBatches(200);
 let deliveries = 0;
 const counters = { errors: 0, failed: 0, stale: 0 };
 const record = (id, dueMs) => {
   fired.push(Number(id.slice(1)), Math.round((redisNow() - dueMs) * 100) / 100);
   deliveries++;
-};
-const flush = () => {
-  if (fired.length > 0) {
-    process.send({ fired });
-    fired = [];
-  }
 };
 
 let stopSystem;
@@ -89,34 +84,25 @@ if (system === 'tickwheel') {
 
 await sampleClock();
 const clockTimer = setInterval(() => sampleClock().catch(() => counters.errors++), 2_000);
-const flushTimer = setInterval(flush, 200);
-const cpuMicros = () => {
-  const cpu = process.cpuUsage();
-  return cpu.user + cpu.system;
-};
-
-process.on('message', async (message) => {
-  if (message === 'cpu') {
-    process.send({ cpuMicros: cpuMicros() });
-  } else if (message === 'stop') {
-    clearInterval(clockTimer);
-    clearInterval(flushTimer);
-    await stopSystem();
-    flush();
-    clockClient.disconnect();
-    process.send(
-      {
-        stopped: true,
+serveParent(
+  {
+    /** This process's CPU time so far, in µs. */
+    cpu: () => cpuMicros(),
+    /** Stops the system; answers with the worker's final figures. */
+    async stop() {
+      clearInterval(clockTimer);
+      await stopSystem();
+      fired.stop();
+      clockClient.disconnect();
+      return {
         cpuMicros: cpuMicros(),
         deliveries,
         ...counters,
         offsetMs,
         worstRttMs,
         rss: process.memoryUsage().rss,
-      },
-      () => process.exit(0),
-    );
-  }
-});
-process.on('disconnect', () => process.exit(0));
-process.send({ ready: true, cpuMicros: cpuMicros() });
+      };
+    },
+  },
+  { hello: cpuMicros() },
+);

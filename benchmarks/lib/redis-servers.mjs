@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { sleep } from './harness.mjs';
 
 /** @param {number} port */
 function listenable(port) {
@@ -86,7 +87,7 @@ async function waitForPing(port, timeoutMs) {
       client.disconnect();
     }
     if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await sleep(25);
   }
 }
 
@@ -232,7 +233,7 @@ export async function startRedisCluster(masters = 3, replicas = 0, nodeTimeoutMs
       if (states.every((s) => /cluster_state:ok/.test(s)) && replicasUp === masters * replicas) break;
       if (Date.now() > deadline)
         throw new Error(`cluster did not reach cluster_state:ok with its replicas in sync: ${states.join('\n')}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
     }
   } catch (error) {
     await stop();

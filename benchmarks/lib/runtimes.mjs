@@ -4,7 +4,7 @@
  * `scripts/node-runtime.sh <major>`, which fetches the same registry binaries CI uses once and
  * caches them, so a suite measured "under Node 24" ran on the binary the tests ran on.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { BENCH_DIR } from './harness.mjs';
 
@@ -47,4 +47,18 @@ export function nodeBinary(major) {
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
   return path.join(bin, 'node');
+}
+
+/**
+ * Runs `node script ...args` to its end under the runtime `node` (a binary path), with this
+ * process's stdio and `PATH` starting at that runtime's folder, so anything the script starts by
+ * name (`node`, `npx`) is the same runtime. Returns the exit status.
+ */
+export function runUnder(node, script, args = [], { execArgv = [] } = {}) {
+  const res = spawnSync(node, [...execArgv, script, ...args], {
+    stdio: 'inherit',
+    cwd: BENCH_DIR,
+    env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ''}` },
+  });
+  return res.status;
 }

@@ -13,102 +13,50 @@
  * channel counts: each valgrind run is single-threaded); BENCH_WS_COUNTS=0 leaves the counts (and
  * their rows) out, for a machine too busy for them.
  */
-import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
-import { jsonFromChild, valgrindAvailable } from './cachegrind.mjs';
-import { printScenario, scenario } from './harness.mjs';
+import { fileURLToPath } from 'node:url';
+import {
+  answerParent,
+  childValue,
+  fewAtATime,
+  instructionsPerOp,
+  isMain,
+  printScenario,
+  scenario,
+  valgrindAvailable,
+} from './harness.mjs';
 import { KERNEL_CONNECTIONS, WARM_PERIODS } from './ws-period-kernel.mjs';
 
-const KERNEL = path.join(path.dirname(new URL(import.meta.url).pathname), 'ws-period-kernel.mjs');
+const KERNEL = path.join(path.dirname(fileURLToPath(import.meta.url)), 'ws-period-kernel.mjs');
 const SHORT_PERIODS = 2;
 const LONG_PERIODS = 16;
 const CANDIDATES = ['tickwheel', 'readme', 'none'];
 const JOBS = Math.max(1, Number(process.env.BENCH_WS_COUNT_JOBS ?? 2));
 
 /**
- * V8's compilers, by symbol: TurboFan/Turboshaft, Maglev, Sparkplug. A function is compiled once,
- * but when depends on the type feedback that the run's timing gave it (how many pongs one poll
- * read): two runs of one candidate compiled up to ~120M instructions apart (Node 20, the README
- * pattern, 1 000 connections), ~7k per connection per period of a 16-period window. Their
- * instructions are counted apart and left out of the per-period figure, which is the work every
- * period repeats (garbage collection included).
- */
-const COMPILER_SYMBOL = /v8::internal::(compiler|maglev|baseline)::|turboshaft/;
-
-/**
- * Instructions of one kernel run under cachegrind: `{ total, compiler }`, every instruction of
- * the server process and those of them in V8's compilers (by function, cg_annotate).
- */
-function countRun(scenarioName, candidate, periods) {
-  const out = path.join(os.tmpdir(), `ws-period-${process.pid}-${scenarioName}-${candidate}-${periods}.cg`);
-  try {
-    const res = spawnSync(
-      'valgrind',
-      [
-        '--tool=cachegrind',
-        '--cache-sim=no',
-        `--cachegrind-out-file=${out}`,
-        process.execPath,
-        '--predictable',
-        '--no-concurrent-recompilation',
-        '--expose-gc',
-        KERNEL,
-        scenarioName,
-        candidate,
-        String(periods),
-      ],
-      { encoding: 'utf8', maxBuffer: 16 * 2 ** 20, timeout: 20 * 60_000 },
-    );
-    const match = /I\s+refs:\s+([\d,]+)/.exec(res.stderr ?? '');
-    if (res.status !== 0 || match === null) {
-      throw new Error(
-        `cachegrind: ${scenarioName}/${candidate} with ${periods} periods failed (status ${res.status}): ${(res.stderr ?? '').split('\n').slice(-5).join(' | ')}`,
-      );
-    }
-    const annotated = spawnSync('cg_annotate', ['--auto=no', '--threshold=0', out], {
-      encoding: 'utf8',
-      maxBuffer: 256 * 2 ** 20,
-    });
-    if (annotated.status !== 0) throw new Error(`cg_annotate failed: ${annotated.stderr}`);
-    let compiler = 0;
-    for (const line of annotated.stdout.split('\n')) {
-      const fn = /^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$/.exec(line);
-      if (fn !== null && COMPILER_SYMBOL.test(fn[2])) compiler += Number(fn[1].replaceAll(',', ''));
-    }
-    return { total: Number(match[1].replaceAll(',', '')), compiler };
-  } finally {
-    fs.rmSync(out, { force: true });
-  }
-}
-
-/**
  * One candidate's count under this process's runtime: (long run - short run) / the periods
- * between, without the compilers' instructions (see COMPILER_SYMBOL); `perOpAll` keeps them.
+ * between, without V8's compilers' instructions (`compilers` in cachegrind.mjs): a function is
+ * compiled once, but when depends on the type feedback that the run's timing gave it (how many
+ * pongs one poll read), and two runs of one candidate compiled up to ~120M instructions apart
+ * (Node 20, the README pattern, 1 000 connections), ~7k per connection per period of a 16-period
+ * window. `perOpAll` keeps them; `perOp` is the work every period repeats (garbage collection
+ * included).
  */
 function countOne(scenarioName, candidate) {
-  const short = countRun(scenarioName, candidate, SHORT_PERIODS);
-  const long = countRun(scenarioName, candidate, LONG_PERIODS);
-  const periods = LONG_PERIODS - SHORT_PERIODS;
-  return {
-    perOp: (long.total - long.compiler - (short.total - short.compiler)) / periods,
-    perOpAll: (long.total - short.total) / periods,
-    short,
-    long,
-    shortOps: SHORT_PERIODS,
-    longOps: LONG_PERIODS,
-  };
+  return instructionsPerOp(
+    process.execPath,
+    scenarioName,
+    candidate,
+    { shortOps: SHORT_PERIODS, longOps: LONG_PERIODS },
+    { kernel: KERNEL, compilers: true },
+  );
 }
 
 /** {@link countOne} in a child process (this file with `--count`), so that JOBS counts run at once. */
 function countAsync(scenarioName, candidate) {
-  return jsonFromChild(
-    fileURLToPath(import.meta.url),
-    ['--count', scenarioName, candidate],
-    `ws-period-instructions: ${scenarioName}/${candidate}`,
-  );
+  return childValue(fileURLToPath(import.meta.url), ['--count', scenarioName, candidate], {
+    label: `ws-period-instructions: ${scenarioName}/${candidate}`,
+  });
 }
 
 /**
@@ -118,10 +66,8 @@ function countAsync(scenarioName, candidate) {
 export async function countPeriods(scenarioNames) {
   const jobs = scenarioNames.flatMap((name) => CANDIDATES.map((candidate) => [name, candidate]));
   const out = Object.fromEntries(scenarioNames.map((name) => [name, {}]));
-  let next = 0;
-  const worker = async () => {
-    while (next < jobs.length) {
-      const [name, candidate] = jobs[next++];
+  await fewAtATime(
+    jobs.map(([name, candidate]) => async () => {
       const count = await countAsync(name, candidate);
       const perConnection = count.perOp / KERNEL_CONNECTIONS;
       const all = count.perOpAll / KERNEL_CONNECTIONS;
@@ -129,9 +75,9 @@ export async function countPeriods(scenarioNames) {
         `  instructions ${name} ${candidate}: ${Math.round(perConnection)} per connection per period (${Math.round(all)} with the compilers)`,
       );
       out[name][candidate] = { median: perConnection, samples: [perConnection], counts: count };
-    }
-  };
-  await Promise.all(Array.from({ length: JOBS }, worker));
+    }),
+    JOBS,
+  );
   return out;
 }
 
@@ -206,10 +152,9 @@ export async function periodInstructionScenarios() {
   return scenarios;
 }
 
-const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
-if (isMain && process.argv[2] === '--count') {
-  process.stdout.write(JSON.stringify(countOne(process.argv[3], process.argv[4])));
-} else if (isMain) {
+if (isMain(import.meta.url) && process.argv[2] === '--count') {
+  answerParent(countOne(process.argv[3], process.argv[4]));
+} else if (isMain(import.meta.url)) {
   const names = process.argv.slice(2);
   await countPeriods(names.length > 0 ? names : ['idle', 'mixed']);
 }

@@ -31,13 +31,12 @@
  *
  *   node --expose-gc lib/ws-period-kernel.mjs <idle|mixed> <tickwheel|readme|none> <periods>
  */
-import { fork } from 'node:child_process';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import { SystemClock, TimingWheel } from '@tickwheel/core';
 import { heartbeat } from '@tickwheel/ws';
 import { WebSocket, WebSocketServer } from 'ws';
+import { forkWorker, isMain, serveParent, sleepSync } from './harness.mjs';
 
 /** Connections (BENCH_WS_KERNEL_CONNECTIONS overrides). */
 export const KERNEL_CONNECTIONS = Number(process.env.BENCH_WS_KERNEL_CONNECTIONS ?? 1_000);
@@ -55,7 +54,6 @@ const TALK_MESSAGE = 'x'.repeat(16);
  * in every run alike, instead of in as many polls as the client's timing happens to give.
  */
 const SETTLE_MS = 200;
-const settle = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 /** Periods every run starts with (in the short and the long run alike). */
 export const WARM_PERIODS = Number(process.env.BENCH_WS_KERNEL_WARM ?? 10);
 
@@ -130,14 +128,6 @@ const CANDIDATES = {
   none: () => ({ period() {}, pings: () => 0 }),
 };
 
-/** Sends a command to the client process and resolves with its reply. */
-function request(child, message) {
-  return new Promise((resolve) => {
-    child.once('message', resolve);
-    child.send(message);
-  });
-}
-
 async function serverMain(scenario, name, periods) {
   // Garbage collections V8 starts from timed tasks (a scavenge when new space is nearly full, the
   // memory reducer when the process looks idle) fall wherever the run's timing puts them; without
@@ -178,28 +168,27 @@ async function serverMain(scenario, name, periods) {
     });
   });
   const candidate = CANDIDATES[name](wss);
-  const child = fork(fileURLToPath(import.meta.url), ['--clients'], { stdio: 'inherit' });
-  await new Promise((resolve) => child.once('message', resolve));
-  const { opened } = await request(child, {
-    cmd: 'connect',
-    url: `ws://127.0.0.1:${wss.address().port}`,
-    count: KERNEL_CONNECTIONS,
+  const child = forkWorker(fileURLToPath(import.meta.url), ['--clients'], {
+    label: 'ws-period clients',
+    execArgv: process.execArgv,
   });
+  await child.ready;
+  const { opened } = await child.ask('connect', `ws://127.0.0.1:${wss.address().port}`, KERNEL_CONNECTIONS);
   if (opened !== KERNEL_CONNECTIONS) throw new Error(`ws-period kernel: ${opened} of ${KERNEL_CONNECTIONS} opened`);
   await until(opened);
 
   for (let p = 0; p < WARM_PERIODS + periods; p++) {
     if (scenario === 'mixed') {
       const before = heard();
-      const talked = request(child, { cmd: 'talk', messages: TALK_MESSAGES });
-      settle(SETTLE_MS);
+      const talked = child.ask('talk', TALK_MESSAGES);
+      sleepSync(SETTLE_MS);
       const { sent } = await talked;
       await until(before + sent);
     }
     const before = candidate.pings();
     const target = heard();
     candidate.period();
-    settle(SETTLE_MS);
+    sleepSync(SETTLE_MS);
     await until(target + candidate.pings() - before);
   }
   // No teardown: the process exits with every connection open, and the client process exits when
@@ -212,36 +201,35 @@ async function serverMain(scenario, name, periods) {
 /** The client process: holds the connections; talks on request. */
 function clientMain() {
   const sockets = [];
-  process.on('message', async (message) => {
-    if (message.cmd === 'connect') {
-      // One at a time, so that the server's set-up runs the same way in every run.
-      for (let i = 0; i < message.count; i++) {
-        const ws = new WebSocket(message.url);
+  serveParent({
+    /** Opens `count` connections to `url`, one at a time, so that the server's set-up runs the same way in every run. */
+    async connect(url, count) {
+      for (let i = 0; i < count; i++) {
+        const ws = new WebSocket(url);
         ws.on('error', () => {});
         await new Promise((resolve) => {
           ws.once('open', () => resolve(sockets.push(ws)));
           ws.once('close', resolve);
         });
       }
-      process.send({ opened: sockets.length });
-    } else if (message.cmd === 'talk') {
+      return { opened: sockets.length };
+    },
+    /** Every other connection sends `messages` messages. */
+    talk(messages) {
       let sent = 0;
       for (let i = 0; i < sockets.length; i += 2) {
-        for (let m = 0; m < message.messages; m++, sent++) sockets[i].send(TALK_MESSAGE);
+        for (let m = 0; m < messages; m++, sent++) sockets[i].send(TALK_MESSAGE);
       }
-      process.send({ sent });
-    }
+      return { sent };
+    },
   });
-  process.on('disconnect', () => process.exit(0));
-  process.send({ ready: true });
 }
 
 // Only as the main module: the suite imports this file for its constants, and its own client
 // process (suites/ws.mjs --clients) must not become this kernel's client too.
-const isMain = process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
-if (isMain && process.argv[2] === '--clients') {
+if (isMain(import.meta.url) && process.argv[2] === '--clients') {
   clientMain();
-} else if (isMain) {
+} else if (isMain(import.meta.url)) {
   const [scenario, name, periodsText] = process.argv.slice(2);
   const periods = Number(periodsText);
   if (!['idle', 'mixed'].includes(scenario) || !(name in CANDIDATES) || !(periods >= 0)) {

@@ -7,10 +7,13 @@
  * clock advances 1 ms every OPS_PER_MS ops, so records are re-filed long before they are due
  * and groups of one due time fill as they do on a server (nothing fires).
  *
- *   node --expose-gc lib/ws-schedule-kernel.mjs <due-schedule|wheel-handle> <ops>
+ *   node --expose-gc lib/ws-schedule-kernel.mjs refile <due-schedule|wheel-handle> <ops>   # one run (the kernel)
+ *   node --expose-gc suites/ws.mjs --schedule-count [--node 24]                        # both counted
  */
+import { fileURLToPath } from 'node:url';
 import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { DueSchedule } from '../../packages/ws/dist/due-schedule.js';
+import { instructionsPerOp, isMain } from './harness.mjs';
 
 const CONNECTIONS = 10_000;
 const PERIOD_MS = 2_000;
@@ -45,11 +48,26 @@ const CANDIDATES = {
   },
 };
 
-const [candidate, opsText] = process.argv.slice(2);
-const ops = Number(opsText);
-if (!(candidate in CANDIDATES) || !(ops > 0)) {
-  console.error(`usage: ws-schedule-kernel.mjs <${Object.keys(CANDIDATES).join('|')}> <ops>`);
-  process.exit(2);
+/** Short and long runs of a count: 200k and 1.2M re-files, after the same 200k warm-up. */
+const COUNT_OPS = { shortOps: 200_000, longOps: 1_200_000 };
+
+/** Counts both candidates under `node` (instructions per re-file) and prints one JSON line each. */
+export function scheduleCounts(node = process.execPath) {
+  for (const candidate of Object.keys(CANDIDATES)) {
+    const { perOp } = instructionsPerOp(node, 'refile', candidate, COUNT_OPS, {
+      kernel: fileURLToPath(import.meta.url),
+    });
+    console.log(JSON.stringify({ node, candidate, perOp: Math.round(perOp * 10) / 10 }));
+  }
 }
-CANDIDATES[candidate](200_000);
-CANDIDATES[candidate](ops);
+
+if (isMain(import.meta.url)) {
+  const [scenario, candidate, opsText] = process.argv.slice(2);
+  const ops = Number(opsText);
+  if (scenario !== 'refile' || !(candidate in CANDIDATES) || !(ops > 0)) {
+    console.error(`usage: ws-schedule-kernel.mjs refile <${Object.keys(CANDIDATES).join('|')}> <ops>`);
+    process.exit(2);
+  }
+  CANDIDATES[candidate](COUNT_OPS.shortOps);
+  CANDIDATES[candidate](ops);
+}

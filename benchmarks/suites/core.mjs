@@ -17,7 +17,8 @@
  * figure that does not move with the machine's load.
  *
  *   node --expose-gc suites/core.mjs                  # or: npm run bench -- core
- *   node --expose-gc suites/core.mjs --group rolling  # one group only, results on stdout
+ *   node --expose-gc suites/core.mjs --group rolling  # one group only, its scenarios as JSON on stdout
+ *   node --expose-gc suites/core.mjs --count <node> [scenario,...] [candidate,...]  # instruction kernels alone (lib/core-count.mjs)
  *
  * The `channels` group (issue 18) measures the wheel's diagnostics channels: wake-ups with the
  * channels compiled out, with no subscriber, and with the OpenTelemetry bridge on
@@ -28,17 +29,13 @@
  * of alternating rounds (default 5; the 1M rolling runs, memory and wakeups use at most 3);
  * BENCH_INSTRUCTIONS the candidates counted under cachegrind (default tickwheel,native,floor).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { channelScenarios } from '../lib/core-channels.mjs';
 import { instructionScenarios } from '../lib/core-instructions.mjs';
 import { expiryScenario, memoryScenario, refreshScenario, rollingScenarios } from '../lib/core-throughput.mjs';
 import { latenessScenarios, wakeupScenarios } from '../lib/core-timing.mjs';
-import { writeResults } from '../lib/harness.mjs';
+import { answerParent, childValue, isMain, packageProvenance, writeResults } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 5);
 
@@ -57,12 +54,10 @@ const GROUPS = {
   // Issue 18: the wake-up's channel in instructions (lib/channel-overhead.mjs).
   'channel-instructions': () => channelInstructionScenarios('core'),
 };
-const RESULT_PREFIX = '@@core-result ';
 
-/** Runs one group in this process and hands its scenarios to the parent on stdout. */
+/** Runs one group in this process and answers the parent with its scenarios. */
 async function runGroup(name) {
-  const scenarios = [await GROUPS[name]()].flat();
-  process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(scenarios)}\n`);
+  answerParent([await GROUPS[name]()].flat());
 }
 
 /**
@@ -75,52 +70,21 @@ export async function run() {
   const scenarios = [];
   const t0 = performance.now();
   for (const name of Object.keys(GROUPS)) {
-    const child = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--group', name], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-      maxBuffer: 64 * 2 ** 20,
-    });
-    const lines = (child.stdout ?? '').split('\n');
-    for (const line of lines) if (line && !line.startsWith(RESULT_PREFIX)) console.log(line);
-    const result = lines.find((line) => line.startsWith(RESULT_PREFIX));
-    if (child.status !== 0 || result === undefined)
-      throw new Error(`core suite: group ${name} failed (status ${child.status})`);
-    scenarios.push(...JSON.parse(result.slice(RESULT_PREFIX.length)));
+    scenarios.push(
+      ...(await childValue(fileURLToPath(import.meta.url), ['--group', name], { label: `core group ${name}` })),
+    );
   }
   console.log(`  (core suite took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   return { scenarios };
 }
 
-/**
- * Which build of @tickwheel/core was measured: the commit, whether packages/core had changes not
- * yet committed, and when its dist was built.
- */
+/** Which build of @tickwheel/core was measured (results' `extra`). */
 function coreProvenance() {
-  const distEntry = createRequire(import.meta.url).resolve('@tickwheel/core');
-  const coreDir = path.dirname(path.dirname(distEntry));
-  const git = (...args) => {
-    try {
-      return execFileSync('git', args, { cwd: coreDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    } catch {
-      return null;
-    }
-  };
-  const status = git('status', '--porcelain', '--', '.');
-  return {
-    coreCommit: git('rev-parse', '--short', 'HEAD'),
-    coreUncommittedChanges: status === null ? null : status.length > 0,
-    coreDistBuiltAt: new Date(
-      Math.max(
-        ...fs
-          .readdirSync(path.dirname(distEntry))
-          .filter((f) => f.endsWith('.js'))
-          .map((f) => fs.statSync(path.join(path.dirname(distEntry), f)).mtimeMs),
-      ),
-    ).toISOString(),
-  };
+  const { commit, uncommittedChanges, distBuiltAt } = packageProvenance('@tickwheel/core');
+  return { coreCommit: commit, coreUncommittedChanges: uncommittedChanges, coreDistBuiltAt: distBuiltAt };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMain(import.meta.url)) {
   if (typeof globalThis.gc !== 'function') {
     console.error('run with --expose-gc (node --expose-gc suites/core.mjs) so memory figures are exact');
     process.exit(1);
@@ -128,14 +92,17 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const groupIndex = process.argv.indexOf('--group');
   if (groupIndex > 0) {
     await runGroup(process.argv[groupIndex + 1]);
-    process.exit(0);
+  } else if (process.argv[2] === '--count') {
+    const { coreCounts } = await import('../lib/core-count.mjs');
+    coreCounts(...process.argv.slice(3));
+  } else {
+    const { scenarios } = await run();
+    const file = writeResults('core', {
+      scenarios,
+      command: 'npm run bench -- core',
+      repeats: REPEATS,
+      extra: coreProvenance(),
+    });
+    console.log(`  wrote ${file}`);
   }
-  const { scenarios } = await run();
-  const file = writeResults('core', {
-    scenarios,
-    command: 'npm run bench -- core',
-    repeats: REPEATS,
-    extra: coreProvenance(),
-  });
-  console.log(`  wrote ${file}`);
 }

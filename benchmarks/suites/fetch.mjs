@@ -30,9 +30,9 @@
  *
  *   node --expose-gc suites/fetch.mjs          # or: npm run bench -- fetch
  *
- * BENCH_REPEATS overrides the number of alternating rounds (default 5).
+ * BENCH_REPEATS overrides the number of alternating rounds (default 5); BENCH_INSTRUCTIONS=0
+ * skips the cachegrind count (FETCH_WARMUP shortens its warm-up, for a quick look).
  */
-import { fork } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -46,7 +46,23 @@ import {
   OLD_SPACE_MB,
   WARMUP as INSTRUCTION_WARMUP,
 } from '../lib/fetch-instructions.mjs';
-import { alternate, BENCH_DIR, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import {
+  alternate,
+  answerParent,
+  BENCH_DIR,
+  childValue,
+  cpuMicros,
+  forkWorker,
+  gc,
+  isMain,
+  median,
+  printScenario,
+  runSuite,
+  scenario,
+  serveParent,
+  sleep,
+  summarize,
+} from '../lib/harness.mjs';
 
 // The per-request timer is internal to the package; the isolation scenario loads it from the
 // built dist by path (the package's exports map only exposes the public API).
@@ -73,17 +89,16 @@ const userSignal = new AbortController().signal;
 const noop = () => {};
 
 /** CPU microseconds (user + system, all threads: GC included) spent in `fn`. */
-function cpuMicros(fn) {
+function cpuOf(fn) {
   const start = process.cpuUsage();
   fn();
-  const used = process.cpuUsage(start);
-  return used.user + used.system;
+  return cpuMicros(start);
 }
 
 /** ns of CPU per op for ISOLATION_OPS calls of `op`. */
 function isolationSample(op) {
   return () =>
-    (cpuMicros(() => {
+    (cpuOf(() => {
       for (let i = 0; i < ISOLATION_OPS; i++) op();
     }) *
       1000) /
@@ -167,11 +182,11 @@ function stubFetch(_input, init) {
 const timedStub = withTimeouts(stubFetch, { totalMs: TIMEOUT_MS });
 const plainSignal = new AbortController().signal;
 
-async function cpuMicrosAsync(fn) {
+/** {@link cpuOf} for an async `fn`. */
+async function cpuOfAsync(fn) {
   const start = process.cpuUsage();
   await fn();
-  const used = process.cpuUsage(start);
-  return used.user + used.system;
+  return cpuMicros(start);
 }
 
 /**
@@ -181,7 +196,7 @@ async function cpuMicrosAsync(fn) {
 function wrapperTotalSample(once) {
   return async () => {
     const requests = TOTAL_REQUESTS;
-    const used = await cpuMicrosAsync(async () => {
+    const used = await cpuOfAsync(async () => {
       for (let i = 0; i < requests; i++) await once();
     });
     return (used * 1000) / requests;
@@ -193,10 +208,10 @@ function wrapperSample(once) {
   return async () => {
     const diffs = [];
     for (let b = 0; b < STUB_BATCHES; b++) {
-      const candidate = await cpuMicrosAsync(async () => {
+      const candidate = await cpuOfAsync(async () => {
         for (let i = 0; i < STUB_BATCH; i++) await once();
       });
-      const floor = await cpuMicrosAsync(async () => {
+      const floor = await cpuOfAsync(async () => {
         for (let i = 0; i < STUB_BATCH; i++) await stubFetch(STUB_URL, { signal: plainSignal });
       });
       diffs.push(((candidate - floor) * 1000) / STUB_BATCH);
@@ -228,26 +243,25 @@ async function serverMain() {
     res.end('hello from 127.0.0.1');
   });
   server.keepAliveTimeout = 60_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-  process.on('message', (message) => {
-    if (message === 'exit') {
-      server.closeAllConnections();
-      server.close(() => process.exit(0));
-    }
-  });
+  server.listen(0, '127.0.0.1', () =>
+    serveParent(
+      {},
+      {
+        hello: server.address().port,
+        close: () => {
+          server.closeAllConnections();
+          return new Promise((resolve) => server.close(resolve));
+        },
+      },
+    ),
+  );
 }
 
-async function startServer() {
-  const child = fork(fileURLToPath(import.meta.url), ['--server'], { stdio: 'inherit' });
-  const { port } = await new Promise((resolve) => child.once('message', resolve));
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    stop: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.send('exit');
-      await exited;
-    },
-  };
+/** The local server (this file with `--server`, also lib/fetch-profile.mjs's); `stop()` ends it. */
+export async function startServer() {
+  const worker = forkWorker(fileURLToPath(import.meta.url), ['--server'], { label: 'fetch server' });
+  const port = await worker.ready;
+  return { url: `http://127.0.0.1:${port}/`, stop: () => worker.close() };
 }
 
 /** `count` requests, `concurrency` at a time, each reading its body. */
@@ -292,7 +306,7 @@ function heapRuns(url) {
  */
 async function settledGc() {
   gc();
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await sleep(50);
   gc();
 }
 
@@ -304,23 +318,12 @@ async function heapChildMain(candidate, url) {
   const before = process.memoryUsage().heapUsed;
   await run(HEAP_REQUESTS);
   await settledGc();
-  process.send({ value: Math.max(process.memoryUsage().heapUsed - before, 0) / 2 ** 20 });
-  process.exit(0);
+  answerParent(Math.max(process.memoryUsage().heapUsed - before, 0) / 2 ** 20);
 }
 
-/** Runs a fresh child process that measures what `args` say and sends back `{ value, ... }`. */
-async function inChild(args) {
-  const child = fork(fileURLToPath(import.meta.url), args, { stdio: 'inherit', execArgv: ['--expose-gc'] });
-  const [message] = await Promise.all([
-    new Promise((resolve) => child.once('message', resolve)),
-    new Promise((resolve) => child.once('exit', resolve)),
-  ]);
-  return message;
-}
-
-/** A sample taken in a fresh child process. */
+/** A sample taken in a fresh child process: this file with `args`. */
 function childSample(...args) {
-  return async () => (await inChild(args)).value;
+  return () => childValue(fileURLToPath(import.meta.url), args, { label: `fetch ${args.join(' ')}` });
 }
 
 const heapSample = (candidate, url = '') => childSample('--heap', candidate, url);
@@ -377,7 +380,7 @@ async function channelSample(workload, candidate) {
   }
   const sample = async () => {
     const rounds = workload === 'requests' ? STUB_BATCH * STUB_BATCHES : 1;
-    const used = await cpuMicrosAsync(async () => {
+    const used = await cpuOfAsync(async () => {
       for (let i = 0; i < rounds; i++) await once();
     });
     return (used * 1000) / (workload === 'requests' ? rounds : CHANNEL_REQUESTS);
@@ -391,8 +394,7 @@ async function channelSample(workload, candidate) {
 }
 
 async function channelChildMain(workload, candidate) {
-  process.send({ value: await channelSample(workload, candidate) });
-  process.exit(0);
+  answerParent(await channelSample(workload, candidate));
 }
 
 function channelCandidates(workload) {
@@ -432,8 +434,7 @@ async function cpuChildMain(group, candidate) {
   // --trace-deopt: "marking dependent code ... reason: weak objects"), which a long-running
   // process pays once: warm up again so the sample measures steady state, not re-optimization.
   await sample();
-  process.send({ value: await sample() });
-  process.exit(0);
+  answerParent(await sample());
 }
 
 function cpuCandidates(group) {
@@ -476,9 +477,8 @@ async function rpsChildMain(candidate, url) {
   const t0 = performance.now();
   await load(fetchFn, url, RPS_REQUESTS, RPS_CONCURRENCY, initFor);
   const elapsed = performance.now() - t0;
-  const used = process.cpuUsage(cpu);
-  process.send({ value: (RPS_REQUESTS / elapsed) * 1000, cpuMicros: (used.user + used.system) / RPS_REQUESTS });
-  process.exit(0);
+  const used = cpuMicros(cpu);
+  answerParent({ rps: (RPS_REQUESTS / elapsed) * 1000, cpuMicros: used / RPS_REQUESTS });
 }
 
 function rpsCandidates(url, cpuSamples) {
@@ -486,9 +486,9 @@ function rpsCandidates(url, cpuSamples) {
     Object.keys(rpsRuns()).map((name) => [
       name,
       async () => {
-        const { value, cpuMicros } = await inChild(['--rps', name, url]);
-        (cpuSamples[name] ??= []).push(cpuMicros);
-        return value;
+        const { rps, cpuMicros: perRequest } = await childSample('--rps', name, url)();
+        (cpuSamples[name] ??= []).push(perRequest);
+        return rps;
       },
     ]),
   );
@@ -636,9 +636,7 @@ export async function run() {
       higherIsBetter: false,
       subject: 'tickwheel',
       baseline: 'bare fetch',
-      results: Object.fromEntries(
-        Object.entries(cpuSamples).map(([name, samples]) => [name, { median: median(samples), samples }]),
-      ),
+      results: summarize(cpuSamples),
       target: { ratio: 0.98 },
       note: `The same samples as requests-per-second: user+system CPU of the client process per request (fetch, the wrapper, garbage collection). Target as for throughput: ratio >= 0.98. Compare with fetch+signal, the floor of any design that hands fetch a signal (needed for fetch itself to end a timed-out body with the TimeoutError).`,
     });
@@ -646,7 +644,10 @@ export async function run() {
     await server.stop();
   }
   // Issue 26: client instructions per real request, beside the wall-clock rows (lib/fetch-instructions.mjs).
-  const instructions = await fetchInstructions(process.execPath, INSTRUCTION_SHORT, INSTRUCTION_LONG);
+  const instructions =
+    process.env.BENCH_INSTRUCTIONS === '0'
+      ? undefined
+      : await fetchInstructions(process.execPath, INSTRUCTION_SHORT, INSTRUCTION_LONG);
   if (instructions !== undefined) {
     record(scenarios, {
       id: 'client-instructions-per-request',
@@ -719,23 +720,44 @@ export async function run() {
   return { scenarios };
 }
 
-if (process.argv[2] === '--server') {
-  await serverMain();
-} else if (process.argv[2] === '--rps') {
-  await rpsChildMain(process.argv[3], process.argv[4]);
-} else if (process.argv[2] === '--channels') {
-  await channelChildMain(process.argv[3], process.argv[4]);
-} else if (process.argv[2] === '--cpu') {
-  await cpuChildMain(process.argv[3], process.argv[4]);
-} else if (process.argv[2] === '--heap') {
-  await heapChildMain(process.argv[3], process.argv[4]);
-} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (typeof globalThis.gc !== 'function') {
-    console.error('run with --expose-gc (node --expose-gc suites/fetch.mjs) so memory figures are exact');
-    process.exit(1);
+/** This file's child modes: the local server and the samples taken in a fresh process. */
+const CHILD_MODES = {
+  '--server': serverMain,
+  '--rps': rpsChildMain,
+  '--channels': channelChildMain,
+  '--cpu': cpuChildMain,
+  '--heap': heapChildMain,
+};
+
+/**
+ * Where the suite's figures come from, run by hand: `--ablation [variant,...] [shortN] [longN]`
+ * counts the steps between bare fetch and the wrapper (lib/fetch-ablation.mjs); `--profile
+ * [--node N] [requests]` profiles the throughput loop against the local server (lib/fetch-profile.mjs).
+ */
+async function analysisMain(mode, args) {
+  // Loaded only here, so that no measuring process carries their modules.
+  const { fetchAblation } = await import('../lib/fetch-ablation.mjs');
+  const { profileWrapper } = await import('../lib/fetch-profile.mjs');
+  const { nodeBinary } = await import('../lib/runtimes.mjs');
+  if (mode === '--ablation') {
+    await fetchAblation(args[0]?.split(','), Number(args[1] ?? 1_000), Number(args[2] ?? 3_000));
+    return;
   }
-  const { scenarios } = await run();
-  const file = writeResults('fetch', { scenarios, command: 'npm run bench -- fetch', repeats: REPEATS });
-  console.log(`  wrote ${file}`);
+  const at = args.indexOf('--node');
+  const node = at >= 0 ? nodeBinary(Number(args.splice(at, 2)[1])) : process.execPath;
+  const server = await startServer();
+  try {
+    await profileWrapper(server.url, { node, count: Number(args[0] ?? 8_000) });
+  } finally {
+    await server.stop();
+  }
+}
+
+if (isMain(import.meta.url) && process.argv[2] in CHILD_MODES) {
+  await CHILD_MODES[process.argv[2]](process.argv[3], process.argv[4]);
+} else if (isMain(import.meta.url) && ['--ablation', '--profile'].includes(process.argv[2])) {
+  await analysisMain(process.argv[2], process.argv.slice(3));
+} else if (isMain(import.meta.url)) {
+  await runSuite('fetch', run, { repeats: REPEATS });
   process.exit(0);
 }

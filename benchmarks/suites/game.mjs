@@ -26,7 +26,6 @@
  * world counted in instructions under cachegrind in lib/game-kernels.mjs (BENCH_GAME_INSTRUCTIONS
  * picks its candidates, BENCH_GAME_TICKS=short,long its runs).
  */
-import { pathToFileURL } from 'node:url';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { heapPerBuff, periodicInstructionScenario } from '../lib/game-kernels.mjs';
 import { keyChurn, BLOCK_PAIRS } from '../lib/game-keys.mjs';
@@ -47,15 +46,11 @@ import {
   longSamples,
   quiet,
 } from '../lib/game-world.mjs';
-import { alternate, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import { alternate, isMain, printScenario, runSuite, scenario, summarize } from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 /** Alternating blocks per candidate in the delete + set scenarios (BLOCK_PAIRS pairs each). */
 const CHURN_BLOCKS = 4 * REPEATS + 1;
-
-function summarize(samples) {
-  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
-}
 
 export async function run() {
   const t0 = performance.now();
@@ -104,7 +99,7 @@ export async function run() {
 
   // The same buffs held by the core wheel instead (a Map of { value, TimerHandle }, lib/game-kernels.mjs):
   // the memory that decides whether TimerSet keeps a scheduler of its own (timer-set/set-wheel.ts).
-  for (let r = 0; r < REPEATS; r++) heapSamples['core wheel + Map'].push(heapPerBuff('core wheel + Map'));
+  for (let r = 0; r < REPEATS; r++) heapSamples['core wheel + Map'].push(await heapPerBuff('core wheel + Map'));
 
   const heapSc = scenario({
     id: 'heap-per-buff',
@@ -188,12 +183,6 @@ export async function run() {
   return { scenarios, extra: { expiriesPerTick: expiries } };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (typeof globalThis.gc !== 'function') {
-    console.error('run with --expose-gc (node --expose-gc suites/game.mjs) so memory figures are exact');
-    process.exit(1);
-  }
-  const { scenarios, extra } = await run();
-  const file = writeResults('game', { scenarios, command: 'npm run bench -- game', repeats: REPEATS, extra });
-  console.log(`  wrote ${file}`);
+if (isMain(import.meta.url)) {
+  await runSuite('game', run, { repeats: REPEATS });
 }

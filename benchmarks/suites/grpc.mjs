@@ -51,13 +51,23 @@
  * skips the cachegrind count (minutes per runtime).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { fork } from 'node:child_process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import * as grpc from '@grpc/grpc-js';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
 import { ECHO_SERVICE, grpcInstructions, tracer, WARMUP as INSTRUCTION_WARMUP } from '../lib/grpc-instructions.mjs';
-import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import {
+  alternate,
+  forkWorker,
+  gc,
+  heapAfterGc,
+  isMain,
+  runSuite,
+  scenario,
+  serveParent,
+  sleep,
+  summarize,
+} from '../lib/harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 11);
@@ -256,9 +266,8 @@ async function candidate(name, traced = false) {
       const holdMore = async () => {
         const target = held.length + IN_FLIGHT;
         for (let i = 0; i < IN_FLIGHT; i++) outcomes.push(call());
-        while (held.length < target) await new Promise((resolve) => setTimeout(resolve, 5));
-        gc();
-        return process.memoryUsage().heapUsed;
+        while (held.length < target) await sleep(5);
+        return heapAfterGc();
       };
       holding = true;
       const first = await holdMore();
@@ -277,23 +286,9 @@ async function candidate(name, traced = false) {
 
 /** A worker process holding one candidate; `measure(kind)` runs one sample there. */
 function worker(name) {
-  const child = fork(SELF, ['--worker', name], { stdio: 'inherit', execArgv: ['--expose-gc'] });
-  let pending;
-  // The first message says the worker is listening (a message sent before that could be lost).
-  const up = new Promise((resolve, reject) => (pending = { resolve, reject }));
-  child.on('message', (message) => {
-    const settle = pending;
-    pending = undefined;
-    if (message.error) settle?.reject(new Error(`grpc worker ${name}: ${message.error}`));
-    else settle?.resolve(message.value);
-  });
-  child.on('exit', (code) => pending?.reject(new Error(`grpc worker ${name} exited with ${code}`)));
-  const ask = (kind) =>
-    new Promise((resolve, reject) => {
-      pending = { resolve, reject };
-      child.send(kind);
-    });
-  return { ready: () => up.then(() => ask('ready')), measure: ask, close: () => child.kill() };
+  const w = forkWorker(SELF, ['--worker', name], { label: `grpc worker ${name}` });
+  // The first answer says the worker is listening; 'ready' then warms it up.
+  return { ready: () => w.ready.then(() => w.ask('ready')), measure: w.ask, close: () => w.close() };
 }
 
 /**
@@ -324,19 +319,22 @@ async function serveWorker(name) {
     kinds[`heap${suffix}`] = () => c.heapPerCall();
     kinds[`allocated${suffix}`] = () => c.allocatedPerCall();
   }
-  process.on('message', async (kind) => {
-    try {
-      gc();
-      process.send({ value: await kinds[kind]() });
-    } catch (error) {
-      process.send({ error: String(error?.stack ?? error) });
-    }
+  // A full collection before each sample, so that none pays for the garbage of the one before.
+  const collected = Object.fromEntries(
+    Object.entries(kinds).map(([kind, measure]) => [
+      kind,
+      () => {
+        gc();
+        return measure();
+      },
+    ]),
+  );
+  serveParent(collected, {
+    hello: 'up',
+    close: () => {
+      for (const c of Object.values(arms)) c.close();
+    },
   });
-  process.on('disconnect', () => {
-    for (const c of Object.values(arms)) c.close();
-    process.exit(0);
-  });
-  process.send({ value: 'up' });
 }
 
 export async function run() {
@@ -346,7 +344,7 @@ export async function run() {
     for (const w of Object.values(workers)) await w.ready();
     return await measureAll(workers);
   } finally {
-    for (const w of Object.values(workers)) w.close();
+    await Promise.all(Object.values(workers).map((w) => w.close()));
   }
 }
 
@@ -361,9 +359,7 @@ async function measureAll(workers) {
     }),
     REPEATS,
   );
-  const throughputCpu = Object.fromEntries(
-    Object.entries(perCpuSecond).map(([name, s]) => [name, { median: median(s), samples: s }]),
-  );
+  const throughputCpu = summarize(perCpuSecond);
   const heap = await alternate(each('heap', undefined, HEAP_CANDIDATES), REPEATS);
   const allocated = await alternate(each('allocated', undefined, MEMORY_CANDIDATES), REPEATS);
   // Issue 28: the two arms of one traced process, alternating as the candidates do.
@@ -379,9 +375,7 @@ async function measureAll(workers) {
     }),
     REPEATS,
   );
-  const tracedThroughputCpu = Object.fromEntries(
-    Object.entries(tracedPerCpuSecond).map(([arm, s]) => [arm, { median: median(s), samples: s }]),
-  );
+  const tracedThroughputCpu = summarize(tracedPerCpuSecond);
   const tracedHeap = await alternate(tracedArms('heap'), REPEATS);
   const tracedInstructions =
     process.env.BENCH_INSTRUCTIONS === '0'
@@ -557,11 +551,12 @@ async function measureAll(workers) {
   return { scenarios };
 }
 
-if (process.argv[2] === '--worker') {
+if (isMain(import.meta.url) && process.argv[2] === '--worker') {
   await serveWorker(process.argv[3]);
-} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { scenarios } = await run();
-  for (const sc of scenarios) printScenario(sc);
-  const file = writeResults('grpc', { scenarios, command: 'npm run bench -- grpc', repeats: REPEATS });
-  console.log(`wrote ${file}`);
+} else if (isMain(import.meta.url) && process.argv[2] === '--ablation') {
+  // Where a traced call's instructions go, one piece of the interceptors' work at a time (lib/grpc-ablation.mjs).
+  const { grpcAblation } = await import('../lib/grpc-ablation.mjs');
+  grpcAblation(Number(process.argv[3] ?? 500), Number(process.argv[4] ?? 2_000), process.argv[5]?.split(','));
+} else if (isMain(import.meta.url)) {
+  await runSuite('grpc', run, { repeats: REPEATS, print: true });
 }

@@ -30,12 +30,22 @@
  * BENCH_REPEATS overrides the number of alternating rounds (default 9); BENCH_INSTRUCTIONS=0
  * skips the cachegrind count (minutes per runtime); BENCH_HTTP_CANDIDATES picks candidates.
  */
-import { fork } from 'node:child_process';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { createCandidateServer, HTTP_CANDIDATES, LIMIT_MS } from '../lib/http-candidates.mjs';
 import { httpInstructions, WARMUP as INSTRUCTION_WARMUP } from '../lib/http-instructions.mjs';
 import { idleConnections, keepAliveLoad } from '../lib/http-load.mjs';
-import { alternate, gc, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import {
+  alternate,
+  cpuMicros,
+  forkWorker,
+  heapAfterGc,
+  isMain,
+  runSuite,
+  scenario,
+  serveParent,
+  sleep,
+  summarize,
+} from '../lib/harness.mjs';
 
 /** What a user would write instead of serverTimeouts: the root README's table compares with these. */
 const HTTP_PEERS = {
@@ -60,8 +70,6 @@ const IDLE = 1_000;
 const INSTRUCTION_SHORT = 500;
 const INSTRUCTION_LONG = 1_500;
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // ---------------------------------------------------------------------------------------------
 // Worker side: one candidate's server, measuring itself when the parent asks.
 
@@ -75,56 +83,22 @@ async function serveWorker(name) {
       return true;
     },
     /** CPU microseconds since 'cpu-start'. */
-    'cpu-stop': () => {
-      const used = process.cpuUsage(cpu0);
-      return used.user + used.system;
-    },
+    'cpu-stop': () => cpuMicros(cpu0),
     /** heapUsed after full collections. */
-    heap: () => {
-      gc();
-      return process.memoryUsage().heapUsed;
-    },
+    heap: heapAfterGc,
   };
-  process.on('message', (kind) => {
-    try {
-      process.send({ value: kinds[kind]() });
-    } catch (error) {
-      process.send({ error: String(error?.stack ?? error) });
-    }
-  });
-  process.on('disconnect', () => {
-    server.close();
-    process.exit(0);
-  });
-  process.send({ value: server.port });
+  serveParent(kinds, { hello: server.port, close: () => server.close() });
 }
 
-/** A worker process holding one candidate's server; `ask(kind)` has it measure one thing. */
-function worker(name) {
-  const child = fork(SELF, ['--worker', name], { stdio: 'inherit', execArgv: ['--expose-gc'] });
-  let pending;
-  const up = new Promise((resolve, reject) => (pending = { resolve, reject }));
-  child.on('message', (message) => {
-    const settle = pending;
-    pending = undefined;
-    if (message.error) settle?.reject(new Error(`http worker ${name}: ${message.error}`));
-    else settle?.resolve(message.value);
-  });
-  child.on('exit', (code) => pending?.reject(new Error(`http worker ${name} exited with ${code}`)));
-  const ask = (kind) =>
-    new Promise((resolve, reject) => {
-      pending = { resolve, reject };
-      child.send(kind);
-    });
-  return { port: up, ask, close: () => child.kill() };
-}
+/** A worker process holding one candidate's server (`ready`: its port); `ask(kind)` has it measure one thing. */
+const worker = (name) => forkWorker(SELF, ['--worker', name], { label: `http worker ${name}` });
 
 // ---------------------------------------------------------------------------------------------
 // Parent side: the client.
 
 /** One throughput sample against `w`: `{ wall: req/s, cpu: req per server CPU-second }`. */
 async function throughput(w) {
-  const load = keepAliveLoad(await w.port, { connections: CONNECTIONS, concurrency: CONCURRENCY });
+  const load = keepAliveLoad(await w.ready, { connections: CONNECTIONS, concurrency: CONCURRENCY });
   try {
     await sleep(SETTLE_MS);
     await w.ask('cpu-start');
@@ -143,7 +117,7 @@ async function throughput(w) {
 
 /** Server heap bytes per idle keep-alive connection: (heap with 2 x IDLE - heap with IDLE) / IDLE. */
 async function heapPerConnection(w) {
-  const port = await w.port;
+  const port = await w.ready;
   const sockets = await idleConnections(port, IDLE);
   try {
     await sleep(50);
@@ -164,13 +138,13 @@ export async function run() {
   const workers = Object.fromEntries(CANDIDATES.map((name) => [name, worker(name)]));
   try {
     for (const w of Object.values(workers)) {
-      await w.port;
+      await w.ready;
       // Warm-up, one at a time: JIT, sockets, the young generation's working size.
       await throughput(w);
     }
     return await measureAll(workers, t0);
   } finally {
-    for (const w of Object.values(workers)) w.close();
+    await Promise.all(Object.values(workers).map((w) => w.close()));
   }
 }
 
@@ -189,9 +163,7 @@ async function measureAll(workers, t0) {
     ),
     REPEATS,
   );
-  const cpu = Object.fromEntries(
-    Object.entries(perCpuSecond).map(([name, s]) => [name, { median: median(s), samples: s }]),
-  );
+  const cpu = summarize(perCpuSecond);
   const heap = await alternate(
     Object.fromEntries(CANDIDATES.map((name) => [name, () => heapPerConnection(workers[name])])),
     Math.min(REPEATS, 5),
@@ -325,16 +297,9 @@ async function measureAll(workers, t0) {
   return { scenarios };
 }
 
-if (process.argv[2] === '--worker') {
+if (isMain(import.meta.url) && process.argv[2] === '--worker') {
   await serveWorker(process.argv[3]);
-} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (typeof globalThis.gc !== 'function') {
-    console.error('run with --expose-gc (node --expose-gc suites/http.mjs) so heap figures are exact');
-    process.exit(1);
-  }
-  const { scenarios } = await run();
-  for (const sc of scenarios) printScenario(sc);
-  const file = writeResults('http', { scenarios, command: 'npm run bench -- http', repeats: REPEATS });
-  console.log(`  wrote ${file}`);
+} else if (isMain(import.meta.url)) {
+  await runSuite('http', run, { repeats: REPEATS, print: true });
   process.exit(0);
 }

@@ -27,11 +27,20 @@
  *
  * BENCH_REPEATS overrides the number of alternating rounds (default 3).
  */
-import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import { RedisPresence } from '@tickwheel/redis';
 import { startRedisServer } from '../lib/redis-servers.mjs';
-import { alternate, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import {
+  alternate,
+  commandCount,
+  isMain,
+  percentile,
+  printScenario,
+  runSuite,
+  scenario,
+  sleep,
+  usedMemory,
+} from '../lib/harness.mjs';
 import { TtlPresence } from '../lib/ttl-presence.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -40,22 +49,6 @@ const GRACE_MS = 1_000;
 const SPREAD_MS = 2_000;
 /** Members that leave, spread over SPREAD_MS: a tenth of them (500 a second at 10 000). */
 const LEAVERS = Math.floor(MEMBERS / 10);
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Total `calls` over every command in INFO commandstats, minus the suite's own INFO, CONFIG and MEMORY. */
-async function commandCount(admin) {
-  const info = await admin.info('commandstats');
-  let total = 0;
-  for (const [, name, calls] of info.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g))
-    if (!/^(info|config|memory|flushall)/.test(name)) total += Number(calls);
-  return total;
-}
-
-async function usedMemory(admin) {
-  await admin.call('MEMORY', 'PURGE');
-  return Number(/used_memory:(\d+)/.exec(await admin.info('memory'))[1]);
-}
 
 let round = 0;
 
@@ -112,7 +105,7 @@ async function servers(candidate, url) {
 async function runOnce(candidate, url, admin) {
   await admin.flushall('SYNC');
   const s = await servers(candidate, url);
-  const before = await usedMemory(admin);
+  const { used: before } = await usedMemory(admin);
   const members = Array.from({ length: MEMBERS }, (_, i) => `user:${i}`);
   await admin.config('RESETSTAT');
   s.counter.requests = 0;
@@ -120,7 +113,7 @@ async function runOnce(candidate, url, admin) {
     await Promise.all(members.slice(i, i + 1_000).map((m, k) => s.join(i + k, m)));
   const joinCommands = (await commandCount(admin)) / MEMBERS;
   const joinRequests = s.counter.requests / MEMBERS;
-  const bytes = ((await usedMemory(admin)) - before) / MEMBERS;
+  const bytes = ((await usedMemory(admin)).used - before) / MEMBERS;
   await admin.config('RESETSTAT');
   s.counter.requests = 0;
   const calledAt = new Map();
@@ -241,13 +234,16 @@ async function run() {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { scenarios, redisVersion } = await run();
-  const file = writeResults('presence', {
-    scenarios,
-    command: 'npm run bench -- presence',
+if (isMain(import.meta.url)) {
+  await runSuite('presence', run, {
     repeats: REPEATS,
-    extra: { redisVersion, members: MEMBERS, leavers: LEAVERS, graceMs: GRACE_MS, spreadMs: SPREAD_MS },
+    needsGc: false,
+    extra: ({ redisVersion }) => ({
+      redisVersion,
+      members: MEMBERS,
+      leavers: LEAVERS,
+      graceMs: GRACE_MS,
+      spreadMs: SPREAD_MS,
+    }),
   });
-  console.log(`  wrote ${file}`);
 }

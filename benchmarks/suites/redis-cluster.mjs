@@ -23,14 +23,29 @@
  * BENCH_REPEATS overrides the rounds of the scale runs (default 3); BENCH_FAILOVER_REPEATS those
  * of the failover runs (default 2). The machine is shared: read ratios from one run, not figures.
  */
-import { fork, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Cluster } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
 import { redisCli, startRedisCluster } from '../lib/redis-servers.mjs';
-import { alternate, median, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import {
+  alternate,
+  cpuMicros,
+  eventBatches,
+  forkWorker,
+  isMain,
+  median,
+  printScenario,
+  redisCpuSeconds,
+  runSuite,
+  scenario,
+  serveParent,
+  sleep,
+  summarize,
+  waitUntil,
+} from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const FAILOVER_REPEATS = Number(process.env.BENCH_FAILOVER_REPEATS ?? 2);
@@ -41,7 +56,6 @@ const NODE_TIMEOUT_MS = 1_500;
 const SELF = fileURLToPath(import.meta.url);
 const CANDIDATES = ['tickwheel', 'bullmq'];
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const clusterClient = (ports, extra = {}) => {
   const c = new Cluster(
     ports.map((port) => ({ host: '127.0.0.1', port })),
@@ -57,11 +71,7 @@ const shardsFor = (masters) => (masters === 1 ? 1 : 6);
 // start is reported as [id, dueAt, startedAt]; at stop, the process's CPU time in µs.
 
 async function workerMain(candidate, config) {
-  const fired = [];
-  const flush = () => {
-    if (fired.length > 0) process.send({ fired: fired.splice(0) });
-  };
-  setInterval(flush, 25);
+  const fired = eventBatches(25);
   let stop;
   if (candidate === 'tickwheel') {
     const redis = clusterClient(config.ports);
@@ -95,15 +105,15 @@ async function workerMain(candidate, config) {
     };
   }
   const cpu0 = process.cpuUsage();
-  process.send({ ready: true });
-  process.on('message', async (message) => {
-    if (message !== 'stop') return;
-    const cpu = process.cpuUsage(cpu0);
-    await stop();
-    flush();
-    process.send({ stopped: true, cpuMicros: cpu.user + cpu.system }, () => process.exit(0));
+  serveParent({
+    /** Stops the worker; answers with its CPU time in µs up to the stop. */
+    async stop() {
+      const used = cpuMicros(cpu0);
+      await stop();
+      fired.stop();
+      return used;
+    },
   });
-  process.on('disconnect', () => process.exit(0));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -117,15 +127,12 @@ async function startCluster(masters, replicas) {
   return { ...cluster, ports: cluster.nodes.map((n) => n.port) };
 }
 
-/** used_cpu_sys + used_cpu_user of every live master, in µs. */
-function redisCpuMicros(cluster) {
+/** used_cpu_sys + used_cpu_user of every live master, in µs (redis-cli: a killed node only fails its own read). */
+async function redisCpuMicros(cluster) {
   let total = 0;
   for (const n of cluster.nodes) {
-    const info = cli(n.port, 'info', 'cpu');
     if (!/role:master/.test(cli(n.port, 'info', 'replication'))) continue;
-    total +=
-      (Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1] ?? 0) + Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1] ?? 0)) *
-      1e6;
+    total += (await redisCpuSeconds({ info: async (section) => cli(n.port, 'info', section) })) * 1e6;
   }
   return total;
 }
@@ -137,40 +144,20 @@ let runCounter = 0;
 
 async function startWorkers(candidate, cluster, name, count, shards) {
   const fired = [];
-  const workers = [];
-  for (let i = 0; i < count; i++) {
-    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ ports: cluster.ports, name, shards })], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const w = { child, cpuMicros: 0 };
-    w.ready = new Promise((resolve, reject) => {
-      child.on('message', (m) => {
-        if (m.ready) resolve();
-        if (m.fired) fired.push(...m.fired);
-        if (m.stopped) w.cpuMicros = m.cpuMicros;
-      });
-      child.once('exit', (code) => reject(new Error(`${candidate} worker exited with ${code}`)));
-    });
-    w.ready.catch(() => undefined);
-    workers.push(w);
-  }
+  const config = JSON.stringify({ ports: cluster.ports, name, shards });
+  const workers = Array.from({ length: count }, () =>
+    forkWorker(SELF, ['--worker', candidate, config], {
+      label: `${candidate} worker`,
+      onEvent: (batch) => fired.push(...batch),
+    }),
+  );
   await Promise.all(workers.map((w) => w.ready));
   let stopped;
+  // Their CPU time summed; a worker killed before it answered (a failover run) counts 0.
   const stop = () =>
-    (stopped ??= (async () => {
-      await Promise.all(
-        workers.map(
-          (w) =>
-            new Promise((resolve) => {
-              if (w.child.exitCode !== null || w.child.signalCode !== null) return resolve();
-              const timer = setTimeout(() => process.kill(w.child.pid, 'SIGKILL'), 15_000);
-              w.child.once('exit', () => (clearTimeout(timer), resolve()));
-              if (w.child.connected) w.child.send('stop');
-            }),
-        ),
-      );
-      return workers.reduce((sum, w) => sum + w.cpuMicros, 0);
-    })());
+    (stopped ??= Promise.all(workers.map((w) => w.close(15_000, 'stop'))).then((used) =>
+      used.reduce((sum, micros) => sum + (micros ?? 0), 0),
+    ));
   return { fired, stop };
 }
 
@@ -200,15 +187,6 @@ async function scheduler(candidate, cluster, name, shards) {
   };
 }
 
-async function waitFor(predicate, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) return false;
-    await sleep(10);
-  }
-  return true;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The runs.
 
@@ -220,18 +198,22 @@ async function scaleRun(candidate, cluster, masters, workerCount) {
   const sched = await scheduler(candidate, cluster, name, shards);
   try {
     await sleep(200);
-    const cpu0 = redisCpuMicros(cluster);
+    const cpu0 = await redisCpuMicros(cluster);
     const dueAt = Date.now() + 3_000;
     for (let i = 0; i < SCALE_TIMERS; i += 500)
       await Promise.all(
         Array.from({ length: Math.min(500, SCALE_TIMERS - i) }, (_, k) => sched.add(`t${i + k}`, dueAt)),
       );
     if (Date.now() >= dueAt) throw new Error('scheduling took longer than the 3 s lead time');
-    if (!(await waitFor(() => workers.fired.length >= SCALE_TIMERS, 120_000)))
-      throw new Error(`${candidate}: only ${workers.fired.length} fired`);
+    await waitUntil(
+      () => workers.fired.length >= SCALE_TIMERS,
+      120_000,
+      () => `${candidate}: ${SCALE_TIMERS} fired (only ${workers.fired.length})`,
+      10,
+    );
     const last = Math.max(...workers.fired.map(([, , at]) => at));
     await sleep(300);
-    const redisMicros = redisCpuMicros(cluster) - cpu0;
+    const redisMicros = (await redisCpuMicros(cluster)) - cpu0;
     const workerMicros = await workers.stop();
     return {
       firedPerSecond: SCALE_TIMERS / (Math.max(1, last - dueAt) / 1000),
@@ -290,7 +272,13 @@ async function failoverRun(candidate) {
     }
     await stream;
     await Promise.all(calls);
-    await waitFor(() => [...accepted].every((id) => workers.fired.some(([x]) => x === id)), 30_000);
+    // What has not fired by then is lost (counted below), not an error.
+    await waitUntil(
+      () => [...accepted].every((id) => workers.fired.some(([x]) => x === id)),
+      30_000,
+      'every accepted timer firing',
+      10,
+    ).catch(() => undefined);
     const first = new Map();
     for (const [id, due, at] of workers.fired) if (!first.has(id)) first.set(id, at - due);
     const lost = [...accepted].filter((id) => !first.has(id)).length;
@@ -309,8 +297,6 @@ async function failoverRun(candidate) {
   }
 }
 
-const summarize = (samples) =>
-  Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
 const perCandidate = () => Object.fromEntries(CANDIDATES.map((c) => [c, []]));
 
 export async function run() {
@@ -459,24 +445,20 @@ export async function run() {
   return { scenarios };
 }
 
-if (process.argv[2] === '--worker') {
+if (isMain(import.meta.url) && process.argv[2] === '--worker') {
   await workerMain(process.argv[3], JSON.parse(process.argv[4]));
-} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { scenarios } = await run();
-  const version = spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.match(/v=(\S+)/)?.[1];
-  const file = writeResults('redis-cluster', {
-    scenarios,
-    command: 'npm run bench -- redis-cluster',
+} else if (isMain(import.meta.url)) {
+  await runSuite('redis-cluster', run, {
     repeats: REPEATS,
-    extra: {
-      redisVersion: version,
+    needsGc: false,
+    extra: () => ({
+      redisVersion: spawnSync('redis-server', ['--version'], { encoding: 'utf8' }).stdout.match(/v=(\S+)/)?.[1],
       failoverRepeats: FAILOVER_REPEATS,
       timers: SCALE_TIMERS,
       concurrency: CONCURRENCY,
       clusterNodeTimeoutMs: NODE_TIMEOUT_MS,
       bullmq: createRequire(import.meta.url)('bullmq/package.json').version,
       ioredis: createRequire(import.meta.url)('ioredis/package.json').version,
-    },
+    }),
   });
-  console.log(`  wrote ${file}`);
 }

@@ -31,15 +31,28 @@
  * machine). Every wait is bounded: a child that hangs is killed by pid, and a watchdog stops the
  * whole suite (children and servers, by pid) once its time budget is spent.
  */
-import { execFileSync, fork } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedisServer } from '../lib/redis-servers.mjs';
-import { machineInfo, percentile, printScenario, runtimeInfo, scenario, writeResults } from '../lib/harness.mjs';
+import {
+  forkWorker,
+  isMain,
+  machineInfo,
+  packageProvenance,
+  percentile,
+  printScenario,
+  redisCpuSeconds,
+  runtimeInfo,
+  scenario,
+  sleep,
+  usedMemory,
+  withTimeout,
+  writeResults,
+} from '../lib/harness.mjs';
 
 const FULL = { timers: 1_000_000, windowMs: 600_000 };
 const QUICK = { timers: 100_000, windowMs: 60_000 };
@@ -77,8 +90,6 @@ for (const [name, value, min] of [
     throw new RangeError(`${name} must be an integer >= ${min}, got ${value}`);
 }
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // ---------------------------------------------------------------------------------------------
 // Everything started here, so that a watchdog (or an error) can stop it by pid.
 
@@ -90,77 +101,22 @@ function killAll() {
   for (const server of servers) if (server.pid !== undefined) process.kill(server.pid, 'SIGKILL');
 }
 
-/** Fails with a clear message once `timeoutMs` has passed without `condition()` holding. */
-async function waitUntil(condition, timeoutMs, what) {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`redis-million: ${what} did not happen within ${timeoutMs} ms`);
-    await sleep(100);
-  }
-}
-
-function forkChild(script, args, onMessage) {
-  const child = fork(path.join(LIB, script), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  children.add(child);
-  child.on('message', onMessage);
-  child.once('exit', () => children.delete(child));
-  return child;
-}
-
-/** Sends 'stop' and waits for the exit, SIGKILL after `timeoutMs`. */
-function stopChild(child, timeoutMs) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    if (child.connected) child.send('stop');
-  });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Redis figures.
-
-async function redisCpuSeconds(admin) {
-  const info = await admin.info('cpu');
-  return Number(/used_cpu_sys:([\d.]+)/.exec(info)[1]) + Number(/used_cpu_user:([\d.]+)/.exec(info)[1]);
-}
-
-async function usedMemory(admin) {
-  await admin.call('MEMORY', 'PURGE');
-  const info = await admin.info('memory');
-  return {
-    used: Number(/used_memory:(\d+)/.exec(info)[1]),
-    rss: Number(/used_memory_rss:(\d+)/.exec(info)[1]),
-  };
+/** A worker of lib/ (harness protocol), remembered so that `killAll` can stop it. */
+function forkChild(script, args, onEvent) {
+  const worker = forkWorker(path.join(LIB, script), args, { label: `redis-million: ${script}`, onEvent });
+  children.add(worker.child);
+  worker.child.once('exit', () => children.delete(worker.child));
+  return worker;
 }
 
 /** Which build of @tickwheel/redis was measured: commit, uncommitted changes, dist build time. */
 function redisPackageProvenance() {
-  const distEntry = createRequire(import.meta.url).resolve('@tickwheel/redis');
-  const packageDir = path.dirname(path.dirname(distEntry));
-  const git = (...args) => {
-    try {
-      return execFileSync('git', args, {
-        cwd: packageDir,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim();
-    } catch {
-      return null;
-    }
-  };
-  const status = git('status', '--porcelain', '--', '.');
-  const distDir = path.dirname(distEntry);
+  const { commit, branch, uncommittedChanges, distBuiltAt } = packageProvenance('@tickwheel/redis');
   return {
-    redisPackageCommit: git('rev-parse', 'HEAD'),
-    redisPackageBranch: git('rev-parse', '--abbrev-ref', 'HEAD'),
-    redisPackageUncommittedChanges: status === null ? null : status.length > 0,
-    redisPackageDistBuiltAt: new Date(
-      Math.max(...fs.readdirSync(distDir).map((f) => fs.statSync(path.join(distDir, f)).mtimeMs)),
-    ).toISOString(),
+    redisPackageCommit: commit,
+    redisPackageBranch: branch,
+    redisPackageUncommittedChanges: uncommittedChanges,
+    redisPackageDistBuiltAt: distBuiltAt,
   };
 }
 
@@ -183,36 +139,29 @@ async function runSystem(system) {
   try {
     const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))[1];
     for (let w = 0; w < WORKERS; w++) {
-      const state = { ready: false, cpuMicros: NaN, final: null };
       const config = JSON.stringify({ port: server.port, name, concurrency: CONCURRENCY });
-      state.child = forkChild('redis-million-worker.mjs', [system, config], (m) => {
-        if (m.fired) {
-          for (let k = 0; k < m.fired.length; k += 2) {
-            const i = m.fired[k];
-            if (!(i >= 0 && i < TIMERS)) {
-              outOfRange++;
-              continue;
-            }
-            deliveries++;
-            if (count[i]++ === 0) {
-              distinct++;
-              firstLateness[i] = m.fired[k + 1];
-            }
+      const onEvent = (fired) => {
+        for (let k = 0; k < fired.length; k += 2) {
+          const i = fired[k];
+          if (!(i >= 0 && i < TIMERS)) {
+            outOfRange++;
+            continue;
+          }
+          deliveries++;
+          if (count[i]++ === 0) {
+            distinct++;
+            firstLateness[i] = fired[k + 1];
           }
         }
-        if (m.ready) state.ready = true;
-        if (m.cpuMicros !== undefined) state.cpuMicros = m.cpuMicros;
-        if (m.stopped) state.final = m;
-      });
-      workers.push(state);
+      };
+      workers.push(forkChild('redis-million-worker.mjs', [system, config], onEvent));
     }
-    await waitUntil(() => workers.every((w) => w.ready), 30_000, `${system}'s ${WORKERS} workers starting`);
-    const workerCpu = async () => {
-      for (const w of workers) w.cpuMicros = NaN;
-      for (const w of workers) w.child.send('cpu');
-      await waitUntil(() => workers.every((w) => !Number.isNaN(w.cpuMicros)), 10_000, 'the workers reporting CPU');
-      return workers.reduce((sum, w) => sum + w.cpuMicros, 0);
-    };
+    await withTimeout(Promise.all(workers.map((w) => w.ready)), 30_000, `${system}'s ${WORKERS} workers starting`);
+    const workerCpu = async () =>
+      (await withTimeout(Promise.all(workers.map((w) => w.ask('cpu'))), 10_000, 'the workers reporting CPU')).reduce(
+        (sum, micros) => sum + micros,
+        0,
+      );
     await sleep(1_000);
 
     // Scheduling.
@@ -237,16 +186,9 @@ async function runSystem(system) {
           `  ${system}: ${m.scheduled.toLocaleString('en-US')} scheduled (window ${m.window}), ${distinct} fired`,
         );
       }
-      if (m.done) sched.done = m;
     });
-    let schedulerExit = null;
-    scheduler.once('exit', (code, signal) => (schedulerExit = signal ?? code));
-    await waitUntil(
-      () => sched.done !== null || (schedulerExit !== null && schedulerExit !== 0),
-      LEAD_MS[system] + WINDOW_MS + 120_000,
-      `${system}'s scheduling`,
-    );
-    if (sched.done === null) throw new Error(`redis-million: ${system}'s scheduler exited with ${schedulerExit}`);
+    // The scheduler's one answer is its summary, sent as it exits.
+    sched.done = await withTimeout(scheduler.ready, LEAD_MS[system] + WINDOW_MS + 120_000, `${system}'s scheduling`);
     const firedWhileScheduling = distinct;
     const mem1 = await usedMemory(admin);
     const redisCpu1 = await redisCpuSeconds(admin);
@@ -279,13 +221,13 @@ async function runSystem(system) {
     const workerCpu2 = await workerCpu();
     const mem2 = await usedMemory(admin);
     const keysLeft = await admin.dbsize();
-    await Promise.all(workers.map((w) => stopChild(w.child, 20_000)));
+    const finals = await Promise.all(workers.map((w) => w.close(20_000, 'stop')));
 
     const lateness = [];
     for (let i = 0; i < TIMERS; i++) {
       if (count[i] > 0) lateness.push(firstLateness[i]);
     }
-    const finals = workers.map((w) => w.final ?? {});
+    for (let w = 0; w < finals.length; w++) finals[w] ??= {};
     const result = {
       system,
       redisVersion,
@@ -344,7 +286,7 @@ async function runSystem(system) {
     );
     return result;
   } finally {
-    await Promise.all(workers.map((w) => stopChild(w.child, 5_000)));
+    await Promise.all(workers.map((w) => w.close(5_000, 'stop')));
     admin.disconnect();
     await server.stop();
     servers.delete(server);
@@ -513,7 +455,7 @@ export async function run() {
   };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (isMain(import.meta.url)) {
   const { scenarios: list, extra } = await run();
   const command = IS_FULL
     ? 'npm run bench -- redis-million --node current'

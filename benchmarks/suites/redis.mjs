@@ -24,14 +24,28 @@
  * BENCH_REPEATS overrides the number of alternating rounds (default 3); BENCH_REDIS_SHARDS the
  * shards of RedisTimers (default 1: one redis-server has no slots to spread over).
  */
-import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Cluster, Redis } from 'ioredis';
 import { Queue, Worker } from 'bullmq';
 import { RedisTimers } from '@tickwheel/redis';
 import { startRedisCluster, startRedisServer } from '../lib/redis-servers.mjs';
-import { alternate, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import {
+  alternate,
+  commandCount,
+  eventBatches,
+  forkWorker,
+  isMain,
+  percentile,
+  printScenario,
+  runSuite,
+  scenario,
+  serveParent,
+  sleep,
+  summarize,
+  usedMemory,
+  waitUntil,
+} from '../lib/harness.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const WORKERS = 4;
@@ -43,18 +57,12 @@ const LATENESS_TIMERS = 2_000;
 const LEAD_MS = 30_000;
 const SELF = fileURLToPath(import.meta.url);
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
 // ---------------------------------------------------------------------------------------------
 // Worker processes: `node suites/redis.mjs --worker <candidate> <json>`. Each fired timer is
 // reported as [dueAt, startedAt] (epoch ms; the due time the scheduler intended, from the payload).
 
 async function workerMain(candidate, config) {
-  const fired = [];
-  const flush = () => {
-    if (fired.length > 0) process.send({ fired: fired.splice(0) });
-  };
-  setInterval(flush, 25);
+  const fired = eventBatches(25);
   let stop;
   if (candidate === 'tickwheel') {
     const redis = new Redis(config.url);
@@ -84,14 +92,13 @@ async function workerMain(candidate, config) {
     await worker.waitUntilReady();
     stop = () => worker.close();
   }
-  process.send({ ready: true });
-  process.on('message', async (message) => {
-    if (message !== 'stop') return;
-    await stop();
-    flush();
-    process.send({ stopped: true }, () => process.exit(0));
+  serveParent({
+    async stop() {
+      await stop();
+      fired.stop();
+      return true;
+    },
   });
-  process.on('disconnect', () => process.exit(0));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -115,51 +122,22 @@ async function startRedis() {
   };
 }
 
-/** Total `calls` over every command in INFO commandstats. */
-async function commandCount(admin) {
-  const info = await admin.info('commandstats');
-  let total = 0;
-  for (const match of info.matchAll(/calls=(\d+)/g)) total += Number(match[1]);
-  return total;
-}
-
 // ---------------------------------------------------------------------------------------------
 // One run of one candidate: 4 workers, N timers scheduled from here.
 
 let runCounter = 0;
 
 async function startWorkers(candidate, server, name) {
-  const workers = [];
   const fired = [];
-  for (let i = 0; i < WORKERS; i++) {
-    const child = fork(SELF, ['--worker', candidate, JSON.stringify({ url: server.url, port: server.port, name })], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    const ready = new Promise((resolve, reject) => {
-      child.on('message', (m) => {
-        if (m.ready) resolve();
-        if (m.fired) fired.push(...m.fired);
-      });
-      child.once('exit', (code) => reject(new Error(`${candidate} worker exited with ${code}`)));
-    });
-    ready.catch(() => undefined);
-    workers.push({ child, ready });
-  }
+  const config = JSON.stringify({ url: server.url, port: server.port, name });
+  const workers = Array.from({ length: WORKERS }, () =>
+    forkWorker(SELF, ['--worker', candidate, config], {
+      label: `${candidate} worker`,
+      onEvent: (batch) => fired.push(...batch),
+    }),
+  );
   await Promise.all(workers.map((w) => w.ready));
-  const stop = () =>
-    Promise.all(
-      workers.map(
-        (w) =>
-          new Promise((resolve) => {
-            const timer = setTimeout(() => w.child.kill('SIGKILL'), 10_000);
-            w.child.once('exit', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-            w.child.send('stop');
-          }),
-      ),
-    );
+  const stop = () => Promise.all(workers.map((w) => w.close(10_000, 'stop')));
   return { fired, stop };
 }
 
@@ -195,13 +173,14 @@ async function scheduler(candidate, server, name) {
   };
 }
 
-async function waitFor(fired, count, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  while (fired.length < count) {
-    if (Date.now() > deadline) throw new Error(`only ${fired.length} of ${count} timers fired within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
+/** Waits until `count` timers have fired, failing after `timeoutMs`. */
+const waitFor = (fired, count, timeoutMs) =>
+  waitUntil(
+    () => fired.length >= count,
+    timeoutMs,
+    () => `${count} timers firing (${fired.length} fired)`,
+    10,
+  );
 
 /** Throughput run: returns { firedPerSecond, commandsPerTimer }. */
 async function throughputRun(candidate, server) {
@@ -217,7 +196,7 @@ async function throughputRun(candidate, server) {
     await waitFor(workers.fired, THROUGHPUT_TIMERS, 120_000);
     const last = Math.max(...workers.fired.map(([, at]) => at));
     await sleep(300); // acks and completions land
-    const commands = (await commandCount(server.admin)) - before - 1;
+    const commands = (await commandCount(server.admin)) - before;
     if (workers.fired.length !== THROUGHPUT_TIMERS)
       throw new Error(`${candidate}: ${workers.fired.length} deliveries for ${THROUGHPUT_TIMERS} timers`);
     return {
@@ -258,18 +237,12 @@ const MEMORY_CLUSTER = Number(process.env.BENCH_REDIS_MEMORY_CLUSTER ?? 50_000);
 const CLUSTER_SHARDS = 6;
 const MEMORY_PAYLOAD = { user: 'u-0000000042', kind: 'session-expiry', region: 'e' };
 
-/** used_memory after MEMORY PURGE, the allocator's retained pages returned first. */
-async function usedMemory(admin) {
-  await admin.call('memory', 'purge');
-  return Number((await admin.info('memory')).match(/used_memory:(\d+)/)[1]);
-}
-
 /** Memory run: `count` pending timers due in an hour, no workers; Redis bytes per timer. */
 async function memoryRun(candidate, server, count) {
   const name = `mem-${candidate}-${runCounter++}`;
   try {
     await sleep(100);
-    const before = await usedMemory(server.admin);
+    const { used: before } = await usedMemory(server.admin);
     const due = Date.now() + 3_600_000;
     const items = new Array(count).fill(due);
     if (candidate === 'tickwheel') {
@@ -295,7 +268,7 @@ async function memoryRun(candidate, server, count) {
         );
       await queue.close();
     }
-    return ((await usedMemory(server.admin)) - before) / count;
+    return ((await usedMemory(server.admin)).used - before) / count;
   } finally {
     await server.admin.flushall();
   }
@@ -309,7 +282,7 @@ const MEMORY_NOTE =
 async function clusterMemoryRun(candidate, cluster) {
   const name = `cmem-${candidate}-${runCounter++}`;
   const admins = cluster.nodes.map((n) => new Redis(n.url));
-  const total = async () => (await Promise.all(admins.map(usedMemory))).reduce((a, b) => a + b, 0);
+  const total = async () => (await Promise.all(admins.map(usedMemory))).reduce((sum, m) => sum + m.used, 0);
   const client = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })));
   try {
     await sleep(100);
@@ -336,10 +309,6 @@ async function clusterMemoryRun(candidate, cluster) {
     await Promise.all(admins.map((a) => a.flushall()));
     for (const a of admins) a.disconnect();
   }
-}
-
-function summarize(samples) {
-  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
 }
 
 export async function run() {
@@ -476,21 +445,18 @@ export async function run() {
   }
 }
 
-if (process.argv[2] === '--worker') {
+if (isMain(import.meta.url) && process.argv[2] === '--worker') {
   await workerMain(process.argv[3], JSON.parse(process.argv[4]));
-} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { scenarios, redisVersion } = await run();
-  const file = writeResults('redis', {
-    scenarios,
-    command: 'npm run bench -- redis',
+} else if (isMain(import.meta.url)) {
+  await runSuite('redis', run, {
     repeats: REPEATS,
-    extra: {
+    needsGc: false,
+    extra: ({ redisVersion }) => ({
       redisVersion,
       workers: WORKERS,
       concurrency: CONCURRENCY,
       shards: SHARDS,
       bullmq: createRequire(import.meta.url)('bullmq/package.json').version,
-    },
+    }),
   });
-  console.log(`  wrote ${file}`);
 }

@@ -57,14 +57,25 @@
  * BENCH_REPEATS overrides the rounds (default 3), BENCH_WS_HEAP_ROUNDS the heap rounds (default 5),
  * BENCH_WS_CONNECTIONS the N (default 10 000), BENCH_WS_MIXED_CONNECTIONS the M (default 4 000).
  */
-import { fork } from 'node:child_process';
 import os from 'node:os';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { heartbeat } from '@tickwheel/ws';
 import { WebSocket, WebSocketServer } from 'ws';
 import { channelInstructionScenarios } from '../lib/channel-overhead.mjs';
-import { gc, median, percentile, printScenario, scenario, writeResults } from '../lib/harness.mjs';
+import {
+  forkWorker,
+  gc,
+  isMain,
+  median,
+  percentile,
+  printScenario,
+  runSuite,
+  scenario,
+  serveParent,
+  sleep,
+  summarize,
+} from '../lib/harness.mjs';
 import { periodInstructionScenarios } from '../lib/ws-period-instructions.mjs';
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
@@ -93,7 +104,6 @@ const TALK_MS = 500;
 const TALK_SLOT_MS = 10;
 const TALK_MESSAGE = 'x'.repeat(16);
 
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Wall-clock time in ms with sub-ms precision, comparable across the two processes. */
 const wallNow = () => performance.timeOrigin + performance.now();
 
@@ -103,10 +113,9 @@ const wallNow = () => performance.timeOrigin + performance.now();
 async function clientMain() {
   const sockets = [];
   let talkTimer;
-  const send = (message) => process.send(message);
-  process.on('message', async (message) => {
-    if (message.cmd === 'connect') {
-      const { url, count } = message;
+  serveParent({
+    /** Opens `count` connections to `url`, `batch` at a time. */
+    async connect(url, count) {
       const batch = 250;
       let failed = 0;
       for (let i = 0; i < count; i += batch) {
@@ -131,15 +140,17 @@ async function clientMain() {
         }
         await Promise.all(opened);
       }
-      send({ cmd: 'connected', count: sockets.length, failed });
-    } else if (message.cmd === 'stall') {
+      return { count: sockets.length, failed };
+    },
+    /** Stalls `count` connections (`pause()`), each at a random moment within `withinMs`. */
+    async stall(count, withinMs) {
       // Spread over the connection order and over one period at random, so that the stalls fall
       // at every phase of the heartbeat. Identified by local port (= the server's remote port).
-      const step = Math.floor(sockets.length / message.count);
+      const step = Math.floor(sockets.length / count);
       const stalls = [];
       await Promise.all(
         Array.from(
-          { length: message.count },
+          { length: count },
           (_, i) =>
             new Promise((resolve) => {
               setTimeout(() => {
@@ -150,12 +161,14 @@ async function clientMain() {
                   ws.pause();
                 }
                 resolve();
-              }, Math.random() * message.withinMs);
+              }, Math.random() * withinMs);
             }),
         ),
       );
-      send({ cmd: 'stalled', stalls });
-    } else if (message.cmd === 'talk') {
+      return { stalls };
+    },
+    /** Starts every other connection talking. */
+    talk() {
       // Every other connection talks; the talkers are spread over the TALK_MS cycle in slots.
       const talkers = sockets.filter((_, i) => i % 2 === 0);
       const slots = TALK_MS / TALK_SLOT_MS;
@@ -166,19 +179,16 @@ async function clientMain() {
         }
         slot = (slot + 1) % slots;
       }, TALK_SLOT_MS);
-      send({ cmd: 'talking', talkers: talkers.length });
-    } else if (message.cmd === 'close') {
+      return { talkers: talkers.length };
+    },
+    /** Ends every connection. */
+    close() {
       clearInterval(talkTimer);
       for (const ws of sockets) ws.terminate();
       sockets.length = 0;
-      send({ cmd: 'closed' });
-    } else if (message.cmd === 'exit') {
-      process.exit(0);
-    }
+      return true;
+    },
   });
-  // The parent went away (killed, crashed): do not linger holding N sockets.
-  process.on('disconnect', () => process.exit(0));
-  send({ cmd: 'ready' });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,23 +242,11 @@ const CANDIDATES = {
   none: () => ({ stop() {}, pings: () => 0 }),
 };
 
-/** Sends a command to the client process and waits for the reply of the given name. */
-function request(child, message, reply) {
-  return new Promise((resolve) => {
-    const listener = (m) => {
-      if (m.cmd !== reply) return;
-      child.off('message', listener);
-      resolve(m);
-    };
-    child.on('message', listener);
-    child.send(message);
-  });
-}
-
+/** The client process (this file with `--clients`), asked to connect, stall, talk and close. */
 async function startClients() {
-  const child = fork(fileURLToPath(import.meta.url), ['--clients'], { stdio: 'inherit' });
-  await new Promise((resolve) => child.once('message', resolve));
-  return child;
+  const clients = forkWorker(fileURLToPath(import.meta.url), ['--clients'], { label: 'ws clients' });
+  await clients.ready;
+  return clients;
 }
 
 /**
@@ -289,11 +287,7 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   await sleep(500);
   let accepted = 0;
   wss.on('connection', () => accepted++);
-  const { count, failed } = await request(
-    child,
-    { cmd: 'connect', url: `ws://127.0.0.1:${wss.address().port}`, count: connections },
-    'connected',
-  );
+  const { count, failed } = await child.ask('connect', `ws://127.0.0.1:${wss.address().port}`, connections);
   if (failed > 0) console.log(`  ${name}: ${failed} of ${connections} connections failed to open`);
   // Connections the heartbeat already terminated (a client slow to answer while it was still
   // opening the others) count as accepted; they show up in the false-positive figure.
@@ -306,7 +300,7 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   let pingToDead = [];
   if (name !== 'none') {
     for (const ws of wss.clients) portOf.set(ws, ws._socket.remotePort);
-    const { stalls } = await request(child, { cmd: 'stall', count: STALLED, withinMs: PERIOD_MS }, 'stalled');
+    const { stalls } = await child.ask('stall', STALLED, PERIOD_MS);
     const stalledAt = new Map(stalls.map((s) => [s.port, s.at]));
     const stalledDetected = () => detections.filter((d) => stalledAt.has(d.port));
     const deadline = performance.now() + PERIOD_MS * 3 + 2_000;
@@ -323,7 +317,7 @@ async function runOnce(name, child, connections = CONNECTIONS) {
   // The server closes first, so the TIME_WAIT states stay on its side (a fresh port each run)
   // and do not eat the client's ephemeral ports.
   for (const ws of wss.clients) ws.terminate();
-  await request(child, { cmd: 'close' }, 'closed');
+  await child.ask('close');
   await new Promise((resolve) => wss.close(resolve));
   while (wss.clients.size > 0) await sleep(10);
   phase('closed');
@@ -354,24 +348,22 @@ async function settledHeapUsed() {
  * settled heap once they are closed.
  */
 export async function heapRun(name, child, connections = CONNECTIONS) {
-  const server = fork(fileURLToPath(import.meta.url), ['--heap-server', name], {
-    stdio: 'inherit',
-    execArgv: ['--expose-gc'],
+  const server = forkWorker(fileURLToPath(import.meta.url), ['--heap-server', name], {
+    label: `ws heap server ${name}`,
   });
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  const { url } = await new Promise((resolve) => server.once('message', resolve));
+  const url = await server.ready;
   // The first sockets of the process, one at a time, each through a ping and its pong (see the module comment).
   for (let i = 0; i < SHAPING_CONNECTIONS; i++) {
-    await request(child, { cmd: 'connect', url, count: 1 }, 'connected');
-    await request(server, { cmd: 'shape' }, 'shaped');
+    await child.ask('connect', url, 1);
+    await server.ask('shape');
   }
-  await request(child, { cmd: 'close' }, 'closed');
-  await request(server, { cmd: 'forget' }, 'forgot');
-  const { count } = await request(child, { cmd: 'connect', url, count: connections }, 'connected');
-  const { heapUsed: withConnections, open } = await request(server, { cmd: 'measure-open', count }, 'open');
-  await request(child, { cmd: 'close' }, 'closed');
-  const { heapUsed: closed } = await request(server, { cmd: 'measure-closed' }, 'closed');
-  await exited;
+  await child.ask('close');
+  await server.ask('forget');
+  const { count } = await child.ask('connect', url, connections);
+  const { heapUsed: withConnections, open } = await server.ask('measure-open', count);
+  await child.ask('close');
+  const closed = await server.ask('measure-closed');
+  await server.close();
   return (withConnections - closed) / open;
 }
 
@@ -384,38 +376,46 @@ async function heapServerMain(name) {
   wss.on('connection', () => accepted++);
   const candidate = CANDIDATES[name](wss, [], new Map());
   let shaped = 0;
-  process.on('message', async (message) => {
-    if (message.cmd === 'shape') {
-      while (accepted <= shaped) await sleep(1);
-      shaped++;
-      const ws = [...wss.clients].at(-1);
-      const answered = new Promise((resolve) => ws.once('pong', resolve));
-      ws.ping();
-      await answered;
-      process.send({ cmd: 'shaped' });
-    } else if (message.cmd === 'forget') {
-      while (wss.clients.size > 0) await sleep(10);
-      // A full GC also ends V8's slack tracking of every class still in it.
-      gc();
-      accepted = 0;
-      process.send({ cmd: 'forgot' });
-    } else if (message.cmd === 'measure-open') {
-      while (accepted < message.count) await sleep(10);
-      // One heartbeat round after the last connection opened: every one was pinged and answered.
-      await sleep(PERIOD_MS * 1.5);
-      const open = wss.clients.size;
-      process.send({ cmd: 'open', heapUsed: await settledHeapUsed(), open });
-    } else if (message.cmd === 'measure-closed') {
-      for (const ws of wss.clients) ws.terminate();
-      while (wss.clients.size > 0) await sleep(10);
-      const heapUsed = await settledHeapUsed();
-      candidate.stop();
-      await new Promise((resolve) => wss.close(resolve));
-      process.send({ cmd: 'closed', heapUsed }, () => process.exit(0));
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
-  process.send({ cmd: 'listening', url: `ws://127.0.0.1:${wss.address().port}` });
+  serveParent(
+    {
+      /** Pings the newest connection and waits for its pong (see the module comment). */
+      async shape() {
+        while (accepted <= shaped) await sleep(1);
+        shaped++;
+        const ws = [...wss.clients].at(-1);
+        const answered = new Promise((resolve) => ws.once('pong', resolve));
+        ws.ping();
+        await answered;
+        return true;
+      },
+      /** Waits for the shaping connections to close, then collects. */
+      async forget() {
+        while (wss.clients.size > 0) await sleep(10);
+        // A full GC also ends V8's slack tracking of every class still in it.
+        gc();
+        accepted = 0;
+        return true;
+      },
+      /** The settled heap once `count` connections are open and went through a heartbeat round. */
+      async 'measure-open'(count) {
+        while (accepted < count) await sleep(10);
+        // One heartbeat round after the last connection opened: every one was pinged and answered.
+        await sleep(PERIOD_MS * 1.5);
+        const open = wss.clients.size;
+        return { heapUsed: await settledHeapUsed(), open };
+      },
+      /** The settled heap once every connection is closed; stops the candidate and the server. */
+      async 'measure-closed'() {
+        for (const ws of wss.clients) ws.terminate();
+        while (wss.clients.size > 0) await sleep(10);
+        const heapUsed = await settledHeapUsed();
+        candidate.stop();
+        await new Promise((resolve) => wss.close(resolve));
+        return heapUsed;
+      },
+    },
+    { hello: `ws://127.0.0.1:${wss.address().port}` },
+  );
 }
 
 /**
@@ -432,18 +432,14 @@ async function runMixed(name, child, connections = MIXED_CONNECTIONS) {
   });
   const candidate = CANDIDATES[name](wss, [], new Map());
   await sleep(500);
-  const { count } = await request(
-    child,
-    { cmd: 'connect', url: `ws://127.0.0.1:${wss.address().port}`, count: connections },
-    'connected',
-  );
-  await request(child, { cmd: 'talk' }, 'talking');
+  const { count } = await child.ask('connect', `ws://127.0.0.1:${wss.address().port}`, connections);
+  await child.ask('talk');
   let received0 = 0;
   const { cpuMsPerPeriod, pingsPerPeriod, load, elapsed } = await cpuPerPeriod(candidate, () => (received0 = received));
   const messagesPerPeriod = (received - received0) * (PERIOD_MS / elapsed);
   candidate.stop();
   for (const ws of wss.clients) ws.terminate();
-  await request(child, { cmd: 'close' }, 'closed');
+  await child.ask('close');
   await new Promise((resolve) => wss.close(resolve));
   while (wss.clients.size > 0) await sleep(10);
   return { count, cpuMsPerPeriod, pingsPerPeriod, load, messagesPerPeriod };
@@ -461,10 +457,6 @@ const pingNote = (pings) =>
     .filter(([n]) => n !== 'none')
     .map(([n, p]) => `${n} ${Math.round(median(p)).toLocaleString('en-US')}`)
     .join(', ')}`;
-
-function summarize(samples) {
-  return Object.fromEntries(Object.entries(samples).map(([name, s]) => [name, { median: median(s), samples: s }]));
-}
 
 export async function run() {
   const t0 = performance.now();
@@ -562,9 +554,7 @@ export async function run() {
     }
   }
 
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.send({ cmd: 'exit' });
-  await exited;
+  await child.close();
 
   const setup = `${connections.toLocaleString('en-US')} idle connections on 127.0.0.1 (clients in a child process), heartbeat period ${PERIOD_MS} ms, our pongTimeoutMs ${PONG_TIMEOUT_MS} and pingSlackMs ${PING_SLACK_MS} (default)`;
   const pick = (field) => Object.fromEntries(Object.entries(detect).map(([n, d]) => [n, d[field]]));
@@ -710,21 +700,22 @@ export async function run() {
   return { scenarios, connections };
 }
 
-if (process.argv[2] === '--clients') {
+if (isMain(import.meta.url) && process.argv[2] === '--clients') {
   await clientMain();
-} else if (process.argv[2] === '--heap-server') {
+} else if (isMain(import.meta.url) && process.argv[2] === '--heap-server') {
   await heapServerMain(process.argv[3]);
-} else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  if (typeof globalThis.gc !== 'function') {
-    console.error('run with --expose-gc (node --expose-gc suites/ws.mjs) so memory figures are exact');
-    process.exit(1);
-  }
-  const { scenarios, connections } = await run();
-  const file = writeResults('ws', {
-    scenarios,
-    command: 'npm run bench -- ws',
+} else if (isMain(import.meta.url) && process.argv[2] === '--schedule-count') {
+  // The due schedule against a wheel handle per connection, in instructions (lib/ws-schedule-kernel.mjs).
+  const { scheduleCounts } = await import('../lib/ws-schedule-kernel.mjs');
+  const { nodeBinary } = await import('../lib/runtimes.mjs');
+  scheduleCounts(process.argv[3] === '--node' ? nodeBinary(Number(process.argv[4])) : process.execPath);
+} else if (isMain(import.meta.url) && process.argv[2] === '--dead-peer-lateness') {
+  const { deadPeerLateness } = await import('../lib/ws-dead-peer-lateness.mjs');
+  await deadPeerLateness(process.argv[3]);
+} else if (isMain(import.meta.url)) {
+  await runSuite('ws', run, {
     repeats: REPEATS,
-    extra: {
+    extra: ({ connections }) => ({
       heapRounds: HEAP_ROUNDS,
       connections,
       mixedConnections: MIXED_CONNECTIONS,
@@ -732,7 +723,6 @@ if (process.argv[2] === '--clients') {
       periodMs: PERIOD_MS,
       pongTimeoutMs: PONG_TIMEOUT_MS,
       stalled: STALLED,
-    },
+    }),
   });
-  console.log(`  wrote ${file}`);
 }

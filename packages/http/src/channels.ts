@@ -6,45 +6,46 @@
  * | `tickwheel:http:timeout` | {@link HttpTimeoutMessage} | one of `serverTimeouts`' limits (or a framework adapter's deadline) fired: the handler deadline, the head, the body's idle limit, the keep-alive limit or a drain's grace |
  * | `tickwheel:http:event-stream-end` | {@link HttpEventStreamEndMessage} | an event stream (`eventStream`, `eventStreamBody`) ended, for any reason |
  *
- * A message is built only when the channel has subscribers, so with none a timeout pays one
- * property read. `@tickwheel/otel` counts the messages by `kind`; anyone may subscribe by name.
+ * The message is serverTimeouts' `'timeout'` event itself, built once per timeout (timeouts are
+ * rare). `@tickwheel/otel` counts the messages by `kind`; anyone may subscribe by name.
  * Messages carry `context`: what a subscriber of `tickwheel:core:capture-context` stored when the
  * request's deadline started (the OpenTelemetry bridge: the request's `Context`), for the kinds
  * that have a request.
  */
 import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
-import type { EventStreamEndReason, HttpTimeoutKind, TimeoutEvent } from './types.js';
+import type { EventStreamEndReason, HttpTimeoutKind, TimedRequest, TimeoutEvent } from './types.js';
 
 /** Name of the channel of {@link HttpTimeoutMessage}. */
 export const HTTP_TIMEOUT_CHANNEL = 'tickwheel:http:timeout';
 
-/** Published on `tickwheel:http:timeout` when a limit fires. */
-export interface HttpTimeoutMessage {
-  readonly kind: HttpTimeoutKind;
-  /** The limit that fired, in ms, as in the controller's `'timeout'` event. */
-  readonly limitMs: number;
-  /** What the connection got, as in the controller's `'timeout'` event. */
-  readonly outcome: TimeoutEvent['outcome'];
-  /** True when a `'handler'` deadline came from the caller's deadline header. */
-  readonly propagated: boolean;
-  /** The request's context, from `tickwheel:core:capture-context` (undefined without a subscriber there or a request). */
-  readonly context: unknown;
-}
+/** Published on `tickwheel:http:timeout` when a limit fires: the same object as serverTimeouts' `'timeout'` event. */
+export type HttpTimeoutMessage = TimeoutEvent;
 
 /** @internal */
 export const timeoutChannel = typedChannel<HttpTimeoutMessage>(HTTP_TIMEOUT_CHANNEL);
 
-/** Publishes a timeout when someone listens. */
-export const publishTimeout = guardedPublisher(
-  timeoutChannel,
-  (
-    kind: HttpTimeoutKind,
-    limitMs: number,
-    outcome: TimeoutEvent['outcome'],
-    propagated: boolean,
-    context: unknown,
-  ): HttpTimeoutMessage => ({ kind, limitMs, outcome, propagated, context }),
-);
+/** Who hears a timeout besides the channel: serverTimeouts' controller, which emits it as its `'timeout'` event. */
+export interface TimeoutListener {
+  timedOut(event: TimeoutEvent): void;
+}
+
+/**
+ * Reports a limit that fired: builds its event, the one place one is built, publishes it on the
+ * channel when someone subscribes, and hands it to `listener`.
+ */
+export function reportTimeout(
+  listener: TimeoutListener,
+  kind: HttpTimeoutKind,
+  limitMs: number,
+  outcome: TimeoutEvent['outcome'],
+  req: TimedRequest | undefined,
+  propagated: boolean,
+  context: unknown,
+): void {
+  const event: TimeoutEvent = { kind, limitMs, outcome, req, propagated, context };
+  if (timeoutChannel.hasSubscribers) timeoutChannel.publish(event);
+  listener.timedOut(event);
+}
 
 /** Name of the channel of {@link HttpEventStreamEndMessage}. */
 export const HTTP_EVENT_STREAM_END_CHANNEL = 'tickwheel:http:event-stream-end';

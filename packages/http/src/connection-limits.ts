@@ -26,19 +26,18 @@
 import type { Socket } from 'node:net';
 import type { TimerHandle } from '@tickwheel/core';
 import { scheduleTask, type TimerTask } from '@tickwheel/core/internal';
-import { publishTimeout } from './channels.js';
+import { reportTimeout, type TimeoutListener } from './channels.js';
 import { speaksHttp } from './http-internals.js';
 import type { ServerPlan } from './options.js';
 import type { RequestDeadline } from './request-deadline.js';
 import { answerOnSocket, REQUEST_TIMEOUT_ANSWER } from './timeout-answer.js';
-import type { HttpTimeoutKind, TimeoutEvent } from './types.js';
+import type { TimeoutEvent } from './types.js';
 
 /** Who a connection reports to: serverTimeouts' controller. */
-export interface ConnectionOwner {
+export interface ConnectionOwner extends TimeoutListener {
   readonly plan: ServerPlan;
   /** True once `close()` began: a connection that falls idle is closed at once. */
   readonly draining: boolean;
-  connectionTimedOut(kind: HttpTimeoutKind, limitMs: number, outcome: TimeoutEvent['outcome']): void;
   connectionClosed(connection: ConnectionLimits): void;
 }
 
@@ -220,8 +219,7 @@ export class ConnectionLimits implements TimerTask {
       socket.destroy();
     }
     this.forget();
-    publishTimeout(kind, limitMs, outcome, false, undefined);
-    this.owner.connectionTimedOut(kind, limitMs, outcome);
+    reportTimeout(this.owner, kind, limitMs, outcome, undefined, false, undefined);
   }
 
   private arm(delayMs: number): void {

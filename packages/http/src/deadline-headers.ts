@@ -12,19 +12,19 @@ const GRPC_UNIT_MS: Readonly<Record<string, number>> = { H: 3_600_000, M: 60_000
 const WHOLE_MS = /^\d{1,15}$/;
 
 /**
- * The caller's budget in ms from the first of `names` (lower case) present with a valid value,
+ * The caller's deadline in ms from the first of `names` (lower case) present with a valid value,
  * or `Infinity`. Malformed values are skipped, never thrown on; a header sent twice is malformed
  * (node:http would join it with `, `). Read from the request's `rawHeaders` (name, value, ...):
  * node:http builds `req.headers` only when something first reads it, and a server whose handlers
  * never do would otherwise build it on every request for this alone.
  */
-export function callerBudgetFromRaw(rawHeaders: readonly string[], names: readonly string[]): number {
+export function callerLimitFromRaw(rawHeaders: readonly string[], names: readonly string[]): number {
   for (let i = 0; i < names.length; i++) {
     const name = names[i];
     const value = onlyValue(rawHeaders, name);
     if (value === undefined) continue;
-    const budgetMs = budgetOf(name, value);
-    if (budgetMs !== undefined) return budgetMs;
+    const limitMs = limitOf(name, value);
+    if (limitMs !== undefined) return limitMs;
   }
   return Infinity;
 }
@@ -41,8 +41,8 @@ function onlyValue(rawHeaders: readonly string[], name: string): string | undefi
   return value;
 }
 
-/** The budget one header's value gives, or undefined when it is malformed. */
-function budgetOf(name: string, value: string): number | undefined {
+/** The limit one header's value gives, in ms, or undefined when it is malformed. */
+function limitOf(name: string, value: string): number | undefined {
   if (name === 'grpc-timeout') {
     const match = GRPC_TIMEOUT.exec(value);
     return match === null ? undefined : Number(match[1]) * GRPC_UNIT_MS[match[2]];

@@ -3,7 +3,7 @@
  */
 import { streamPlan } from './event-stream-options.js';
 import { kit } from './options.js';
-import { adoptStream } from './stream-adoption.js';
+import { onDrain, releaseDeadline } from './stream-hooks.js';
 import { TimedStream, type StreamSink } from './timed-stream.js';
 import type { EventStream, EventStreamOptions, TimedRequest, TimedResponse } from './types.js';
 
@@ -20,6 +20,15 @@ const streams = new WeakMap<TimedResponse, TimedStream<TimedResponse>>();
 /** The response closed: ended by other code (`'closed'`), or the client went away (http2's compatibility API reports a reset stream as finished, so not `writableFinished`). */
 function onResponseClose(this: TimedResponse): void {
   streams.get(this)?.end(this.writableEnded ? 'closed' : 'client-gone');
+}
+
+/**
+ * Under serverTimeouts (or a framework adapter's deadline): the request leaves its handler
+ * deadline, since a healthy stream outlives any, and a drain ends the stream at once.
+ */
+function joinServer(stream: TimedStream<TimedResponse>): void {
+  const res = stream.target;
+  if (releaseDeadline(res)) onDrain(res, () => stream.end('drain'));
 }
 
 /** What a stream uses of a response, the same on node:http's and on http2's compatibility API. */
@@ -94,6 +103,6 @@ export function eventStream(req: TimedRequest, res: TimedResponse, options?: Eve
   const stream = new TimedStream(plan, RESPONSE_SINK, res, typeof lastEventId === 'string' ? lastEventId : undefined);
   streams.set(res, stream);
   res.on('close', onResponseClose);
-  stream.start(adoptStream(res));
+  stream.start(joinServer);
   return stream;
 }

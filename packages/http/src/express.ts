@@ -4,7 +4,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { adoptRequest } from './framework-request.js';
 import { middlewarePlan } from './options.js';
-import { answerOnWire } from './request-deadline.js';
 import type { DeadlineMiddlewareOptions } from './types.js';
 
 export type { DeadlineMiddlewareOptions } from './types.js';
@@ -40,7 +39,7 @@ export type DeadlineMiddleware = (req: IncomingMessage, res: ServerResponse, nex
 export function deadline(options?: DeadlineMiddlewareOptions): DeadlineMiddleware {
   const plan = middlewarePlan(options);
   return function deadlineMiddleware(req, res, next) {
-    const record = adoptRequest(req, res, plan, answerOnWire, undefined);
+    const record = adoptRequest(req, res, plan);
     if (record.open) next();
   };
 }

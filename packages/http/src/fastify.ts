@@ -1,10 +1,10 @@
 /**
  * `@tickwheel/http/fastify`: `deadlinePlugin`, request deadlines for fastify 5, per route in `config.deadline`.
  */
-import type { FastifyPluginCallback, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { adoptRequest, deadlineError } from './framework-request.js';
 import { middlewarePlan, type DeadlinePlan } from './options.js';
-import type { RequestDeadline } from './request-deadline.js';
+import { causedByEndedDeadline } from './rejection-guard.js';
 import { recordOf } from './request-deadline.js';
 import { endTimedOut } from './timeout-answer.js';
 import type { DeadlineMiddlewareOptions, HttpTimeoutKind, TimeoutEvent } from './types.js';
@@ -26,10 +26,14 @@ const FASTIFY_KEYS = new Set(['prefix', 'logLevel', 'logSerializers']);
  * refused by fastify itself, with its "Reply was already sent" warning, never an error); a cut
  * after. A reply the handler hijacked is its own: it is cut as a plain response would be.
  */
-function answerFastify(record: RequestDeadline, kind: HttpTimeoutKind, status: number): TimeoutEvent['outcome'] {
-  const reply = record.framework as FastifyReply;
-  if (reply.sent || reply.raw.headersSent) return endTimedOut(record.req, record.res, status, kind);
-  reply.code(status).send(deadlineError(status, record.budgetMs));
+function answerFastify(
+  reply: FastifyReply,
+  kind: HttpTimeoutKind,
+  status: number,
+  limitMs: number,
+): TimeoutEvent['outcome'] {
+  if (reply.sent || reply.raw.headersSent) return endTimedOut(reply.request.raw, reply.raw, status, kind);
+  reply.code(status).send(deadlineError(status, limitMs));
   return 'answered';
 }
 
@@ -40,7 +44,9 @@ function answerFastify(record: RequestDeadline, kind: HttpTimeoutKind, status: n
  * route's `config.deadline` replaces them for that route, longer or shorter. When the deadline
  * passes before the response started, `reply.send()` gets a `DeadlineError` (`statusCode` =
  * `timeoutStatus`, `code: 'ETIMEDOUT'`) and the app's error handler answers; after, the
- * connection is cut. It lives beside fastify's own `handlerTimeout` and `request.signal`:
+ * connection is cut. A rejection of the handler that the ended deadline caused (its fetch's
+ * `TimeoutError`, an `AbortError` once the client went away) is dropped, not logged or handed to
+ * the error handler. It lives beside fastify's own `handlerTimeout` and `request.signal`:
  * whichever fires first answers.
  *
  * Registered on the root (it skips fastify's encapsulation, as fastify-plugin would), so every
@@ -58,16 +64,20 @@ export const deadlinePlugin: FastifyPluginCallback<DeadlineMiddlewareOptions> = 
     if (routeOptions === undefined) return appPlan;
     let plan = routePlans.get(config as object);
     if (plan === undefined) {
-      plan = middlewarePlan({ ...omitUndefined(appPlanOptions(appPlan)), ...routeOptions }, 'config.deadline');
+      // The route's options over the app's, checked together as one set of options.
+      plan = middlewarePlan({ ...own, ...routeOptions }, 'config.deadline');
       routePlans.set(config as object, plan);
     }
     return plan;
   };
   instance.addHook('onRoute', (route: RouteOptions) => {
     planOf(route.config);
+    route.handler = quietAfterEnd(route.handler);
   });
   instance.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, hookDone: () => void) => {
-    adoptRequest(request.raw, reply.raw, planOf(request.routeOptions.config), answerFastify, reply);
+    adoptRequest(request.raw, reply.raw, planOf(request.routeOptions.config), (kind, status, limitMs) =>
+      answerFastify(reply, kind, status, limitMs),
+    );
     hookDone();
   });
   // The handler runs after the body was read, in the context of its last chunk, not this one's.
@@ -78,19 +88,21 @@ export const deadlinePlugin: FastifyPluginCallback<DeadlineMiddlewareOptions> = 
   done();
 };
 
-/** A route's config.deadline falls back to the app's options for what it leaves out. */
-function appPlanOptions(plan: DeadlinePlan): DeadlineMiddlewareOptions {
-  return {
-    timeoutMs: plan.timeoutMs,
-    maxTimeoutMs: plan.maxTimeoutMs,
-    deadlineHeaders: plan.deadlineHeaders,
-    timeoutStatus: plan.timeoutStatus,
-    wheel: plan.wheel,
+/**
+ * The route's handler, its rejection dropped when the request's ended deadline caused it
+ * (rejection-guard.ts): fastify would log it as an error, or hand it to the app's error handler
+ * after the client went away. Every other outcome passes through as it was.
+ */
+function quietAfterEnd(handler: RouteOptions['handler']): RouteOptions['handler'] {
+  return function (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
+    const result: unknown = handler.call(this, request, reply);
+    return result instanceof Promise ? result.catch(unlessEnded) : result;
   };
 }
 
-function omitUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+function unlessEnded(error: unknown): undefined {
+  if (causedByEndedDeadline(error)) return undefined;
+  throw error;
 }
 
 // fastify-plugin's markers, set by hand (no dependency): skip encapsulation, and a name in fastify's plugin tree.

@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { adoptRequest } from './framework-request.js';
 import { middlewarePlan } from './options.js';
-import type { RequestDeadline } from './request-deadline.js';
+import { causedByEndedDeadline } from './rejection-guard.js';
 import { endTimedOut } from './timeout-answer.js';
 import type { DeadlineMiddlewareOptions, HttpTimeoutKind, TimeoutEvent } from './types.js';
 
@@ -20,26 +20,30 @@ export interface KoaContextLike {
 /** A koa middleware. */
 export type KoaDeadlineMiddleware = (ctx: KoaContextLike, next: () => Promise<unknown>) => Promise<unknown>;
 
-/** What the answer needs of one request: its context, and the rejection that ends the middleware chain. */
-interface KoaTimeout {
-  readonly ctx: KoaContextLike;
-  reject(reason: unknown): void;
-}
-
 /**
- * The koa answer: before the response started, the middleware's promise rejects with the error
- * of `ctx.throw(timeoutStatus, …)` and koa answers it (its `ctx.onerror`); a later `ctx.body = …`
- * of the handler finds the headers sent, where koa itself ignores it. After, a cut.
+ * The koa answer: before the response started, the middleware's promise rejects (`reject`) with
+ * the error of `ctx.throw(timeoutStatus, …)` and koa answers it (its `ctx.onerror`); a later
+ * `ctx.body = …` of the handler finds the headers sent, where koa itself ignores it. After, a cut.
  */
-function answerKoa(record: RequestDeadline, kind: HttpTimeoutKind, status: number): TimeoutEvent['outcome'] {
-  const timeout = record.framework as KoaTimeout | undefined;
-  if (timeout === undefined || record.res.headersSent) return endTimedOut(record.req, record.res, status, kind);
+function answerKoa(
+  ctx: KoaContextLike,
+  reject: (reason: unknown) => void,
+  kind: HttpTimeoutKind,
+  status: number,
+  limitMs: number,
+): TimeoutEvent['outcome'] {
+  if (ctx.res.headersSent) return endTimedOut(ctx.req, ctx.res, status, kind);
   try {
-    timeout.ctx.throw(status, 'Response timeout', { code: 'ETIMEDOUT', expose: true, timeout: record.budgetMs });
+    ctx.throw(status, 'Response timeout', { code: 'ETIMEDOUT', expose: true, limitMs });
   } catch (error) {
-    timeout.reject(error);
+    reject(error);
   }
   return 'answered';
+}
+
+/** Rethrows an error of the middleware after ours, unless the request's ended deadline caused it (rejection-guard.ts). */
+function unlessEnded(error: unknown): void {
+  if (!causedByEndedDeadline(error)) throw error;
 }
 
 /**
@@ -55,11 +59,13 @@ function answerKoa(record: RequestDeadline, kind: HttpTimeoutKind, status: numbe
 export function deadline(options?: DeadlineMiddlewareOptions): KoaDeadlineMiddleware {
   const plan = middlewarePlan(options);
   return function deadlineMiddleware(ctx, next) {
-    let timeout: KoaTimeout | undefined;
-    const timedOut = new Promise<never>((_resolve, reject) => (timeout = { ctx, reject }));
-    const record = adoptRequest(ctx.req, ctx.res, plan, answerKoa, timeout);
+    let reject!: (reason: unknown) => void;
+    const timedOut = new Promise<never>((_resolve, rejectWith) => (reject = rejectWith));
+    const record = adoptRequest(ctx.req, ctx.res, plan, (kind, status, limitMs) =>
+      answerKoa(ctx, reject, kind, status, limitMs),
+    );
     if (!record.open) return timedOut;
     if (record.scope === undefined) return next();
-    return Promise.race([next(), timedOut]);
+    return Promise.race([next().catch(unlessEnded), timedOut]);
   };
 }

@@ -45,9 +45,10 @@ const MIDDLEWARE_KEYS: readonly (keyof DeadlineMiddlewareOptions)[] = [
 
 /** What decides a request's handler deadline, shared by every request of one server or middleware. */
 export interface DeadlinePlan {
-  /** The deadline when neither `timeoutFor` nor the caller says otherwise (Infinity: none). */
-  readonly timeoutMs: number;
-  readonly maxTimeoutMs: number;
+  /** The handler deadline when neither `timeoutFor` nor the caller says otherwise (Infinity: none). */
+  readonly limitMs: number;
+  /** The cap on every handler deadline (`maxTimeoutMs`). */
+  readonly maxLimitMs: number;
   readonly timeoutFor: ((req: TimedRequest) => number | undefined) | undefined;
   /** Lower-case header names, in order. */
   readonly deadlineHeaders: readonly string[];
@@ -94,8 +95,8 @@ function limit(value: unknown, name: string): number {
 export function serverPlan(options: unknown): ServerPlan {
   const o = kit.object(options, 'options', SERVER_KEYS) as ServerTimeoutsOptions;
   return {
-    timeoutMs: limit(o.defaultTimeoutMs, 'defaultTimeoutMs'),
-    maxTimeoutMs: limit(o.maxTimeoutMs, 'maxTimeoutMs'),
+    limitMs: limit(o.defaultTimeoutMs, 'defaultTimeoutMs'),
+    maxLimitMs: limit(o.maxTimeoutMs, 'maxTimeoutMs'),
     timeoutFor:
       o.timeoutFor === undefined
         ? undefined
@@ -114,8 +115,8 @@ export function middlewarePlan(options: unknown, path = 'options'): DeadlinePlan
   const o = kit.object(options, path, MIDDLEWARE_KEYS) as DeadlineMiddlewareOptions;
   const name = (key: string): string => (path === 'options' ? key : `${path}.${key}`);
   return {
-    timeoutMs: limit(o.timeoutMs, name('timeoutMs')),
-    maxTimeoutMs: limit(o.maxTimeoutMs, name('maxTimeoutMs')),
+    limitMs: limit(o.timeoutMs, name('timeoutMs')),
+    maxLimitMs: limit(o.maxTimeoutMs, name('maxTimeoutMs')),
     timeoutFor: undefined,
     deadlineHeaders: o.deadlineHeaders === undefined ? DEFAULTS.deadlineHeaders : deadlineHeaders(o.deadlineHeaders),
     timeoutStatus: status(o.timeoutStatus),

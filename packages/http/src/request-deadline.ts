@@ -9,27 +9,25 @@ import {
   releaseReading,
   type DeadlineOwner,
 } from '@tickwheel/core/internal';
-import { publishTimeout, timeoutChannel } from './channels.js';
-import { callerBudgetFromRaw } from './deadline-headers.js';
+import { reportTimeout, timeoutChannel, type TimeoutListener } from './channels.js';
+import { callerLimitMs } from './deadline-policy.js';
 import type { DeadlinePlan } from './options.js';
+import { deadlineEnded } from './rejection-guard.js';
 import { endTimedOut } from './timeout-answer.js';
 import type { HttpTimeoutKind, TimedRequest, TimedResponse, TimeoutEvent } from './types.js';
 
-/**
- * Ends a timed-out request on the wire or through the framework, and says what the client got.
- * Called once, before the handler's signal aborts. One function per adapter, never per request.
- */
-export type Answerer = (record: RequestDeadline, kind: HttpTimeoutKind, status: number) => TimeoutEvent['outcome'];
+/** A framework adapter's answer to a timeout (fastify's reply, koa's rejection): says what the client got. */
+export type FrameworkAnswer = (kind: HttpTimeoutKind, status: number, limitMs: number) => TimeoutEvent['outcome'];
 
 /**
  * Who a request's deadline reports to: serverTimeouts' controller, or a framework adapter's
  * standalone owner. One per server or middleware, never per request.
  */
-export interface RequestOwner {
-  /** A limit fired on the request: report it (events, diagnostics). */
-  timedOut(record: RequestDeadline, kind: HttpTimeoutKind, limitMs: number, outcome: TimeoutEvent['outcome']): void;
+export interface RequestOwner extends TimeoutListener {
+  /** True once a drain began (serverTimeouts' `close()`). */
+  readonly draining: boolean;
   /** The response closed (finished, cut, or the client went away). */
-  requestClosed(record: RequestDeadline, finished: boolean): void;
+  requestClosed(record: RequestDeadline): void;
 }
 
 /** The request's life: OPEN until the response closes or a limit fires; ENDED after. */
@@ -63,21 +61,21 @@ function onResponseClose(this: TimedResponse): void {
  * A request's deadline. It owns the deadline scope (core's `ownedDeadline`, one wheel handle)
  * that the handler sees as `currentDeadline()`, hears of the scope's end before the scope's
  * signal aborts (`deadlineAborted`, as the gRPC server call does), and ends with the response's
- * 'close'. It lives in a WeakMap keyed by the response: nothing is added to the request, the
- * response or the socket.
+ * 'close'. How long the deadline is, is deadline-policy.ts' business. It lives in a WeakMap
+ * keyed by the response: nothing is added to the request, the response or the socket.
  */
 export class RequestDeadline implements DeadlineOwner {
   scope: DeadlineScope | undefined = undefined;
-  /** The deadline in ms (Infinity: none). */
-  budgetMs = Infinity;
-  /** True when the caller's deadline header set it. */
-  propagated = false;
+  /** The handler deadline in ms (Infinity: none). */
+  limitMs = Infinity;
   /** The request's context for the channel's subscribers (see core's channels.ts). */
   context: unknown = undefined;
-  /** How a timeout is answered: on the wire unless a framework adapter says otherwise. */
-  answer: Answerer = answerOnWire;
-  /** What a framework adapter keeps for its answer (fastify's reply, koa's rejection). */
-  framework: unknown = undefined;
+  /** A framework adapter's answer; without one, the answer goes through the response (timeout-answer.ts). */
+  answer: FrameworkAnswer | undefined = undefined;
+  /** Ends the response at once when a drain begins (stream-hooks.ts' `onDrain`). */
+  drain: (() => void) | undefined = undefined;
+  /** True once the request left its handler deadline for good (stream-hooks.ts' `releaseDeadline`). */
+  released = false;
   private phase = OPEN;
 
   constructor(
@@ -96,44 +94,30 @@ export class RequestDeadline implements DeadlineOwner {
   }
 
   /**
-   * Works the deadline out from the plan and the caller's headers and starts it (replacing any
-   * earlier one: a route's deadline replaces the app's), then enters it as the ambient deadline
-   * for the rest of this run, so the listeners and middleware after the caller run inside it.
-   * @param capMs - a cap on top of the plan's (a drain's grace)
+   * Starts a deadline of `limitMs` (replacing any earlier one: a route's replaces the app's),
+   * then enters it as the ambient deadline for the rest of this run, so the listeners and
+   * middleware after the caller run inside it.
    */
-  start(capMs = Infinity): void {
-    const plan = this.plan;
-    const req = this.req;
-    let budgetMs = plan.timeoutMs;
-    if (plan.timeoutFor !== undefined) {
-      const routeMs = plan.timeoutFor(req);
-      if (routeMs !== undefined) budgetMs = routeMs === 0 ? Infinity : routeMs;
-    }
-    const callerMs =
-      plan.deadlineHeaders.length === 0 ? Infinity : callerBudgetFromRaw(req.rawHeaders, plan.deadlineHeaders);
-    this.propagated = callerMs < budgetMs;
-    if (this.propagated) budgetMs = callerMs;
-    if (plan.maxTimeoutMs < budgetMs) budgetMs = plan.maxTimeoutMs;
-    if (capMs < budgetMs) budgetMs = capMs;
-    this.budgetMs = budgetMs;
+  start(limitMs: number): void {
+    this.limitMs = limitMs;
     const old = this.scope;
     this.scope = undefined;
     old?.dispose();
     // Created outside whatever deadline is ambient here (a former request's, on the parser's context).
     enterDeadline(undefined);
-    if (budgetMs === Infinity || this.phase !== OPEN) return;
-    const clock = plan.wheel.clock;
-    holdReading(clock);
+    if (limitMs === Infinity || this.phase !== OPEN || this.released) return;
+    const wheel = this.plan.wheel;
+    holdReading(wheel.clock);
     let scope: DeadlineScope;
     try {
       // Kept alive: the open request holds the process anyway (see grpc's server-deadline-call.ts).
-      scope = ownedDeadline(budgetMs, plan.wheel, this, true);
+      scope = ownedDeadline(limitMs, wheel, this, true);
     } finally {
-      releaseReading(clock);
+      releaseReading(wheel.clock);
     }
     if (this.context === undefined) this.context = captureContext(timeoutChannel);
     this.scope = scope;
-    if (this.phase === OPEN) enterDeadline(scope);
+    enterDeadline(scope);
   }
 
   /** Enters the request's deadline again (a framework whose handler runs later than the request's start). */
@@ -149,7 +133,7 @@ export class RequestDeadline implements DeadlineOwner {
       this.phase = ENDED;
       return;
     }
-    this.end('handler', this.budgetMs, this.plan.timeoutStatus, reason);
+    this.end('handler', this.limitMs, this.plan.timeoutStatus, reason);
   }
 
   /**
@@ -159,11 +143,22 @@ export class RequestDeadline implements DeadlineOwner {
   end(kind: HttpTimeoutKind, limitMs: number, status: number, reason: unknown = limitReason(kind)): void {
     if (this.phase !== OPEN) return;
     this.phase = ENDED;
-    const owner = this.owner;
-    const outcome = this.answer(this, kind, status);
-    publishTimeout(kind, limitMs, outcome, kind === 'handler' && this.propagated, this.context);
-    owner.timedOut(this, kind, limitMs, outcome);
-    this.scope?.abort(reason);
+    const outcome = this.answer?.(kind, status, limitMs) ?? endTimedOut(this.req, this.res, status, kind);
+    const propagated = kind === 'handler' && callerLimitMs(this.plan, this.req) === limitMs;
+    reportTimeout(this.owner, kind, limitMs, outcome, this.req, propagated, this.context);
+    const scope = this.scope;
+    if (scope === undefined) return;
+    deadlineEnded(scope);
+    scope.abort(reason);
+  }
+
+  /** Takes the request out of its handler deadline for good; it stays in flight for a drain. */
+  release(): void {
+    this.released = true;
+    const scope = this.scope;
+    this.scope = undefined;
+    scope?.dispose();
+    enterDeadline(undefined);
   }
 
   /** Lets go of the request: its deadline no longer runs (serverTimeouts' `stop()`). */
@@ -176,20 +171,18 @@ export class RequestDeadline implements DeadlineOwner {
 
   /** The response closed: finished, cut by us, or the client went away. */
   responseClosed(): void {
-    const finished = this.res.writableFinished;
     const scope = this.scope;
     this.scope = undefined;
     records.delete(this.res);
     if (this.phase === OPEN) {
       this.phase = ENDED;
-      if (finished) scope?.dispose();
-      else scope?.abort(clientGoneReason());
+      if (this.res.writableFinished) {
+        scope?.dispose();
+      } else if (scope !== undefined) {
+        deadlineEnded(scope);
+        scope.abort(clientGoneReason());
+      }
     }
-    this.owner.requestClosed(this, finished);
+    this.owner.requestClosed(this);
   }
-}
-
-/** The plain answer: on the socket or stream itself (timeout-answer.ts). */
-export function answerOnWire(record: RequestDeadline, kind: HttpTimeoutKind, status: number): TimeoutEvent['outcome'] {
-  return endTimedOut(record.req, record.res, status, kind);
 }

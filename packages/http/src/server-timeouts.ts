@@ -10,12 +10,11 @@ import type { TimerHandle } from '@tickwheel/core';
 import { enableAmbientDeadlines, enterDeadline } from '@tickwheel/core/internal';
 import { ConnectionLimits, connectionOf, type ConnectionOwner } from './connection-limits.js';
 import { advertiseKeepAlive } from './http-internals.js';
+import { handlerLimitMs } from './deadline-policy.js';
 import { graceMs as checkGrace, kit, serverPlan, type ServerPlan } from './options.js';
 import { recordOf, RequestDeadline, type RequestOwner } from './request-deadline.js';
-import type { StreamOwner, TimedStream } from './timed-stream.js';
 import type {
   CloseOptions,
-  HttpTimeoutKind,
   ServerTimeouts,
   ServerTimeoutsEvents,
   ServerTimeoutsOptions,
@@ -44,13 +43,11 @@ const attached = new WeakSet<TimedServer>();
  */
 class TimeoutsController
   extends EventEmitter<ServerTimeoutsEvents>
-  implements ServerTimeouts, RequestOwner, ConnectionOwner, StreamOwner
+  implements ServerTimeouts, RequestOwner, ConnectionOwner
 {
   draining = false;
   private stopped = false;
   private readonly requests = new Set<RequestDeadline>();
-  /** The event streams of the server's requests, which close() ends at once. */
-  private readonly streams = new Set<TimedStream<unknown>>();
   private readonly connections = new Set<ConnectionLimits>();
   /** HTTP/2 sessions, for the drain (HTTP/2 servers only). */
   private readonly sessions = new Set<Http2Session>();
@@ -100,7 +97,7 @@ class TimeoutsController
       if (plan.keepAliveMs !== Infinity) advertiseKeepAlive(res, plan.keepAliveMs);
       if (this.draining) res.setHeader('Connection', 'close');
     }
-    record.start();
+    record.start(handlerLimitMs(plan, req));
   };
 
   /** The connection listener, after node:http's own. */
@@ -122,23 +119,9 @@ class TimeoutsController
     });
   };
 
-  /** @internal */
-  timedOut(record: RequestDeadline, kind: HttpTimeoutKind, limitMs: number, outcome: TimeoutEvent['outcome']): void {
-    this.report(kind, limitMs, outcome, record.req);
-  }
-
-  /** @internal */
-  connectionTimedOut(kind: HttpTimeoutKind, limitMs: number, outcome: TimeoutEvent['outcome']): void {
-    this.report(kind, limitMs, outcome, undefined);
-  }
-
-  private report(
-    kind: HttpTimeoutKind,
-    limitMs: number,
-    outcome: TimeoutEvent['outcome'],
-    req: TimedRequest | undefined,
-  ): void {
-    if (this.listenerCount('timeout') > 0) this.emit('timeout', { kind, limitMs, outcome, req });
+  /** @internal A limit fired (channels.ts' `reportTimeout`). */
+  timedOut(event: TimeoutEvent): void {
+    if (this.listenerCount('timeout') > 0) this.emit('timeout', event);
   }
 
   /** @internal */
@@ -151,16 +134,6 @@ class TimeoutsController
   connectionClosed(connection: ConnectionLimits): void {
     this.connections.delete(connection);
     if (this.stopped) this.releaseWhenQuiet();
-  }
-
-  /** @internal */
-  streamStarted(stream: TimedStream<unknown>): void {
-    this.streams.add(stream);
-  }
-
-  /** @internal */
-  streamEnded(stream: TimedStream<unknown>): void {
-    this.streams.delete(stream);
   }
 
   /** After stop(): removes the request listener once no connection or session it saw is open. */
@@ -184,7 +157,6 @@ class TimeoutsController
     for (const record of [...this.requests]) record.detach();
     this.requests.clear();
     for (const connection of this.connections) connection.detach();
-    this.streams.clear();
     this.graceTimer?.cancel();
   }
 
@@ -201,13 +173,12 @@ class TimeoutsController
       });
     });
     for (const connection of [...this.connections]) if (connection.idle) connection.socket.destroy();
-    for (const record of this.requests) {
+    for (const record of [...this.requests]) {
       const res = record.res;
       if (!('stream' in res) && !res.headersSent && !res.writableEnded) res.setHeader('Connection', 'close');
+      record.drain?.();
     }
     for (const session of this.sessions) session.close();
-    // An event stream never ends by itself: end each now, with `retry:`, rather than at the grace's end.
-    for (const stream of [...this.streams]) stream.end('drain');
     if (graceMs !== Infinity && !this.stopped) {
       this.graceTimer = this.plan.wheel.schedule(graceMs, () => this.graceEnded(graceMs));
     }

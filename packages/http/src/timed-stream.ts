@@ -33,17 +33,6 @@ export interface StreamSink<T> {
   release(target: T): void;
 }
 
-/**
- * Who is told when a stream starts and ends: `serverTimeouts`' controller, which ends every
- * stream of its server when it drains. One per server, never per stream.
- */
-export interface StreamOwner {
-  /** True once the server drains: a stream that starts then ends at once (`'drain'`). */
-  readonly draining: boolean;
-  streamStarted(stream: TimedStream<unknown>): void;
-  streamEnded(stream: TimedStream<unknown>): void;
-}
-
 /** The stream's state: OPEN, or ended with the reason at `state - 1` here. */
 const OPEN = 0;
 const REASONS: readonly EventStreamEndReason[] = ['closed', 'client-gone', 'slow-consumer', 'max-age', 'drain'];
@@ -75,19 +64,21 @@ export class TimedStream<T> implements EventStreamControls, TimerTask {
   /** When the client was first seen more than `maxBufferedBytes` behind; NOT_BEHIND while it is not. */
   private overSince = TAGGED;
   private watchers: Watchers | undefined = undefined;
-  private owner: StreamOwner | undefined = undefined;
 
   constructor(
     private readonly plan: StreamPlan,
     private readonly sink: StreamSink<T>,
-    private readonly target: T,
+    readonly target: T,
     readonly lastEventId: string | undefined,
   ) {
     this.overSince = NOT_BEHIND;
   }
 
-  /** Starts the stream's times, under `owner` when a server's controller has one; `random` draws the age's jitter. */
-  start(owner: StreamOwner | undefined, random: () => number = Math.random): void {
+  /**
+   * Starts the stream's times; `join` joins it to serverTimeouts' drain (event-stream.ts), which
+   * may end it at once. `random` draws the age's jitter.
+   */
+  start(join: (stream: TimedStream<T>) => void = noJoin, random: () => number = Math.random): void {
     const plan = this.plan;
     const now = Math.ceil(plan.wheel.clock.now());
     this.startedAt = now;
@@ -97,15 +88,8 @@ export class TimedStream<T> implements EventStreamControls, TimerTask {
       plan.maxStreamMs === Infinity
         ? Infinity
         : Math.ceil(now + plan.maxStreamMs * (1 - plan.streamJitter * (1 - random())));
-    if (owner !== undefined) {
-      if (owner.draining) {
-        this.end('drain');
-        return;
-      }
-      this.owner = owner;
-      owner.streamStarted(this);
-    }
-    this.arm();
+    join(this);
+    if (this.state === OPEN) this.arm();
   }
 
   send(data: string, options?: SendOptions): boolean {
@@ -175,7 +159,7 @@ export class TimedStream<T> implements EventStreamControls, TimerTask {
   }
 
   /**
-   * Ends the stream once: lets go of its handle, its owner and its sink's listeners, ends the
+   * Ends the stream once: lets go of its handle and its sink's listeners, ends the
    * response as `reason` says (`retry:` first for an age or a drain, cut for a slow consumer),
    * reports it, then settles `ended` and aborts `signal`.
    */
@@ -184,9 +168,6 @@ export class TimedStream<T> implements EventStreamControls, TimerTask {
     this.state = REASONS.indexOf(reason) + 1;
     this.handle?.cancel();
     this.handle = undefined;
-    const owner = this.owner;
-    this.owner = undefined;
-    owner?.streamEnded(this);
     const sink = this.sink;
     const target = this.target;
     sink.release(target);
@@ -234,6 +215,8 @@ export class TimedStream<T> implements EventStreamControls, TimerTask {
     else handle.refreshAt(dueAt);
   }
 }
+
+function noJoin(): void {}
 
 /** What `signal` aborts with: an AbortError naming why the stream ended. */
 function endedReason(reason: EventStreamEndReason): DOMException {

@@ -1,21 +1,21 @@
 /**
- * Ending a timed-out request on the wire: a short status answer before the response started, a cut after.
+ * Ending a timed-out request: a short status answer before the response started, a cut after.
  *
- * HTTP/1.1: the answer is written on the socket itself, never through the response object, and
- * the socket is ended with it (`Connection: close`). The handler's response object never learns
- * that anything was sent: its later `writeHead` finds no headers sent (no ERR_HTTP_HEADERS_SENT),
- * and its writes and `end()` find the socket no longer writable, where node:http keeps them in
- * the response's own buffer and sends nothing. So express's `res.json`, koa's `ctx.body` and any
- * plain `res.end()` after a timeout are dropped without an error, and no second response can
- * reach the client. A response that had started (its head written) is cut: the socket is
- * destroyed, so the client sees a broken response, never a short one that looks whole.
+ * HTTP/1.1: the answer goes through the response object, as the handler's own would (the headers
+ * the handler had set are dropped first), with `Connection: close`, so `res.headersSent`,
+ * `res.statusCode`, 'finish' and the access logs that read them (morgan, pino-http) say what the
+ * client got. The response is then made inert for the handler's late calls (http-internals.ts'
+ * `settleAnswered`): express's `res.json`, koa's `ctx.body` and any plain `res.end()` after a
+ * timeout are dropped without an error, and no second response can reach the client. A response
+ * that had started (its head written) is cut: the socket is destroyed, so the client sees a
+ * broken response, never a short one that looks whole.
  *
  * HTTP/2: the stream answers with the status and is closed; a started stream is reset (INTERNAL_ERROR).
  */
 import { STATUS_CODES } from 'node:http';
 import { constants as http2Constants, type Http2ServerResponse } from 'node:http2';
 import type { Socket } from 'node:net';
-import { ownsSocket } from './http-internals.js';
+import { settleAnswered } from './http-internals.js';
 import type { HttpTimeoutKind, TimedRequest, TimedResponse, TimeoutEvent } from './types.js';
 
 /** Node's own answer to a request head that took too long (`_http_server.js`), byte for byte. */
@@ -37,28 +37,8 @@ function answerBody(status: number, kind: HttpTimeoutKind): string {
   return `${STATUS_CODES[status] ?? 'Timeout'}: ${WHY[kind]}\n`;
 }
 
-/** The HTTP/1.1 answers, built once each: status line, headers and the short body. */
-const answers = new Map<string, Buffer>();
-
-function answerBytes(status: number, kind: HttpTimeoutKind, head: boolean): Buffer {
-  const key = `${status} ${kind} ${head}`;
-  let bytes = answers.get(key);
-  if (bytes === undefined) {
-    const reason = STATUS_CODES[status] ?? 'Timeout';
-    const body = answerBody(status, kind);
-    bytes = Buffer.from(
-      `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${head ? '' : body}`,
-      'latin1',
-    );
-    answers.set(key, bytes);
-  }
-  return bytes;
-}
-
 /**
- * Ends a timed-out request: `status` with a short body when the response had not started and
- * the wire is free for it, else a cut.
+ * Ends a timed-out request: `status` with a short body when the response had not started, else a cut.
  */
 export function endTimedOut(
   req: TimedRequest,
@@ -69,13 +49,21 @@ export function endTimedOut(
   if ('stream' in res) return endStream(res, status, kind);
   const socket = req.socket as Socket | null;
   if (socket === null || socket.destroyed) return 'cut';
-  if (!res.headersSent && ownsSocket(socket, res) && socket.writable) {
-    socket.end(answerBytes(status, kind, req.method === 'HEAD'));
-    closeWhenFlushed(socket);
-    return 'answered';
+  if (res.headersSent || !socket.writable) {
+    socket.destroy();
+    return 'cut';
   }
-  socket.destroy();
-  return 'cut';
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  const body = answerBody(status, kind);
+  res.writeHead(status, {
+    Connection: 'close',
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+  });
+  res.end(body);
+  settleAnswered(res, status);
+  closeWhenFlushed(socket);
+  return 'answered';
 }
 
 /** How long an ended socket may take to flush a timeout answer before it is destroyed. */

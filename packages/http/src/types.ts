@@ -85,6 +85,10 @@ export interface TimeoutEvent {
   readonly outcome: 'answered' | 'cut' | 'closed';
   /** The request, for the kinds that have one (`'handler'`, `'body-idle'`, `'drain'`). */
   readonly req: TimedRequest | undefined;
+  /** True when a `'handler'` deadline came from the caller's deadline header. */
+  readonly propagated: boolean;
+  /** The request's context, from `tickwheel:core:capture-context` (undefined without a subscriber there or a request). */
+  readonly context: unknown;
 }
 
 /** The events of a {@link ServerTimeouts}. */

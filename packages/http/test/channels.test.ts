@@ -26,7 +26,14 @@ describe('tickwheel:http:timeout', () => {
       diagnosticsChannel.unsubscribe(CORE_CAPTURE_CONTEXT_CHANNEL, capture);
     }
     expect(messages).toEqual([
-      { kind: 'handler', limitMs: 250, outcome: 'answered', propagated: true, context: 'the request context' },
+      {
+        kind: 'handler',
+        limitMs: 250,
+        outcome: 'answered',
+        req: expect.anything(),
+        propagated: true,
+        context: 'the request context',
+      },
     ]);
   });
 
@@ -57,7 +64,14 @@ describe('tickwheel:http:timeout', () => {
     await idle.whenClosed();
     expect(messages).toEqual([
       { kind: 'headers', limitMs: 100, outcome: 'answered', propagated: false, context: undefined },
-      { kind: 'body-idle', limitMs: 400, outcome: 'answered', propagated: false, context: undefined },
+      {
+        kind: 'body-idle',
+        limitMs: 400,
+        outcome: 'answered',
+        req: expect.anything(),
+        propagated: false,
+        context: undefined,
+      },
       { kind: 'keep-alive', limitMs: 1_000, outcome: 'closed', propagated: false, context: undefined },
     ]);
   });

@@ -11,8 +11,8 @@ describe('serverTimeouts options', () => {
   it('turns every limit off by default, reads the three deadline headers and answers 503', () => {
     const plan = serverPlan(undefined);
     expect(plan).toMatchObject({
-      timeoutMs: Infinity,
-      maxTimeoutMs: Infinity,
+      limitMs: Infinity,
+      maxLimitMs: Infinity,
       headersMs: Infinity,
       bodyIdleMs: Infinity,
       keepAliveMs: Infinity,
@@ -26,7 +26,7 @@ describe('serverTimeouts options', () => {
   it('reads 0 and Infinity alike as off', () => {
     for (const off of [0, Infinity]) {
       expect(serverPlan({ defaultTimeoutMs: off, headersMs: off, bodyIdleMs: off, keepAliveMs: off })).toMatchObject({
-        timeoutMs: Infinity,
+        limitMs: Infinity,
         headersMs: Infinity,
         bodyIdleMs: Infinity,
         keepAliveMs: Infinity,
@@ -98,7 +98,7 @@ describe('serverTimeouts options', () => {
 
 describe('the adapters options', () => {
   it('name the route option timeoutMs, and the path a route config gives', () => {
-    expect(middlewarePlan({ timeoutMs: 600_000 }).timeoutMs).toBe(600_000);
+    expect(middlewarePlan({ timeoutMs: 600_000 }).limitMs).toBe(600_000);
     expect(() => middlewarePlan({ timeoutMs: -1 }, 'config.deadline')).toThrow(
       '@tickwheel/http: config.deadline.timeoutMs must be',
     );

@@ -3,7 +3,7 @@ import { ManualClock, TimingWheel } from '@tickwheel/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HTTP_EVENT_STREAM_END_CHANNEL, type HttpEventStreamEndMessage } from '../src/channels.js';
 import { streamPlan } from '../src/event-stream-options.js';
-import { TimedStream, type StreamOwner, type StreamSink } from '../src/timed-stream.js';
+import { TimedStream, type StreamSink } from '../src/timed-stream.js';
 import type { EventStreamOptions } from '../src/types.js';
 
 /** A target that records what the stream did to it; `behind` is what it reports as buffered. */
@@ -47,12 +47,16 @@ let clock: ManualClock;
 
 afterEach(() => wheel?.close());
 
-function open(options: EventStreamOptions = {}, owner?: StreamOwner, random = () => 0.5) {
+function open(
+  options: EventStreamOptions = {},
+  join: (stream: TimedStream<FakeSink>) => void = () => {},
+  random = () => 0.5,
+) {
   clock = new ManualClock(0);
   wheel = new TimingWheel({ clock });
   const sink = new FakeSink();
   const stream = new TimedStream(streamPlan({ wheel, ...options }), FAKE, sink, undefined);
-  stream.start(owner, random);
+  stream.start(join, random);
   return { stream, sink };
 }
 
@@ -200,20 +204,12 @@ describe('TimedStream', () => {
     });
   });
 
-  describe('owner', () => {
-    it('tells its owner when it starts and ends, and ends at once (drain) when the owner drains', () => {
-      const events: string[] = [];
-      const owner: StreamOwner = {
-        draining: false,
-        streamStarted: () => void events.push('started'),
-        streamEnded: () => void events.push('ended'),
-      };
-      const { stream } = open({}, owner);
-      stream.close();
-      expect(events).toEqual(['started', 'ended']);
-      const { stream: late, sink } = open({ retryMs: 10 }, { ...owner, draining: true });
-      expect(late.open).toBe(false);
+  describe('#start', () => {
+    it('lets the join end the stream at once (a drain under way), holding no handle then', () => {
+      const { stream, sink } = open({ retryMs: 10, heartbeatMs: 1000 }, (s) => s.end('drain'));
+      expect(stream.open).toBe(false);
       expect(sink.ended).toBe('retry: 10\n\n');
+      expect(wheel.size).toBe(0);
     });
   });
 });

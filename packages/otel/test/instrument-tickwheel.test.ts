@@ -202,6 +202,7 @@ describe('instrumentTickwheel', () => {
         kind: 'handler',
         limitMs: 250,
         outcome: 'answered',
+        req: undefined,
         propagated: true,
         context: undefined,
       };
@@ -253,6 +254,7 @@ describe('instrumentTickwheel', () => {
         kind: 'handler',
         limitMs: 100,
         outcome: 'answered',
+        req: undefined,
         propagated: false,
         context: arrival,
       } satisfies HttpTimeoutMessage);

@@ -279,7 +279,7 @@ interface ScopeLinks {
 class Scope implements DeadlineScope, TimerTask {
   readonly wheel: TimingWheel;
   readonly expiresAt: number;
-  private readonly onAbort: AbortHook | undefined;
+  private onAbort: AbortHook | undefined;
   private timer: TimerHandle | undefined;
   /** The abort's reason once aborted, else NOT_ABORTED. */
   private abortReason: unknown;
@@ -354,6 +354,8 @@ class Scope implements DeadlineScope, TimerTask {
   dispose(): void {
     this.timer?.cancel();
     this.timer = undefined;
+    // A disposed scope may stay ambient on a resource (an idle keep-alive connection's parser): it must not keep its owner.
+    this.onAbort = undefined;
     const links = this.links;
     const unlinks = links?.unlinks;
     if (unlinks === undefined) return;

@@ -22,7 +22,9 @@ describe('headersMs', () => {
     expect(client.closed).toBe(false);
     t.clock.advance(1);
     expect(await client.whenClosed()).toBe('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-    expect(t.events).toEqual([{ kind: 'headers', limitMs: 500, outcome: 'answered', req: undefined }]);
+    expect(t.events).toEqual([
+      { kind: 'headers', limitMs: 500, outcome: 'answered', req: undefined, propagated: false },
+    ]);
   });
 
   it('lets a connection whose head came in time run its request past headersMs', async () => {
@@ -195,7 +197,9 @@ describe('keepAliveMs', () => {
     expect(client.closed).toBe(false);
     t.clock.advance(1);
     await client.whenClosed();
-    expect(t.events).toEqual([{ kind: 'keep-alive', limitMs: 5_000, outcome: 'closed', req: undefined }]);
+    expect(t.events).toEqual([
+      { kind: 'keep-alive', limitMs: 5_000, outcome: 'closed', req: undefined, propagated: false },
+    ]);
   });
 
   it('does not time a connection while a request is in flight', async () => {

@@ -45,7 +45,7 @@ describe('deadlinePlugin on fastify 5', () => {
     await turns();
     expect(client.received.match(/HTTP\/1\.1/g)).toHaveLength(1);
     expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ statusCode: 503, code: 'ETIMEDOUT', timeout: 1_000 });
+    expect(seen[0]).toMatchObject({ statusCode: 503, code: 'ETIMEDOUT', limitMs: 1_000 });
   });
 
   it("answers with fastify's default error handler too", async () => {

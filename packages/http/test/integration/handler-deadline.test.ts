@@ -36,7 +36,9 @@ describe('serverTimeouts on node:http: the handler deadline', () => {
     const body = got.slice(got.indexOf('\r\n\r\n') + 4);
     expect(body).toBe("Service Unavailable: the request's deadline passed\n");
     expect(got).toContain(`Content-Length: ${body.length}\r\n`);
-    expect(t.events).toEqual([{ kind: 'handler', limitMs: 1_000, outcome: 'answered', req: expect.anything() }]);
+    expect(t.events).toEqual([
+      { kind: 'handler', limitMs: 1_000, outcome: 'answered', req: expect.anything(), propagated: false },
+    ]);
   });
 
   it('drops every later writeHead, setHeader, write and end of the handler: no error, no second response', async () => {

@@ -68,7 +68,7 @@ describe('deadline() on koa 3', () => {
     expect(client.received.match(/HTTP\/1\.1/g)).toHaveLength(1);
     expect(client.received).not.toContain('late');
     expect(caught).toHaveLength(1);
-    expect(caught[0]).toMatchObject({ status: 503, expose: true, code: 'ETIMEDOUT', timeout: 1_000 });
+    expect(caught[0]).toMatchObject({ status: 503, expose: true, code: 'ETIMEDOUT', limitMs: 1_000 });
   });
 
   it('makes the deadline currentDeadline() downstream, and a later deadline() replaces it', async () => {

@@ -37,7 +37,7 @@ const ROOT_README = path.join(path.dirname(BENCH_DIR), 'README.md');
 const BENCH_README = path.join(BENCH_DIR, 'README.md');
 const REDIS_README = path.join(path.dirname(BENCH_DIR), 'packages', 'redis', 'README.md');
 /** Suites listed first in this order; any others follow alphabetically. */
-const SUITE_ORDER = ['core', 'grpc', 'ws', 'fetch', 'http', 'redis', 'presence', 'game'];
+const SUITE_ORDER = ['core', 'grpc', 'ws', 'fetch', 'http', 'sse', 'redis', 'presence', 'game'];
 
 // ---------------------------------------------------------------------------------------------
 // Loading

@@ -32,7 +32,23 @@ const packages = fs
 /** The version of a peer the workspace tests with, so that npm finds it in its cache. */
 function testedVersion(name: string, from = workspace): string {
   const require = createRequire(path.join(from, 'package.json'));
-  return JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version;
+  let file: string;
+  try {
+    file = require.resolve(`${name}/package.json`);
+  } catch {
+    // An exports map that hides package.json (hono's): the nearest one above its entry named so.
+    file = path.dirname(require.resolve(name));
+    while (!fs.existsSync(path.join(file, 'package.json')) || !isPackage(path.join(file, 'package.json'), name)) {
+      if (file === path.dirname(file)) throw new Error(`no package.json of ${name} above its entry`);
+      file = path.dirname(file);
+    }
+    file = path.join(file, 'package.json');
+  }
+  return JSON.parse(fs.readFileSync(file, 'utf8')).version;
+}
+
+function isPackage(file: string, name: string): boolean {
+  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string }).name === name;
 }
 
 export default async function setup(project: TestProject): Promise<() => void> {
@@ -61,7 +77,7 @@ export default async function setup(project: TestProject): Promise<() => void> {
   dependencies.ioredis = testedVersion('ioredis', path.join(workspace, 'packages/redis'));
   dependencies['@grpc/proto-loader'] = testedVersion('@grpc/proto-loader', path.join(workspace, 'packages/grpc'));
   // The frameworks packages/http's README blocks import, with their types, as its tests use them.
-  for (const name of ['express', '@types/express', 'fastify', 'koa', '@types/koa'])
+  for (const name of ['express', '@types/express', 'fastify', 'koa', '@types/koa', 'hono', '@hono/node-server'])
     dependencies[name] = testedVersion(name, path.join(workspace, 'packages/http'));
   // fetch's own tests run on undici 7 (Node's global fetch is undici 6 on Node 20 and 22).
   dependencies.undici = testedVersion('undici', path.join(workspace, 'packages/fetch'));

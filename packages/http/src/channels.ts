@@ -4,6 +4,7 @@
  * | channel | message | published when |
  * |---|---|---|
  * | `tickwheel:http:timeout` | {@link HttpTimeoutMessage} | one of `serverTimeouts`' limits (or a framework adapter's deadline) fired: the handler deadline, the head, the body's idle limit, the keep-alive limit or a drain's grace |
+ * | `tickwheel:http:event-stream-end` | {@link HttpEventStreamEndMessage} | an event stream (`eventStream`, `eventStreamBody`) ended, for any reason |
  *
  * The message is serverTimeouts' `'timeout'` event itself, built once per timeout (timeouts are
  * rare). `@tickwheel/otel` counts the messages by `kind`; anyone may subscribe by name.
@@ -12,8 +13,8 @@
  * that have a request.
  */
 import type { TimeoutBudget } from '@tickwheel/core';
-import { typedChannel } from '@tickwheel/core/internal';
-import type { HttpTimeoutKind, TimedRequest, TimeoutEvent } from './types.js';
+import { guardedPublisher, typedChannel } from '@tickwheel/core/internal';
+import type { EventStreamEndReason, HttpTimeoutKind, TimedRequest, TimeoutEvent } from './types.js';
 
 /** Name of the channel of {@link HttpTimeoutMessage}. */
 export const HTTP_TIMEOUT_CHANNEL = 'tickwheel:http:timeout';
@@ -47,3 +48,23 @@ export function reportTimeout(
   if (timeoutChannel.hasSubscribers) timeoutChannel.publish(event);
   listener.timedOut(event);
 }
+
+/** Name of the channel of {@link HttpEventStreamEndMessage}. */
+export const HTTP_EVENT_STREAM_END_CHANNEL = 'tickwheel:http:event-stream-end';
+
+/** Published on `tickwheel:http:event-stream-end` when an event stream ends. */
+export interface HttpEventStreamEndMessage {
+  /** Why it ended, as the stream's `ended` says. */
+  readonly reason: EventStreamEndReason;
+  /** How long it was open, in ms. */
+  readonly ageMs: number;
+}
+
+/** @internal */
+export const streamEndChannel = typedChannel<HttpEventStreamEndMessage>(HTTP_EVENT_STREAM_END_CHANNEL);
+
+/** Publishes a stream's end when someone listens. */
+export const publishStreamEnd = guardedPublisher(
+  streamEndChannel,
+  (reason: EventStreamEndReason, ageMs: number): HttpEventStreamEndMessage => ({ reason, ageMs }),
+);

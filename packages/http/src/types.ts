@@ -153,3 +153,89 @@ export interface DeadlineMiddlewareOptions {
   /** As {@link ServerTimeoutsOptions.wheel}. */
   wheel?: TimingWheel;
 }
+
+/**
+ * Options of {@link eventStream} and {@link eventStreamBody}. Every time is in ms on the wheel's
+ * clock; `0` and `Infinity` turn a limit off.
+ */
+export interface EventStreamOptions {
+  /**
+   * A comment line (`:`) is written after this much silence on the stream, so that proxies and
+   * load balancers do not close it as idle; none while events flow. `0`/`Infinity`: none. Default 15 000.
+   */
+  heartbeatMs?: number;
+  /**
+   * The stream ends politely (`retry:` first, then the response's end) at a uniformly random
+   * point in `[maxStreamMs × (1 − streamJitter), maxStreamMs]` after it started, so that
+   * EventSource clients reconnect (with `Last-Event-ID`) and load spreads again, as
+   * `@tickwheel/ws`'s `maxLifetimeMs`. Default off.
+   */
+  maxStreamMs?: number;
+  /** The fraction (0–1) of `maxStreamMs` by which stream ages are spread. Needs `maxStreamMs`. Default 0. */
+  streamJitter?: number;
+  /** The `retry:` field (ms, an integer) written before a `'max-age'` or `'drain'` end. Default 3 000. */
+  retryMs?: number;
+  /**
+   * A client that stops reading is cut (the socket destroyed, its buffers freed) once more than
+   * this many bytes of ours are still waiting to be written `drainTimeoutMs` after it was first
+   * seen behind, as `@tickwheel/ws`'s slow-consumer limit. `0`/`Infinity`: off. Default 1 048 576.
+   */
+  maxBufferedBytes?: number;
+  /** How long a client may stay more than `maxBufferedBytes` behind. Must be > 0; needs `maxBufferedBytes`. Default 10 000. */
+  drainTimeoutMs?: number;
+  /** The wheel that times the streams. Default `sharedWheel()`. */
+  wheel?: TimingWheel;
+}
+
+/** Why an event stream ended. */
+export type EventStreamEndReason = 'closed' | 'client-gone' | 'slow-consumer' | 'max-age' | 'drain';
+
+/** What {@link EventStream.ended} resolves with. */
+export interface EventStreamEnd {
+  /**
+   * `'closed'`: `close()` (or the response ended by other code); `'client-gone'`: the client went
+   * away; `'slow-consumer'`: cut by `maxBufferedBytes`; `'max-age'`: `maxStreamMs` passed;
+   * `'drain'`: `serverTimeouts`' `close()`.
+   */
+  readonly reason: EventStreamEndReason;
+}
+
+/** The fields of one event besides its data. */
+export interface SendOptions {
+  /** The event type (`event:`); EventSource dispatches it under this name. Default: none (`'message'`). */
+  event?: string;
+  /** The event id (`id:`), which an EventSource sends back as `Last-Event-ID` when it reconnects. */
+  id?: string;
+}
+
+/** The controls of one Server-Sent Events stream (see {@link eventStream}). */
+export interface EventStreamControls {
+  /**
+   * Writes one event: `id:` and `event:` when given, then one `data:` line per line of `data`.
+   * @returns false while the client is behind (the write was buffered; wait for it or skip), and
+   *   once the stream has ended (nothing is written then)
+   * @throws TypeError when `data` is not a string; RangeError for an `event` or `id` with a line break (or an `id` with NUL)
+   */
+  send(data: string, options?: SendOptions): boolean;
+  /** Writes a comment (`: text`, one per line), which EventSource ignores. Returns as `send()`. */
+  comment(text: string): boolean;
+  /** Ends the stream (`'closed'`); the client's EventSource reconnects unless it is closed too. Idempotent. */
+  close(): void;
+  /** The `Last-Event-ID` the client sent (an EventSource reconnecting), or undefined. */
+  readonly lastEventId: string | undefined;
+  /** Aborts when the stream ends, for any reason. */
+  readonly signal: AbortSignal;
+  /** Resolves when the stream ends, with why. */
+  readonly ended: Promise<EventStreamEnd>;
+}
+
+/** What {@link eventStream} returns: the controls of a stream on a node:http (or http2) response. */
+export type EventStream = EventStreamControls;
+
+/** What {@link eventStreamBody} returns: the controls and the body to answer with. */
+export interface EventStreamBody extends EventStreamControls {
+  /** The response body: hand it to `new Response(body, { headers })`; its cancel is the client going away. */
+  readonly body: ReadableStream<Uint8Array>;
+  /** The headers of an event stream (`content-type`, `cache-control`, `x-accel-buffering`), for the `Response`. */
+  readonly headers: Readonly<Record<string, string>>;
+}

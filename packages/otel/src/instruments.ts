@@ -15,6 +15,7 @@ export const METRICS = Object.freeze({
   timeoutElapsed: 'tickwheel.timeout.elapsed',
   fetchRetries: 'tickwheel.fetch.retries',
   grpcHandlerAborts: 'tickwheel.grpc.handler.aborts',
+  httpEventStreamEnds: 'tickwheel.http.event_stream.ends',
   wheelLateness: 'tickwheel.wheel.lateness',
   wheelFired: 'tickwheel.wheel.fired',
   wheelCallbackDuration: 'tickwheel.wheel.callback.duration',
@@ -44,6 +45,7 @@ export interface Instruments {
   readonly timeoutElapsed: Histogram;
   readonly fetchRetries: Counter;
   readonly grpcHandlerAborts: Counter;
+  readonly httpEventStreamEnds: Counter;
   readonly wheelLateness: Histogram;
   readonly wheelFired: Counter;
   readonly wheelCallbackDuration: Histogram;
@@ -79,6 +81,10 @@ export function createInstruments(meter: Meter): Instruments {
     grpcHandlerAborts: meter.createCounter(METRICS.grpcHandlerAborts, {
       description: 'gRPC server handlers whose deadline signal aborted, by reason',
       unit: '{call}',
+    }),
+    httpEventStreamEnds: meter.createCounter(METRICS.httpEventStreamEnds, {
+      description: 'Server-Sent Events streams of @tickwheel/http that ended, by reason',
+      unit: '{stream}',
     }),
     wheelLateness: seconds(
       METRICS.wheelLateness,

@@ -26,7 +26,12 @@ import type {
   GrpcDeadlineMessage,
   GrpcHandlerAbortMessage,
 } from '@tickwheel/grpc';
-import type { HTTP_TIMEOUT_CHANNEL, HttpTimeoutMessage } from '@tickwheel/http';
+import type {
+  HTTP_EVENT_STREAM_END_CHANNEL,
+  HTTP_TIMEOUT_CHANNEL,
+  HttpEventStreamEndMessage,
+  HttpTimeoutMessage,
+} from '@tickwheel/http';
 import type {
   REDIS_DUPLICATE_CHANNEL,
   REDIS_FIRED_CHANNEL,
@@ -49,6 +54,7 @@ const FETCH_RETRY: typeof FETCH_RETRY_CHANNEL = 'tickwheel:fetch:retry';
 const GRPC_DEADLINE: typeof GRPC_DEADLINE_CHANNEL = 'tickwheel:grpc:deadline';
 const GRPC_HANDLER_ABORT: typeof GRPC_HANDLER_ABORT_CHANNEL = 'tickwheel:grpc:handler-abort';
 const HTTP_TIMEOUT: typeof HTTP_TIMEOUT_CHANNEL = 'tickwheel:http:timeout';
+const HTTP_EVENT_STREAM_END: typeof HTTP_EVENT_STREAM_END_CHANNEL = 'tickwheel:http:event-stream-end';
 const WS_TERMINATE: typeof WS_TERMINATE_CHANNEL = 'tickwheel:ws:terminate';
 const REDIS_FIRED: typeof REDIS_FIRED_CHANNEL = 'tickwheel:redis:fired';
 const REDIS_LEASE_LOST: typeof REDIS_LEASE_LOST_CHANNEL = 'tickwheel:redis:lease-lost';
@@ -152,6 +158,11 @@ export function createRecorders(m: Instruments, spanEvents: boolean): ReadonlyMa
         // as for a gRPC server deadline an event there could land on a span that is not the
         // request's.
       },
+    ],
+    [
+      HTTP_EVENT_STREAM_END,
+      (message: HttpEventStreamEndMessage) =>
+        m.httpEventStreamEnds.add(1, { 'tickwheel.package': 'http', 'tickwheel.reason': message.reason }),
     ],
     [
       WS_TERMINATE,

@@ -25,7 +25,12 @@ import {
   REDIS_LEASE_LOST_CHANNEL,
   type RedisFiredMessage,
 } from '@tickwheel/redis';
-import { HTTP_TIMEOUT_CHANNEL, type HttpTimeoutMessage } from '@tickwheel/http';
+import {
+  HTTP_EVENT_STREAM_END_CHANNEL,
+  HTTP_TIMEOUT_CHANNEL,
+  type HttpEventStreamEndMessage,
+  type HttpTimeoutMessage,
+} from '@tickwheel/http';
 import { WS_TERMINATE_CHANNEL, type WsTerminateMessage } from '@tickwheel/ws';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { instrumentTickwheel, METRICS, TIMEOUT_EVENT, type TickwheelInstrumentation } from '../src/index.js';
@@ -276,6 +281,20 @@ describe('instrumentTickwheel', () => {
       trace.getSpan(arrival as Context)!.end();
       expect(telemetry.finishedSpans()[0].events).toEqual([]);
       expect((await telemetry.point(METRICS.timeouts, { 'tickwheel.package': 'http' })).value).toBe(1);
+    });
+  });
+
+  describe('http event streams', () => {
+    it('counts the ends of event streams by reason, none of them as a timeout', async () => {
+      enable();
+      for (const reason of ['closed', 'client-gone', 'client-gone', 'max-age', 'drain', 'slow-consumer'] as const) {
+        publish(HTTP_EVENT_STREAM_END_CHANNEL, { reason, ageMs: 1_000 } satisfies HttpEventStreamEndMessage);
+      }
+      const ends = (reason: string) =>
+        telemetry.point(METRICS.httpEventStreamEnds, { 'tickwheel.package': 'http', 'tickwheel.reason': reason });
+      expect((await ends('client-gone')).value).toBe(2);
+      for (const reason of ['closed', 'max-age', 'drain', 'slow-consumer']) expect((await ends(reason)).value).toBe(1);
+      expect(await telemetry.points(METRICS.timeouts)).toEqual([]);
     });
   });
 

@@ -16,6 +16,7 @@ describe('instruments', () => {
       m.timeoutElapsed.record(1);
       m.fetchRetries.add(1);
       m.grpcHandlerAborts.add(1);
+      m.httpEventStreamEnds.add(1);
       m.wheelLateness.record(0);
       m.wheelFired.add(1);
       m.wheelCallbackDuration.record(0);
@@ -33,6 +34,7 @@ describe('instruments', () => {
         [METRICS.timeoutElapsed]: 's',
         [METRICS.fetchRetries]: '{retry}',
         [METRICS.grpcHandlerAborts]: '{call}',
+        [METRICS.httpEventStreamEnds]: '{stream}',
         [METRICS.wheelLateness]: 's',
         [METRICS.wheelFired]: '{timer}',
         [METRICS.wheelCallbackDuration]: 's',

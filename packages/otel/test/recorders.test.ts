@@ -24,7 +24,7 @@ describe('recorders', () => {
       const telemetry = new Telemetry();
       const recorders = createRecorders(createInstruments(telemetry.meterProvider.getMeter('test')), true);
       const channels = exportedChannels(core, fetch, grpc, http, ws, redis);
-      expect(channels).toHaveLength(15);
+      expect(channels).toHaveLength(16);
       expect([...recorders.keys()].sort()).toEqual(channels.sort());
       for (const name of channels) expect(name).toMatch(/^tickwheel:(core|fetch|grpc|http|ws|redis):[a-z-]+$/);
       expect(

@@ -11,7 +11,7 @@ import {
 } from '@tickwheel/core';
 import { FETCH_RETRY_CHANNEL, FETCH_TIMEOUT_CHANNEL, TimeoutError, type FetchTimeoutMessage } from '@tickwheel/fetch';
 import { GRPC_DEADLINE_CHANNEL, GRPC_HANDLER_ABORT_CHANNEL } from '@tickwheel/grpc';
-import { HTTP_TIMEOUT_CHANNEL } from '@tickwheel/http';
+import { HTTP_EVENT_STREAM_END_CHANNEL, HTTP_TIMEOUT_CHANNEL } from '@tickwheel/http';
 import { REDIS_DUPLICATE_CHANNEL, REDIS_FIRED_CHANNEL, REDIS_LEASE_LOST_CHANNEL } from '@tickwheel/redis';
 import { WS_TERMINATE_CHANNEL } from '@tickwheel/ws';
 
@@ -26,6 +26,7 @@ export const CHANNELS = [
   GRPC_DEADLINE_CHANNEL,
   GRPC_HANDLER_ABORT_CHANNEL,
   HTTP_TIMEOUT_CHANNEL,
+  HTTP_EVENT_STREAM_END_CHANNEL,
   WS_TERMINATE_CHANNEL,
   REDIS_FIRED_CHANNEL,
   REDIS_LEASE_LOST_CHANNEL,

@@ -78,6 +78,8 @@ export class KeyTable<K, V> implements ExpirySink {
   private expiringEmpty = false;
   /** The stack of the expiring key that just fired, kept (not freed) so that `set()` can refile it. */
   private expiringStack = NONE;
+  /** Written only so that `fire()`'s look-ahead loads are not optimised away (never read). */
+  lookahead: unknown = undefined;
 
   /**
    * @param report - publishes the set's `tickwheel:core:timer-set-expire` message
@@ -236,9 +238,14 @@ export class KeyTable<K, V> implements ExpirySink {
    * one; a key's only stack makes the key the expiring one for the callback (see the module
    * comment), and the key leaves the Map afterwards unless the callback set it again.
    */
-  fire(s: number): void {
+  fire(s: number, ahead: number): void {
     const w = this.slab.w;
     const k = w[(s << 3) | OWNER];
+    // A stack this batch fires soon (its slab entry loaded already by the batch's look-ahead):
+    // its key's cells and its value's first cache line, loaded now so that their misses overlap
+    // with this expiry's work instead of following it. `typeof` reads the value's map word, the
+    // user's onExpire will read the rest.
+    if (ahead >= 0) this.lookahead = typeof this.kv[(w[(ahead << 3) | OWNER] << 1) | 1];
     const key = this.kv[k << 1] as K;
     const value = this.kv[(k << 1) | 1] as V;
     if (w[(s << 3) | OLDER] !== NONE || w[(s << 3) | NEWER] !== NONE) {

@@ -12,12 +12,10 @@
  * far fewer bytes than the `TimerHandle`, Map entry and closure per timer that the core wheel
  * would need (the game suite's `heap-per-buff` row, "core wheel + Map"), while per tick the two
  * execute about as many instructions (its `instructions-per-tick-periodic` row), so speed does
- * not decide it. The algorithm is the core wheel's and is not written here: as tokio-util keeps
- * one wheel with its storage as a parameter (`time/wheel/stack.rs`), this class is the storage
- * (link, unlink, take a bucket, visit) that `wheel/wheel-engine.ts` runs over, as it runs over the
- * core wheel's linked buckets; filing, arming, the passes, the earliest-timer search that arms
- * the driver, the runaway stop and the errors are the engine's. The digit arithmetic and the
- * occupancy search are `wheel/wheel-levels.ts`'s pure functions.
+ * not decide it. The algorithm is the core wheel's, storage aside, as tokio-util keeps one
+ * wheel with its storage as a parameter (`time/wheel/stack.rs`): the digit arithmetic and the
+ * occupancy search are `wheel/wheel-levels.ts`'s pure functions, and the pass loop with its
+ * runaway guard is `wheel/wheel-pass.ts`'s `runPass`, which walks this wheel's buckets.
  *
  * ## Levels and buckets
  * Ticks are 1 ms of game time counted from `originMs`. Level `L` has 256 buckets of 256^L ticks
@@ -39,37 +37,40 @@
  * Filing appends; a timer never leaves its bucket early. A timer taken out of the wheel (deleted,
  * paused, or moved earlier) gets a new stamp instead, which makes its entry stale: it is dropped
  * when its bucket comes up, or by `compact()` when stale entries outnumber live ones. So filing
- * and removing touch no other timer, and a bucket that comes up is read in order rather than
- * along a linked ring. A refresh to a later tick is lazy: the entry stays and is re-filed when its
- * bucket comes up.
+ * and removing touch no other timer, and a bucket that comes up is read in order: the wheel loads
+ * the slab entries a few ahead of the one it is firing, so that their cache misses overlap instead
+ * of following each other along a linked ring. A refresh to a later tick is lazy: the entry stays
+ * and is re-filed when its bucket comes up.
  *
  * ## Never early, never stuck
  * A timer due at game time `t` is due at tick `ceil(t - originMs)` and fires when the driver's
  * wake-up finds the clock at or past it. Callbacks run in due order (by tick, then in filing
  * order); a timer filed for the current tick from a callback fires in the same pass. Timers that
  * keep re-arming for the tick being fired (a key that sets itself with 0 ms from its own expiry)
- * get the core wheel's policy, since it is the same code: after `loopLimit` rounds in one pass
- * (the outer wheel's option) they are cancelled, their keys removed, and one `TimerLoopError` is
- * thrown after the pass (with the callbacks' error as its `cause` if one threw too), which the
- * outer wheel hands to its `onError` (or throws out of `clock.advance()`). The single wake-up goes to a
+ * get the core wheel's policy: after `loopLimit` rounds in one pass (the outer wheel's option)
+ * they are cancelled, their keys removed, and one `TimerLoopError` is thrown after the pass,
+ * which the outer wheel hands to its `onError` (or throws out of `clock.advance()`). The single wake-up goes to a
  * {@link WakeupDriver}: the set's `GameClock`, which turns it into one handle on the outer wheel.
  */
 import type { Clock, WakeupDriver } from '../clocks/clock.js';
-import { TickScale } from '../wheel/tick-scale.js';
-import { WheelEngine, type WheelOwner, type WheelStorage } from '../wheel/wheel-engine.js';
+import { TimerLoopError } from '../wheel/timer-loop-error.js';
 import * as levelMath from '../wheel/wheel-levels.js';
+import { runPass, type PassActions, type PassLevels } from '../wheel/wheel-pass.js';
 import * as slabFields from './slab.js';
 import { grown, type StackSlab } from './slab.js';
 
 // Module-level copies of the slab's field offsets: tsc's CommonJS output would read an imported
 // constant from the slab module's exports object at every use; a local const folds into the code.
-const { DUE, STAMP } = slabFields;
+const { OWNER, DUE, STAMP } = slabFields;
 const { firstSetBit, levelAndSlotOfLargeTick, levelOf, levelOfBitTable, slotOf, startOfSlot } = levelMath;
 
 /** Who hears of a timer that came due: the key table. */
 export interface ExpirySink {
-  /** Stack `s` came due and is out of the wheel. */
-  fire(s: number): void;
+  /**
+   * Stack `s` came due and is out of the wheel. `ahead` is a stack this batch fires soon (or -1),
+   * whose key's cells the sink may start loading.
+   */
+  fire(s: number, ahead: number): void;
   /** Stack `s` kept re-arming for the tick being fired and is out of the wheel for good: drop it without reporting it. */
   cancel(s: number): void;
 }
@@ -85,6 +86,8 @@ const { MAX_INT32_TICK } = levelMath;
 /** The level of each highest differing bit, for base-256 digits. */
 const LEVEL_OF_BIT = levelOfBitTable(SLOT_BITS);
 
+/** How many entries ahead of the one firing the batch loads a timer's slab entry (the sink loads its key half as far ahead). */
+const AHEAD = 4;
 /** Stale entries tolerated beyond twice the live ones before `compact()` drops them all. */
 const STALE_SLACK = 1_024;
 
@@ -117,25 +120,22 @@ export function bucketStart(bucket: number, current: number): number {
   return startOfSlot(current, bucket & SLOT_MASK, span, span * SLOTS);
 }
 
-/**
- * A set's timers in time: the storage the wheel engine (`wheel/wheel-engine.ts`) runs the
- * algorithm over (buckets named by `level * 256 + slot`), and what a timer does when it fires.
- */
-export class SetWheel implements WheelStorage<number, number, number>, WheelOwner<number> {
+/** The storage `runPass` walks for a set (buckets named by `level * 256 + slot`), and what it does with each. */
+export class SetWheel implements PassLevels<number>, PassActions<number> {
   /** Game-time ms that tick 0 stands for. */
   readonly originMs: number;
   /** Timers filed in the wheel (not counting paused ones, nor stale entries). */
   pending = 0;
   /** Entries filed but stale (their timer's stamp moved on): dropped when met, or by `compact`. */
   stale = 0;
+  /** Written only so that the batch loops' look-ahead loads are not optimised away (never read). */
+  peek = 0;
 
-  /** The tick the wheel has processed up to; buckets are relative to it (the engine moves it). */
+  /** The tick the wheel has processed up to; buckets are relative to it (`runPass` moves it). */
   currentTick = 0;
-  /** The entries taken out of a bucket by `take`: `batch[i]` a slab index, `batch[i + 1]` its stamp. */
+  /** The entries taken out of a bucket by `takeBucket`: `batch[i]` a slab index, `batch[i + 1]` its stamp. */
   private batch: Int32Array = new Int32Array(64);
   private batchLength = 0;
-  /** Where `shift` reads the batch next. */
-  private batchAt = 0;
   /**
    * Bucket `level * 256 + slot`: its count of int32s in use at element 0, then its entries
    * (pairs, as in `batch`). The table covers only the levels used so far (`addLevels`), so that a
@@ -148,8 +148,10 @@ export class SetWheel implements WheelStorage<number, number, number>, WheelOwne
   /** Per level in use, a view of its words of `occupied`: what the shared occupancy search reads. */
   private readonly levelWords: Int32Array[] = [];
   private levels = 0;
-  /** The algorithm: filing, arming, passes, the runaway stop, errors. */
-  private readonly engine: WheelEngine<number, number, number>;
+  private armedTick = Infinity;
+  private processing = false;
+  private passErrors: unknown[] | undefined = undefined;
+  private readonly driver: WakeupDriver;
 
   /**
    * @param loopLimit - rounds of timers re-arming for the tick being fired, in one pass, before
@@ -160,25 +162,17 @@ export class SetWheel implements WheelStorage<number, number, number>, WheelOwne
     readonly clock: Clock,
     createDriver: (wake: () => void) => WakeupDriver,
     private readonly sink: ExpirySink,
-    loopLimit: number,
+    private readonly loopLimit: number,
   ) {
     this.originMs = Math.floor(clock.now());
-    // No onError: errors are thrown after the pass, to the outer wheel's onError.
-    this.engine = new WheelEngine<number, number, number>(this, this, {
-      clock,
-      scale: new TickScale(this.originMs, 1),
-      createDriver,
-      loopLimit,
-      onError: undefined,
-      callbacksName: 'TimerSet onExpire callbacks',
-    });
+    this.driver = createDriver(this.wake);
   }
 
   /** Files stack `s` to fire `ms` of game time from now. */
   schedule(s: number, ms: number): void {
     this.slab.t[(s << 2) | DUE] = Math.ceil(this.clock.now() - this.originMs + ms);
     this.pending++;
-    this.engine.file(s);
+    this.file(s);
   }
 
   /** Moves a filed stack to `ms` from now: later in place (re-filed when its bucket comes up), earlier at once. */
@@ -191,15 +185,15 @@ export class SetWheel implements WheelStorage<number, number, number>, WheelOwne
     }
     this.unlink(s);
     t[(s << 2) | DUE] = due;
-    this.engine.file(s);
-    if (this.stale > 2 * this.pending + STALE_SLACK && !this.engine.processing) this.compact();
+    this.file(s);
+    if (this.stale > 2 * this.pending + STALE_SLACK && !this.processing) this.compact();
   }
 
   /** Takes a filed stack out of the wheel; an emptied wheel gives its wake-up back. */
   unschedule(s: number): void {
     this.unlink(s);
-    if (--this.pending === 0 && !this.engine.processing) this.engine.idle();
-    else if (this.stale > 2 * this.pending + STALE_SLACK && !this.engine.processing) this.compact();
+    if (--this.pending === 0 && !this.processing) this.disarm();
+    else if (this.stale > 2 * this.pending + STALE_SLACK && !this.processing) this.compact();
   }
 
   /**
@@ -221,13 +215,21 @@ export class SetWheel implements WheelStorage<number, number, number>, WheelOwne
 
   /** Releases the wake-up for good. */
   close(): void {
-    this.engine.close();
+    this.armedTick = Infinity;
+    this.driver.close();
   }
 
-  // ## The storage (WheelStorage)
+  /** Links stack `s` into the bucket its due tick belongs to, and arms the driver if it is the soonest. */
+  private file(s: number): void {
+    const tick = this.link(s);
+    if (tick < this.armedTick && !this.processing) {
+      this.armedTick = tick;
+      this.driver.arm(this.originMs + tick);
+    }
+  }
 
   /** Appends stack `s`, with its current stamp, to the bucket its due tick belongs to; returns the tick it is filed for. */
-  link(s: number): number {
+  private link(s: number): number {
     const current = this.currentTick;
     let tick = this.slab.t[(s << 2) | DUE];
     if (tick < current) tick = current; // overdue: fire on the next pass
@@ -243,16 +245,10 @@ export class SetWheel implements WheelStorage<number, number, number>, WheelOwne
     return tick;
   }
 
-  /** Makes stack `s`'s filed entry stale: the timer is out of the wheel from now on (its bucket is left as it is). */
-  unlink(s: number): boolean {
+  /** Makes stack `s`'s filed entry stale: the timer is out of the wheel from now on. */
+  private unlink(s: number): void {
     this.slab.w[(s << 3) | STAMP]++;
     this.stale++;
-    return false;
-  }
-
-  /** The due tick of a filed stack. */
-  tickOf(s: number): number {
-    return this.slab.t[(s << 2) | DUE];
   }
 
   /** A bucket's array, doubled (kept out of `link` so that `link` stays small enough to inline). */
@@ -275,12 +271,12 @@ export class SetWheel implements WheelStorage<number, number, number>, WheelOwne
   }
 
   /**
-   * The bucket of the next event at `fromLevel` or above (`level * SLOTS + slot`: a small
-   * integer, so returning it allocates nothing), or undefined when nothing is filed there.
+   * The bucket of the next event (`level * SLOTS + slot`: a small integer, so returning it
+   * allocates nothing), or undefined when nothing is filed.
    */
-  nextEventBucket(fromLevel = 0): number | undefined {
+  nextEventBucket(): number | undefined {
     const current = this.currentTick;
-    for (let level = fromLevel, span = SLOTS ** fromLevel; level < this.levels; level++, span *= SLOTS) {
+    for (let level = 0, span = 1; level < this.levels; level++, span *= SLOTS) {
       const slot = firstSetBit(this.levelWords[level], Math.floor(current / span) % SLOTS);
       if (slot >= 0) return level * SLOTS + slot;
     }
@@ -297,36 +293,8 @@ export class SetWheel implements WheelStorage<number, number, number>, WheelOwne
     return bucket < SLOTS;
   }
 
-  /** The start of the next occupied bucket after `bucket` at its level, or of the next event above; -1 when neither. */
-  nextEventAfter(bucket: number): number {
-    const level = bucket >>> SLOT_BITS;
-    const slot = bucket & SLOT_MASK;
-    const nextSlot = slot + 1 < SLOTS ? firstSetBit(this.levelWords[level], slot + 1) : -1;
-    const sameLevel = nextSlot >= 0 ? this.startOf((level << SLOT_BITS) | nextSlot) : -1;
-    const above = this.nextEventBucket(level + 1);
-    const coarser = above === undefined ? -1 : this.startOf(above);
-    if (sameLevel < 0) return coarser;
-    return coarser < 0 || sameLevel < coarser ? sameLevel : coarser;
-  }
-
-  /** The earliest due tick of a bucket's live entries; -1 when it holds more than `limit` entries, or none live. */
-  earliestDueIn(bucket: number, limit: number): number {
-    const entries = this.entries[bucket];
-    const n = entries[0];
-    if (n > 2 * limit) return -1;
-    const slab = this.slab;
-    let earliest = Infinity;
-    for (let i = 1; i <= n; i += 2) {
-      const s = entries[i];
-      if (slab.w[(s << 3) | STAMP] !== entries[i + 1]) continue;
-      const tick = slab.t[(s << 2) | DUE];
-      if (tick < earliest) earliest = tick;
-    }
-    return earliest === Infinity ? -1 : earliest;
-  }
-
   /** Moves a bucket's entries into `batch`, so callbacks can refill its slot. */
-  take(bucket: number): number {
+  private takeBucket(bucket: number): void {
     const entries = this.entries[bucket];
     const n = entries[0];
     // Copied, not swapped: each bucket keeps the array it grew to (swapped arrays of different
@@ -336,80 +304,126 @@ export class SetWheel implements WheelStorage<number, number, number>, WheelOwne
     const batch = this.batch;
     for (let i = 0; i < n; i++) batch[i] = entries[i + 1];
     this.batchLength = n;
-    this.batchAt = 0;
     entries[0] = 0;
     this.occupied[bucket >>> 5] &= ~(1 << (bucket & 31));
-    return n;
   }
 
-  /**
-   * The batch's next live stack, dropping stale entries on the way; undefined when done. Callbacks
-   * may delete stacks still in the batch (their entries go stale) and grow the slab (so `slab.w`
-   * is read at each call), but never take another bucket: `batch` stays.
-   */
-  shift(): number | undefined {
-    const batch = this.batch;
-    const n = this.batchLength;
-    for (let i = this.batchAt; i < n; i += 2) {
-      const s = batch[i];
-      if (this.slab.w[(s << 3) | STAMP] !== batch[i + 1]) {
-        this.stale--;
-        continue;
-      }
-      this.batchAt = i + 2;
-      return s;
+  /** The driver's callback: process everything due by now, then arm for what comes next. */
+  private readonly wake = (): void => {
+    this.armedTick = Infinity;
+    const nowTick = Math.floor(this.clock.now() - this.originMs);
+    const errors: unknown[] = [];
+    this.processing = true;
+    this.passErrors = errors;
+    try {
+      runPass(this, this, nowTick, this.loopLimit);
+    } finally {
+      this.processing = false;
+      this.passErrors = undefined;
+      this.rearm();
     }
-    this.batchAt = n;
-    return undefined;
-  }
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, `${errors.length} TimerSet onExpire callbacks threw`);
+  };
 
-  /** Calls `visit` on every live filed stack. */
-  forEach(visit: (s: number) => void): void {
-    for (let level = 0; level < this.levels; level++) {
-      const words = this.levelWords[level];
-      for (let slot = firstSetBit(words, 0); slot >= 0; slot = slot + 1 < SLOTS ? firstSetBit(words, slot + 1) : -1) {
-        const entries = this.entries[(level << SLOT_BITS) | slot];
-        for (let i = 1; i <= entries[0]; i += 2) {
-          if (this.slab.w[(entries[i] << 3) | STAMP] === entries[i + 1]) visit(entries[i]);
-        }
-      }
-    }
-  }
-
-  /** Nothing live is filed: drops the stale entries left, which would otherwise wait for a wake-up an empty wheel does not ask for. */
-  emptied(): void {
-    if (this.stale > 0) this.sweep();
-  }
-
-  // ## What a timer does (WheelOwner)
-
-  /** @internal */
-  _pendingCount(): number {
-    return this.pending;
-  }
-
-  /** @internal Tells the key table. */
-  _fireEntry(s: number): void {
-    this.pending--;
-    this.sink.fire(s);
-  }
-
-  /** @internal A stack that kept re-arming for the tick being fired: its key loses it. */
-  _dropEntry(s: number): void {
-    this.pending--;
-    this.sink.cancel(s);
-  }
-
-  /** @internal A set publishes no callback errors of its own: they reach the outer wheel's. */
-  _callbackThrew(): void {}
-
-  /** @internal */
-  _observed(): boolean {
+  /** A set's wheel is never closed during a pass: `close()` comes after every key was released. */
+  _halted(): boolean {
     return false;
   }
 
-  /** @internal */
-  _woke(): void {}
+  _cascadeBucket(bucket: number): void {
+    this.takeBucket(bucket);
+    this.cascadeBatch();
+  }
+
+  _fireBucket(bucket: number, tick: number): void {
+    this.takeBucket(bucket);
+    this.fireBatch(tick);
+  }
+
+  /** Cancels the live stacks of a bucket that kept re-arming for `tick` (their keys lose them), and reports it once. */
+  _stopLoop(bucket: number, tick: number): void {
+    this.takeBucket(bucket);
+    const w = this.slab.w;
+    const batch = this.batch;
+    let cancelled = 0;
+    for (let i = 0, n = this.batchLength; i < n; i += 2) {
+      const s = batch[i];
+      if (w[(s << 3) | STAMP] !== batch[i + 1]) {
+        this.stale--;
+        continue;
+      }
+      this.pending--;
+      cancelled++;
+      this.sink.cancel(s);
+    }
+    this.passErrors!.push(new TimerLoopError(this.loopLimit, this.originMs + tick, cancelled));
+  }
+
+  /** Fires the batch, dropping stale entries and re-filing the stacks a lazy reschedule pushed later. */
+  private fireBatch(tick: number): void {
+    // Callbacks may delete stacks still in the batch (their entries go stale) and grow the slab
+    // (so `slab.w` is read again after each), but never take another bucket: `batch` stays.
+    const slab = this.slab;
+    const sink = this.sink;
+    const batch = this.batch;
+    const n = this.batchLength;
+    let peek = 0;
+    for (let i = 0; i < n; i += 2) {
+      const s = batch[i];
+      if (i + 2 * AHEAD < n) peek |= slab.w[(batch[i + 2 * AHEAD] << 3) | OWNER];
+      if (slab.w[(s << 3) | STAMP] !== batch[i + 1]) {
+        this.stale--;
+        continue;
+      }
+      if (slab.t[(s << 2) | DUE] > tick) {
+        this.link(s);
+        continue;
+      }
+      this.pending--;
+      try {
+        sink.fire(s, i + AHEAD < n ? batch[i + AHEAD] : -1);
+      } catch (error) {
+        this.passErrors!.push(error);
+      }
+    }
+    this.peek = peek;
+  }
+
+  /** Files the batch's current entries again, one level down; drops stale ones. */
+  private cascadeBatch(): void {
+    const w = this.slab.w;
+    const batch = this.batch;
+    let peek = 0;
+    for (let i = 0, n = this.batchLength; i < n; i += 2) {
+      if (i + 2 * AHEAD < n) peek |= w[(batch[i + 2 * AHEAD] << 3) | OWNER];
+      if (w[(batch[i] << 3) | STAMP] === batch[i + 1]) this.link(batch[i]);
+      else this.stale--;
+    }
+    this.peek = peek;
+  }
+
+  /** Arms the driver for the next event, or disarms it when nothing is filed. */
+  private rearm(): void {
+    if (this.pending === 0) {
+      this.disarm();
+      return;
+    }
+    const bucket = this.nextEventBucket();
+    if (bucket === undefined) return;
+    const tick = bucketStart(bucket, this.currentTick);
+    this.armedTick = tick;
+    this.driver.arm(this.originMs + tick);
+  }
+
+  /** Nothing live is filed: gives the wake-up back, and drops the stale entries left. */
+  private disarm(): void {
+    // Stale entries would otherwise wait for a wake-up that an empty wheel does not ask for.
+    if (this.stale > 0) this.sweep();
+    if (this.armedTick === Infinity) return;
+    this.armedTick = Infinity;
+    this.driver.disarm();
+  }
 
   /** Empties every bucket: for a wheel whose entries are all stale. O(buckets). */
   private sweep(): void {

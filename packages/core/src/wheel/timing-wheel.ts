@@ -6,13 +6,10 @@
  * A `TimingWheel` holds any number of timers and fires each one when its time comes, with O(1)
  * schedule, cancel and refresh, driven by ONE native timer for the whole wheel. It follows
  * Kafka's `TimingWheel`/`SystemTimer` (the Purgatory redesign), adapted to Node's event loop.
- * This file is the wheel users hold: its handles, their counts and ref state, and this essay. It
- * holds its parts rather than inheriting them: the algorithm (`wheel-engine.ts`: filing, arming,
- * passes, cascades, the runaway stop, errors), which runs over the levels (`wheel-levels.ts`, the
- * storage, with the pure slot arithmetic), the tick arithmetic (`tick-scale.ts`), and the driver
- * (`native-driver.ts`, or the clock's own). Buckets are `bucket.ts`, entries `timer-handle.ts`.
- * A `TimerSet`'s wheel (`timer-set/set-wheel.ts`) is the same engine over a slab of indices:
- * everything below holds for both, only the storage differs.
+ * This file is the wheel: its book of pending timers, its passes and its arming. It holds its
+ * parts rather than inheriting them: the levels (`wheel-levels.ts`, with the pure slot
+ * arithmetic), the tick arithmetic (`tick-scale.ts`), and the driver (`native-driver.ts`, or the
+ * clock's own). Buckets are `bucket.ts`, entries `timer-handle.ts`.
  *
  * ## Ticks, levels and buckets
  * Time is counted in ticks of `tickMs` (any positive finite number: 1 by default, 0.3, or
@@ -96,24 +93,25 @@
  * several as an `AggregateError`): an uncaught exception on the system clock, thrown from
  * `advance()` on a `ManualClock`. Timers that keep re-arming for the tick being fired (a
  * `refresh(0)` loop) would never let time move: after `loopLimit` rounds in one pass they are
- * cancelled and one `TimerLoopError` goes to `onError`, or is thrown, with the pass's callback
- * error (or `AggregateError`) as its `cause` when one threw too.
+ * cancelled and one `TimerLoopError` goes to `onError`, or is thrown. The pass loop and this
+ * guard are `wheel-pass.ts`'s `runPass`, which a `TimerSet`'s slab wheel walks too.
  *
  * ## Threading
  * A wheel belongs to one JavaScript thread (one event loop); it is not shared across workers.
  */
 // Disposable and Symbol.dispose, stated here for consumers whose lib and types lack them (TypeScript 7 defaults to no @types).
 /// <reference lib="esnext.disposable" preserve="true" />
-import { isDrivingClock, systemClock, type Clock } from '../clocks/clock.js';
+import { freshNow, isDrivingClock, systemClock, type Clock, type WakeupDriver } from '../clocks/clock.js';
 import { guardedPublisher, typedChannel } from '../kit/channel-kit.js';
 import { describeValue, optionChecks, requireFunction, requireMs } from '../kit/options-kit.js';
-import type { Bucket } from './bucket.js';
+import type { Bucket, Link } from './bucket.js';
 import { loopGridOriginMs, NativeDriver } from './native-driver.js';
 import * as tickScale from './tick-scale.js';
 import * as timerState from './timer-handle.js';
 import type { TimerCallback, TimerTask } from './timer-handle.js';
-import { WheelEngine } from './wheel-engine.js';
+import { TimerLoopError } from './timer-loop-error.js';
 import { WheelLevels } from './wheel-levels.js';
+import { runPass } from './wheel-pass.js';
 import type { TimingWheelOptions, WheelStats } from './wheel-types.js';
 
 // Module-level copies: compiled to CommonJS, an imported binding is a property read off the
@@ -193,6 +191,9 @@ const WHEEL_OPTIONS: readonly (keyof TimingWheelOptions)[] = [
 /** Tick bases below this leave room for any whole delay up to 2^31 ms below MAX_DELAY_MS (2^53). */
 const MAX_BASE_TICK = 2 ** 52;
 
+/** How many entries `rearm` looks at to find a coarse bucket's earliest timer. */
+const REARM_SCAN_LIMIT = 256;
+
 /** The callback a task's handle holds for the moment between its scheduling and its task's store. */
 function taskPlaceholder(): void {}
 
@@ -227,16 +228,23 @@ export class TimingWheel {
   /** @internal Ticks and clock times. */
   readonly _scale: tickScale.TickScale;
 
-  // ## The book: where the pending timers are, and the algorithm that fires them
+  // ## The book: where the pending timers are, and what the driver was told
   /** The levels of buckets the pending timers are linked into, and the current tick. */
   private readonly levels: WheelLevels;
-  /** The wheel's algorithm (filing, arming, passes, errors) over `levels`. */
-  private readonly engine: WheelEngine<TimerHandle, Bucket, Bucket>;
+  private readonly driver: WakeupDriver;
+  /** The tick the driver is armed for; Infinity when disarmed, -Infinity during a pass. */
+  private armedTick = Infinity;
+  /** Set while callbacks run, so that arming happens once at the end of the pass. */
+  private processing = false;
   private closed = false;
   // One counter per event (schedule, fire, cancel) and `pending` derived from them: keeping a
   // pending count as well cost an extra read-modify-write on every schedule and cancel.
   private scheduledCount = 0;
+  private firedCount = 0;
   private cancelledCount = 0;
+  private wakeupCount = 0;
+  private cascadedCount = 0;
+  private refiledCount = 0;
   /**
    * Pending handles that were `unref()`ed. The driver must be ref'ed exactly while some pending
    * timer is; counting only the unref'ed ones lets schedule, cancel and fire skip the whole
@@ -258,11 +266,16 @@ export class TimingWheel {
    */
   private readingId = -2;
   private readingTick = 0;
+
+  // ## The passes
+  private readonly onError: ErrorHandler | undefined;
   /**
    * Rounds of timers re-arming for the tick being fired, in one pass, before they are cancelled
    * (the `loopLimit` option); a `TimerSet` on this wheel applies the same limit to its timers.
    */
   readonly loopLimit: number;
+  private passErrors: unknown[] | undefined = undefined;
+  private loopError: TimerLoopError | undefined = undefined;
 
   /** @throws TypeError/RangeError for a bad option, naming it and the value */
   constructor(options: TimingWheelOptions = {}) {
@@ -290,18 +303,12 @@ export class TimingWheel {
     this.wheelSize = wheelSize;
     this._scale = scale;
     this.levels = new WheelLevels(wheelSize);
-    this.engine = new WheelEngine(this.levels, this, {
-      clock,
-      scale,
-      createDriver: isDrivingClock(clock)
-        ? (wake) => clock.createDriver(wake)
-        : (wake) => new NativeDriver(clock, wake, { yieldToIoWhenLateMs }),
-      loopLimit,
-      onError,
-      callbacksName: 'timer callbacks',
-    });
+    this.driver = isDrivingClock(clock)
+      ? clock.createDriver(this.wake)
+      : new NativeDriver(clock, this.wake, { yieldToIoWhenLateMs });
     this.originMs = scale.originMs;
     this.wholeMsTicks = tickMs === 1;
+    this.onError = onError;
     this.loopLimit = loopLimit;
   }
 
@@ -380,7 +387,9 @@ export class TimingWheel {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.engine.close();
+    this.levels.forEachEntry((handle) => this.cancelEntry(handle));
+    this.armedTick = Infinity;
+    this.driver.close();
   }
 
   /** Same as {@link TimingWheel.close}, for `using wheel = new TimingWheel()`. */
@@ -393,11 +402,11 @@ export class TimingWheel {
     return {
       pending: this.pendingCount,
       scheduled: this.scheduledCount,
-      fired: this.engine.fired,
+      fired: this.firedCount,
       cancelled: this.cancelledCount,
-      wakeups: this.engine.wakeups,
-      cascaded: this.engine.cascaded,
-      refiled: this.engine.refiled,
+      wakeups: this.wakeupCount,
+      cascaded: this.cascadedCount,
+      refiled: this.refiledCount,
       levels: this.levels.count,
     };
   }
@@ -408,7 +417,7 @@ export class TimingWheel {
     // An emptied wheel gives its native timer back, so that an idle wheel never wakes up (a
     // request-at-a-time client pays a setTimeout and a clearTimeout per request for that).
     // The last pending timer always empties its bucket, so only then is the count worth deriving.
-    if (this.cancelEntry(handle) && this.pendingCount === 0 && !this.engine.processing) this.engine.idle();
+    if (this.cancelEntry(handle) && this.pendingCount === 0 && !this.processing) this.disarm();
     return true;
   }
 
@@ -472,7 +481,7 @@ export class TimingWheel {
       }
       this.levels.unlink(handle, null);
       handle._tick = tick;
-      this.engine.file(handle);
+      this.file(handle);
       return;
     }
     handle._tick = tick;
@@ -512,20 +521,33 @@ export class TimingWheel {
 
   /** Timers waiting to fire (parked ones included). */
   private get pendingCount(): number {
-    return this.scheduledCount - this.engine.fired - this.cancelledCount;
+    return this.scheduledCount - this.firedCount - this.cancelledCount;
   }
 
   /** Counts a new or re-armed pending handle and files it. */
   private add(handle: TimerHandle): void {
     this.scheduledCount++;
     if (this.unrefPendingCount !== 0) this.syncRef();
-    this.engine.file(handle);
+    this.file(handle);
   }
 
   /** Counts and files a fired or cancelled handle that `refresh()` re-arms. */
   private readd(handle: TimerHandle): void {
     if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount++;
     this.add(handle);
+  }
+
+  /**
+   * Links an unlinked entry into its bucket, and arms the driver if it is now the soonest.
+   * During a pass `armedTick` is -Infinity, so the one compare also stands for "not while
+   * processing" (rearm arms once at the end of the pass).
+   */
+  private file(handle: TimerHandle): void {
+    const tick = this.levels.link(handle);
+    if (tick < this.armedTick) {
+      this.armedTick = tick;
+      this.driver.arm(this._scale.timeOfTick(tick));
+    }
   }
 
   /** Unlinks and counts a pending handle as cancelled; returns true when that emptied its bucket. */
@@ -541,7 +563,7 @@ export class TimingWheel {
     if (isUnrefDelay(handle._delayMs)) this.unrefPendingCount--;
     // The last one, cancelled outside a pass: give the native timer back before telling the
     // driver (the caller would disarm next), so that it does not queue a re-ref of a timer that goes.
-    if (this.pendingCount === 0 && !this.engine.processing) this.engine.idle();
+    if (this.pendingCount === 0 && !this.processing) this.disarm();
     this.syncRef();
   }
 
@@ -558,19 +580,128 @@ export class TimingWheel {
     const ref = pending === 0 || pending > this.unrefPendingCount;
     if (ref === this.refTold) return;
     this.refTold = ref;
-    this.engine.setRef(ref);
+    this.driver.setRef(ref);
   }
 
-  // ## What the engine asks of the wheel (`wheel-engine.ts`'s WheelOwner)
-
-  /** @internal */
-  _pendingCount(): number {
-    return this.pendingCount;
+  private disarm(): void {
+    if (this.armedTick === Infinity) return;
+    this.armedTick = Infinity;
+    this.driver.disarm();
   }
 
-  /** @internal Runs a handle that came due, just taken out of its batch. */
-  _fireEntry(handle: TimerHandle): void {
+  // ## The passes: what happens when the driver wakes the wheel
+
+  /** The driver's callback: process everything due by a fresh reading, then arm for what comes next. */
+  private readonly wake = (): void => {
+    this.wakeupCount++;
+    const armedTick = this.armedTick;
+    this.armedTick = Infinity;
+    if (this.closed) return;
+    const now = freshNow(this.clock);
+    const nowTick = this._scale.nowTick(now);
+    // Timing the pass costs two clock reads: only when someone listens (see channels.ts).
+    const observed = wakeChannel.hasSubscribers;
+    const firedBefore = this.firedCount;
+    const passStart = observed ? performance.now() : 0;
+    this.processing = true;
+    this.armedTick = -Infinity; // nothing arms during the pass (see file)
+    const errors: unknown[] = [];
+    this.passErrors = errors;
+    try {
+      this.processUntil(nowTick);
+    } finally {
+      this.processing = false;
+      this.armedTick = Infinity;
+      this.passErrors = undefined;
+      this.rearm();
+    }
+    if (observed) {
+      const armedAt = armedTick === Infinity ? now : this._scale.timeOfTick(armedTick);
+      publishWake(this, now - armedAt, this.firedCount - firedBefore, performance.now() - passStart);
+    }
+    const loopError = this.loopError;
+    this.loopError = undefined;
+    const thrown =
+      errors.length === 1
+        ? errors[0]
+        : errors.length > 1
+          ? new AggregateError(errors, `${errors.length} timer callbacks threw`)
+          : undefined;
+    if (loopError !== undefined) {
+      if (thrown !== undefined)
+        Object.defineProperty(loopError, 'cause', { value: thrown, configurable: true, writable: true });
+      throw loopError;
+    }
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- a callback's error is rethrown as it was thrown
+    if (thrown !== undefined) throw thrown;
+  };
+
+  private processUntil(targetTick: number): void {
+    runPass(this.levels, this, targetTick, this.loopLimit);
+  }
+
+  /** @internal A step of `runPass`: a callback closed the wheel, the pass ends. */
+  _halted(): boolean {
+    return this.closed;
+  }
+
+  /** @internal A step of `runPass`: a coarse bucket came up, its entries drop to a finer level. */
+  _cascadeBucket(bucket: Bucket): void {
+    this.cascadeBatch(this.levels.take(bucket));
+  }
+
+  /** @internal A step of `runPass`: a level-0 bucket came up. */
+  _fireBucket(bucket: Bucket, tick: number): void {
+    this.fireBatch(this.levels.take(bucket), tick);
+  }
+
+  /** @internal A step of `runPass`: cancels what keeps re-arming for `tick`, and reports it once. */
+  _stopLoop(bucket: Bucket, tick: number): void {
+    const batch = this.levels.take(bucket);
+    const first = batch._next as TimerHandle;
+    let cancelled = 0;
+    while (batch._next !== batch) {
+      this.cancelEntry(batch._next as TimerHandle);
+      cancelled++;
+    }
+    const error = new TimerLoopError(this.loopLimit, this._scale.timeOfTick(tick), cancelled);
+    if (this.onError !== undefined) this.report(error, first);
+    else this.loopError ??= error;
+  }
+
+  /** Fires the entries of a level-0 bucket, re-filing those that `refresh()` pushed later. */
+  private fireBatch(batch: Bucket, tick: number): void {
+    // Callbacks may cancel or refresh entries still in the batch: take them one at a time.
+    while (batch._next !== batch) {
+      const handle = batch._next as TimerHandle;
+      if (this.closed) {
+        // A callback closed the wheel: what is left of the batch is cancelled, not fired.
+        this.cancelEntry(handle);
+        continue;
+      }
+      this.levels.unlink(handle, null);
+      if (handle._tick > tick) {
+        this.refiledCount++; // refreshed later: file it where it now belongs
+        this.file(handle);
+        continue;
+      }
+      this.fire(handle);
+    }
+  }
+
+  private cascadeBatch(batch: Bucket): void {
+    while (batch._next !== batch) {
+      const handle = batch._next as TimerHandle;
+      this.levels.unlink(handle, null);
+      this.cascadedCount++;
+      this.file(handle);
+    }
+  }
+
+  /** Fires an entry just unlinked from its batch. */
+  private fire(handle: TimerHandle): void {
     handle._next = FIRING;
+    this.firedCount++;
     if (this.unrefPendingCount !== 0) this.leftPending(handle);
     // Each callback is a job of its own: timers it schedules count from its first clock read,
     // not from the wake-up's, which a long callback before it would have made stale.
@@ -579,37 +710,63 @@ export class TimingWheel {
       const callback = handle._callback;
       if (typeof callback === 'function') callback.call(undefined, handle);
       else callback.timerFired(handle);
-    } finally {
-      // Still firing: not re-armed (pending) nor re-armed and cancelled by the callback.
-      if (handle._next === FIRING) handle._next = FIRED;
+    } catch (error) {
+      this.report(error, handle);
     }
+    // Still firing: not re-armed (pending) nor re-armed and cancelled by the callback.
+    if (handle._next === FIRING) handle._next = FIRED;
   }
 
-  /** @internal A handle out of the wheel that will not fire: it counts as cancelled. */
-  _dropEntry(handle: TimerHandle): void {
-    handle._next = CANCELLED;
-    this.cancelledCount++;
-    if (this.unrefPendingCount !== 0) this.leftPending(handle);
-  }
-
-  /** @internal */
-  _callbackThrew(error: unknown, handle: TimerHandle): void {
+  private report(error: unknown, handle: TimerHandle): void {
     publishCallbackError(this, error, handle);
+    if (this.onError !== undefined) {
+      try {
+        this.onError(error, handle);
+        return;
+      } catch (handlerError) {
+        error = handlerError;
+      }
+    }
+    this.passErrors!.push(error);
   }
 
-  /** @internal Timing a pass costs two clock reads: only when someone listens (see channels.ts). */
-  _observed(): boolean {
-    return wakeChannel.hasSubscribers;
-  }
-
-  /** @internal */
-  _woke(lateMs: number, fired: number, callbackMs: number): void {
-    publishWake(this, lateMs, fired, callbackMs);
+  /** Arms the driver for the next event, or disarms it when nothing is pending. */
+  private rearm(): void {
+    if (this.closed || this.pendingCount === 0) {
+      this.disarm();
+      return;
+    }
+    const levels = this.levels;
+    const bucket = levels.nextEventBucket();
+    if (bucket === undefined) return; // only parked timers: nothing will ever be due
+    let tick = levels.startOf(bucket);
+    if (bucket.level > 0) {
+      tick = earliestDueIn(bucket, tick);
+      const next = levels.nextEventAfter(bucket);
+      if (next >= 0 && next < tick) tick = next;
+    }
+    this.armedTick = tick;
+    this.driver.arm(this._scale.timeOfTick(tick));
   }
 
   private closedError(): Error {
     return new Error('TimingWheel is closed: it cannot schedule timers after close()');
   }
+}
+
+/**
+ * A coarse bucket's event is only a cascade; waking at its earliest due tick instead saves the
+ * wake-ups in between. Scans a bounded number of entries; a longer bucket wakes at `fallback`.
+ */
+function earliestDueIn(bucket: Bucket, fallback: number): number {
+  let earliest = Infinity;
+  let seen = 0;
+  for (let link: Link = bucket._next; link !== bucket; link = link._next!) {
+    if (++seen > REARM_SCAN_LIMIT) return fallback;
+    const tick = (link as TimerHandle)._tick;
+    if (tick < earliest) earliest = tick;
+  }
+  return earliest === Infinity ? fallback : Math.max(earliest, fallback);
 }
 
 Object.defineProperty(TimingWheel.prototype, WHEEL_BRAND, { value: true });

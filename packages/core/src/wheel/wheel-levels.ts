@@ -9,7 +9,7 @@
  */
 import { Bucket, type Link } from './bucket.js';
 import type { TimerHandle } from './timer-handle.js';
-import type { WheelStorage } from './wheel-engine.js';
+import type { PassLevels } from './wheel-pass.js';
 
 /** Above this tick number bitwise arithmetic on ticks is unsafe, and filing takes the slow path. */
 const MAX_INT32_TICK = 0x7fffffff;
@@ -103,23 +103,23 @@ interface Level {
 
 /**
  * A wheel's levels: where each pending entry is linked, and where the next event is. The
- * storage the engine (`wheel-engine.ts`) runs the core wheel's algorithm over.
+ * storage `runPass` (`wheel-pass.ts`) walks for the core wheel.
  */
-export class WheelLevels implements WheelStorage<TimerHandle, Bucket, Bucket> {
+export class WheelLevels implements PassLevels<Bucket> {
   /** Every tick before this one has been processed; the wheel's passes move it. */
   currentTick = 0;
   /** Timers that never fire (due beyond MAX_DELAY_MS): kept linked only so that cancel is uniform. */
   readonly parked = new Bucket(PARKED_LEVEL, 0);
 
-  private readonly digitBits: number;
+  private readonly shift: number;
   private readonly mask: number;
   private readonly levelOfBit: Uint8Array;
   private readonly levels: Level[] = [];
 
   constructor(readonly wheelSize: number) {
-    this.digitBits = Math.log2(wheelSize);
+    this.shift = Math.log2(wheelSize);
     this.mask = wheelSize - 1;
-    this.levelOfBit = levelOfBitTable(this.digitBits);
+    this.levelOfBit = levelOfBitTable(this.shift);
   }
 
   /** Levels in use. */
@@ -143,7 +143,7 @@ export class WheelLevels implements WheelStorage<TimerHandle, Bucket, Bucket> {
     let slot: number;
     if (tick <= MAX_INT32_TICK) {
       level = levelOf(tick, current, this.mask, this.levelOfBit);
-      slot = slotOf(tick, level, this.digitBits, this.mask);
+      slot = slotOf(tick, level, this.shift, this.mask);
     } else {
       [level, slot] = levelAndSlotOfLargeTick(tick, current, this.wheelSize);
     }
@@ -161,7 +161,7 @@ export class WheelLevels implements WheelStorage<TimerHandle, Bucket, Bucket> {
    * (see timer-handle.ts), or null when it is linked again at once. Returns true when that
    * emptied its bucket.
    */
-  unlink(handle: TimerHandle, mark: Link | null = null): boolean {
+  unlink(handle: TimerHandle, mark: Link | null): boolean {
     const prev = handle._prev!;
     const next = handle._next!;
     prev._next = next;
@@ -216,23 +216,6 @@ export class WheelLevels implements WheelStorage<TimerHandle, Bucket, Bucket> {
     return coarser < 0 || sameLevel < coarser ? sameLevel : coarser;
   }
 
-  /** The due tick a handle holds. */
-  tickOf(handle: TimerHandle): number {
-    return handle._tick;
-  }
-
-  /** The earliest due tick in a filed bucket; -1 when it holds more than `limit` entries. */
-  earliestDueIn(bucket: Bucket, limit: number): number {
-    let earliest = Infinity;
-    let seen = 0;
-    for (let link: Link = bucket._next; link !== bucket; link = link._next!) {
-      if (++seen > limit) return -1;
-      const tick = (link as TimerHandle)._tick;
-      if (tick < earliest) earliest = tick;
-    }
-    return earliest === Infinity ? -1 : earliest;
-  }
-
   /** Empties a filed bucket into a detached batch, so callbacks can refill the slot. */
   take(bucket: Bucket): Bucket {
     const level = this.levels[bucket.level];
@@ -243,19 +226,8 @@ export class WheelLevels implements WheelStorage<TimerHandle, Bucket, Bucket> {
     return batch;
   }
 
-  /** The first handle of a detached batch, unlinked from it; undefined once the batch is empty. */
-  shift(batch: Bucket): TimerHandle | undefined {
-    const handle = batch._next;
-    if (handle === batch) return undefined;
-    this.unlink(handle as TimerHandle, null);
-    return handle as TimerHandle;
-  }
-
-  /** Linked entries hold nothing once unlinked. */
-  emptied(): void {}
-
   /** Calls `visit` on every filed and parked entry (it may unlink the one it is given). */
-  forEach(visit: (handle: TimerHandle) => void): void {
+  forEachEntry(visit: (handle: TimerHandle) => void): void {
     for (const level of this.levels) {
       if (level.occupiedCount === 0) continue;
       for (const bucket of level.buckets) if (bucket !== undefined) drain(bucket, visit);

@@ -13,11 +13,11 @@
  *
  *   node lib/fetch-stream-instructions.mjs [shortMiB] [longMiB]   # prints the counts for this Node
  */
-import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { countInstructions, valgrindAvailable } from './cachegrind.mjs';
 import { LIMIT_MS, NODE_FLAGS } from './fetch-instructions.mjs';
+import { forkWorker, isMain, serveParent } from './harness.mjs';
 
 const SELF = fileURLToPath(import.meta.url);
 /** MiB read before the counted request: past fetch's and the scanner's tiering up. */
@@ -81,10 +81,9 @@ function serve() {
     pump();
   });
   server.keepAliveTimeout = 600_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-  process.on('message', (message) => {
-    if (message === 'stop') process.exit(0);
-  });
+  server.listen(0, '127.0.0.1', () =>
+    serveParent({}, { hello: { port: server.address().port }, close: () => server.closeAllConnections() }),
+  );
 }
 
 /**
@@ -93,8 +92,8 @@ function serve() {
  */
 export async function fetchStreamInstructions(node = process.execPath, shortMiB = 2, longMiB = 6) {
   if (!valgrindAvailable()) return undefined;
-  const child = fork(SELF, ['--serve-stream'], { stdio: 'inherit' });
-  const { port } = await new Promise((resolve) => child.once('message', resolve));
+  const server = forkWorker(SELF, ['--serve-stream'], { label: 'SSE server', execArgv: [] });
+  const { port } = await server.ready;
   try {
     const env = { ...process.env, FETCH_STREAM_URL: `http://127.0.0.1:${port}` };
     const options = { kernel: SELF, env, nodeFlags: NODE_FLAGS };
@@ -107,7 +106,7 @@ export async function fetchStreamInstructions(node = process.execPath, shortMiB 
     }
     return results;
   } finally {
-    child.send('stop');
+    await server.close();
   }
 }
 
@@ -115,7 +114,7 @@ if (process.argv[2] === '--serve-stream') {
   serve();
 } else if (process.argv[2] === 'stream') {
   await kernel(process.argv[3], Number(process.argv[4]));
-} else if (process.argv[1] === SELF) {
+} else if (isMain(import.meta.url)) {
   const results = await fetchStreamInstructions(
     process.execPath,
     Number(process.argv[2] ?? 2),

@@ -63,8 +63,8 @@ const OTHER = 6;
 const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /*
- * Node's Buffer searches, called on any Uint8Array: memchr-based, where a JavaScript loop over
- * the bytes would cost several instructions per byte.
+ * Node's Buffer searches, called on any Uint8Array: they scan a chunk natively (memchr), so the
+ * scanner never loops over a chunk's bytes in JavaScript.
  */
 const bufferMethods = Buffer.prototype as Buffer;
 // eslint-disable-next-line @typescript-eslint/unbound-method -- called with .call on each chunk
